@@ -1,0 +1,76 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaClient } from "../../generated/prisma/client.js";
+import type { Logger } from "../logger.js";
+import { EMBEDDED_MAX_CONNECTIONS, startEmbeddedPostgres } from "./embedded-postgres.js";
+import { applyMigrations, type MigrationResult, type SqlRunner } from "./migrate.js";
+
+export type { PrismaClient };
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection string; absent means the embedded PGlite database. */
+  connString?: string | undefined;
+  /** Data folder of the embedded database. */
+  embeddedDataDir: string;
+  autoMigrate: boolean;
+  poolMax?: number;
+  logger?: Logger;
+}
+
+export interface Database {
+  prisma: PrismaClient;
+  /** Where the database is reachable (the embedded one too, on a loopback port). */
+  url: string;
+  embedded: boolean;
+  migrations?: MigrationResult;
+  close(): Promise<void>;
+}
+
+/** Connects Prisma (driver adapter, no native engine), migrating first when asked. */
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const embedded = opts.connString
+    ? undefined
+    : await startEmbeddedPostgres(opts.embeddedDataDir, opts.logger);
+  const url = opts.connString ?? embedded!.url;
+  try {
+    const migrations = opts.autoMigrate ? await migrate(url, opts.logger) : undefined;
+    const max = embedded ? EMBEDDED_MAX_CONNECTIONS : (opts.poolMax ?? 10);
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max }) });
+    await prisma.$queryRaw`SELECT 1`;
+    return {
+      prisma,
+      url,
+      embedded: embedded !== undefined,
+      ...(migrations ? { migrations } : {}),
+      async close() {
+        await prisma.$disconnect();
+        await embedded?.stop();
+      },
+    };
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+}
+
+/** Applies the committed migrations over one plain connection. */
+export async function migrate(url: string, logger?: Logger): Promise<MigrationResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const runner: SqlRunner = {
+      query: async <R>(sql: string, params?: unknown[]) => ({
+        rows: (await client.query(sql, params)).rows as R[],
+      }),
+      exec: (sql) => client.query(sql),
+    };
+    const result = await applyMigrations(runner, logger);
+    logger?.info(
+      { applied: result.applied.length, alreadyApplied: result.alreadyApplied.length },
+      "migrations",
+    );
+    return result;
+  } finally {
+    await client.end();
+  }
+}
