@@ -8,7 +8,6 @@ export type { Logger };
  */
 export function createLogger(name: string, level?: string): Logger {
   return pino({
-    name,
     level: (level ?? process.env.LOG_LEVEL ?? "info").toLowerCase(),
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,

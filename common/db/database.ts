@@ -49,9 +49,15 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     };
   } catch (err) {
     await embedded?.stop();
-    throw err;
+    throw new Error(`cannot use the database at ${redact(url)}: ${lastLine((err as Error).message)}`);
   }
 }
+
+/** The connection string without its password, for messages and logs. */
+export const redact = (url: string): string => url.replace(/(\/\/[^:/@]+):[^@/]*@/, "$1:***@");
+
+// Prisma's messages span several lines; the last one says what went wrong.
+const lastLine = (text: string): string => text.trim().split("\n").filter(Boolean).at(-1)?.trim() ?? text;
 
 /** Applies the committed migrations over one plain connection. */
 export async function migrate(url: string, logger?: Logger): Promise<MigrationResult> {

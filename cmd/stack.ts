@@ -1,0 +1,174 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir } from "node:fs/promises";
+import { connect } from "node:net";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { redact } from "../common/db/database.js";
+import { createLogger } from "../common/logger.js";
+import { fromRoot } from "../common/paths.js";
+import { type DevServer, startDevServer } from "../common/temporal-dev-server.js";
+
+// `npm start`: the whole stack on embedded defaults, in the foreground. Starts
+// the Temporal dev server (state kept under .data/), then each service as a
+// child process, waits until each is healthy and prints where everything is.
+// Ctrl-C or SIGTERM stops the children, then Temporal.
+
+const HELP = `usage: npm start [-- --data-dir DIR]
+
+Starts the Temporal dev server (gRPC :7233, Web UI :8233) and every service of
+the platform on embedded defaults. Reuses PostgreSQL on :5432 when scripts/setup.sh
+started it, else the embedded PGlite database. Ctrl-C stops everything.`;
+
+interface Service {
+  name: string;
+  args: string[];
+  env?: Record<string, string>;
+  health: string;
+  describe: string;
+}
+
+const logger = createLogger("stack");
+const children: { name: string; child: ChildProcess }[] = [];
+let temporal: DevServer | undefined;
+let stopping = false;
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+
+async function waitHealthy(service: Service, child: ChildProcess, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${service.name} exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(service.health, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return;
+      last = `HTTP ${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${service.name} not healthy at ${service.health} after ${timeoutMs / 1000}s: ${last}`);
+}
+
+function startService(service: Service): ChildProcess {
+  const child = spawn(process.execPath, service.args, {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, ...service.env },
+  });
+  children.push({ name: service.name, child });
+  child.once("exit", (code, signal) => {
+    if (!stopping) {
+      logger.error({ service: service.name, code, signal }, "service exited: stopping the stack");
+      void stop(1);
+    }
+  });
+  return child;
+}
+
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info("stopping the stack");
+  await Promise.all(
+    children.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill("SIGKILL"), 35_000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
+  await temporal?.stop();
+  logger.info("stack stopped");
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      "data-dir": { type: "string", default: fromRoot(".data") },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  const dataDir = path.resolve(values["data-dir"]!);
+  await mkdir(path.join(dataDir, "temporal"), { recursive: true });
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+  const started = Date.now();
+
+  let temporalAddress = "127.0.0.1:7233";
+  let temporalUi = "http://127.0.0.1:8233";
+  if (await portOpen(7233)) {
+    logger.warn("something already listens on :7233; using it as the Temporal server");
+  } else {
+    temporal = await startDevServer({
+      dbFile: path.join(dataDir, "temporal", "dev.db"),
+      logFile: path.join(dataDir, "temporal", "server.log"),
+      logger,
+    });
+    temporalAddress = temporal.address;
+    temporalUi = temporal.uiUrl ?? temporalUi;
+  }
+
+  const postgres = (await portOpen(5432))
+    ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
+    : undefined;
+  const cmd = (name: string) => fromRoot("dist", "cmd", `${name}.js`);
+  const services: Service[] = [
+    {
+      name: "webhooks",
+      args: [
+        cmd("webhooks"),
+        "serve",
+        "--worker",
+        "--auto-migrate",
+        "--listen",
+        "127.0.0.1:8080",
+        "--data-dir",
+        dataDir,
+        "--temporal-address",
+        temporalAddress,
+        ...(postgres ? ["--storage-sqldb-conn-string", postgres] : []),
+      ],
+      health: "http://127.0.0.1:8080/_healthcheck",
+      describe: "Webhooks API + worker  http://127.0.0.1:8080  (/_healthcheck, /openapi.json)",
+    },
+  ];
+  for (const service of services) {
+    const child = startService(service);
+    await waitHealthy(service, child);
+  }
+
+  const lines = [
+    `stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s (Ctrl-C stops it)`,
+    `  Temporal frontend       ${temporalAddress}`,
+    `  Temporal Web UI         ${temporalUi}`,
+    `  Database                ${postgres ? redact(postgres) : `embedded PGlite in ${dataDir}/pglite`}`,
+    "  NATS JetStream          nats://127.0.0.1:4222",
+    ...services.map((s) => `  ${s.describe}`),
+  ];
+  process.stderr.write(`\n${lines.join("\n")}\n\n`);
+}
+
+main().catch((err: Error) => {
+  logger.error({ err: err.message }, "the stack did not start");
+  void stop(1);
+});

@@ -1,0 +1,234 @@
+import { Command, Option } from "commander";
+import { runServe } from "../api/serve.js";
+import { formatDuration } from "../common/duration.js";
+import { durationArg, listArg, listenArg, positiveDurationArg, positiveIntArg } from "../common/flags.js";
+import { fromRoot } from "../common/paths.js";
+import { VERSION } from "../common/version.js";
+import { runWorker } from "../workers/run-worker.js";
+import type { WebhooksSettings } from "../workers/settings.js";
+
+// `webhooks serve | worker | version`: the delivery service's command line.
+// Flag names and defaults are the spec's; Temporal and broker flags are ours.
+
+const d = (text: string) => durationArg(text);
+
+function addSharedOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option("--listen <addr>", "HTTP bind address")
+        .default(listenArg(":8080"), ":8080")
+        .argParser(listenArg),
+    )
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(["trace", "debug", "info", "warn", "error"])
+        .default("info")
+        .env("LOG_LEVEL"),
+    )
+    .addOption(
+      new Option(
+        "--data-dir <dir>",
+        "folder of the embedded database (used when no connection string is given)",
+      ).default(fromRoot(".data")),
+    )
+    .option("--auto-migrate", "run database migrations at startup", false)
+    .addOption(
+      new Option(
+        "--storage-sqldb-conn-string <url>",
+        "PostgreSQL connection string (default: embedded PGlite database)",
+      ).env("DATABASE_URL"),
+    )
+    .addOption(
+      new Option("--retry-period <duration>", "retry poll period")
+        .default(d("3s"), "3s")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option("--retry-batch-size <n>", "webhook ids claimed per tick")
+        .default(50)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option("--min-backoff-delay <duration>", "first backoff delay")
+        .default(d("1m"), "1m")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option("--max-backoff-delay <duration>", "backoff cap")
+        .default(d("1h"), "1h")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option("--abort-after <duration>", "mark failed after retrying this long")
+        .default(d("10h"), "10h")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option("--max-attempts <n>", "cap on attempts per webhook").default(15).argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option("--retention-period <duration>", "interval of the attempts cleanup")
+        .default(d("1h"), "1h")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--retention-success-delay <duration>",
+        "age at which success rows are purged (0 keeps them)",
+      )
+        .default(d("720h"), "720h")
+        .argParser(durationArg),
+    )
+    .addOption(
+      new Option("--retention-failed-delay <duration>", "age at which failed rows are purged (0 keeps them)")
+        .default(d("2160h"), "2160h")
+        .argParser(durationArg),
+    )
+    .addOption(
+      new Option("--broker <type>", "event broker").choices(["nats", "kafka"]).default("nats").env("BROKER"),
+    )
+    .addOption(
+      new Option("--broker-topics <topics>", "topics (NATS subjects) to consume, comma-separated or repeated")
+        .default(["default"], "default")
+        .argParser(listArg),
+    )
+    .addOption(
+      new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream <name>",
+        "JetStream stream holding the topics (created when missing)",
+      ).default("WEBHOOKS"),
+    )
+    .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"))
+    .addOption(
+      new Option("--kafka-brokers <hosts>", "Kafka bootstrap brokers, comma-separated")
+        .default(["127.0.0.1:9092"], "127.0.0.1:9092")
+        .argParser(listArg)
+        .env("KAFKA_BROKERS"),
+    )
+    .addOption(new Option("--kafka-consumer-group <name>", "Kafka consumer group").default("webhooks"))
+    .addOption(
+      new Option("--temporal-address <host:port>", "Temporal frontend")
+        .default("127.0.0.1:7233")
+        .env("TEMPORAL_ADDRESS"),
+    )
+    .addOption(
+      new Option("--temporal-namespace <name>", "Temporal namespace")
+        .default("default")
+        .env("TEMPORAL_NAMESPACE"),
+    )
+    .addOption(
+      new Option("--temporal-tls", "connect to Temporal over TLS").default(false).env("TEMPORAL_TLS"),
+    )
+    .addOption(new Option("--temporal-tls-cert <file>", "client certificate (mTLS)").env("TEMPORAL_TLS_CERT"))
+    .addOption(new Option("--temporal-tls-key <file>", "client private key (mTLS)").env("TEMPORAL_TLS_KEY"))
+    .addOption(new Option("--temporal-tls-ca <file>", "CA certificate of the server").env("TEMPORAL_TLS_CA"))
+    .addOption(
+      new Option("--temporal-tls-server-name <name>", "server name to verify (SNI override)").env(
+        "TEMPORAL_TLS_SERVER_NAME",
+      ),
+    )
+    .addOption(new Option("--temporal-api-key <key>", "API key (Temporal Cloud)").env("TEMPORAL_API_KEY"))
+    .addOption(
+      new Option("--task-queue <name>", "Temporal task queue of delivery workflows").default("webhooks"),
+    );
+}
+
+type Flags = Record<string, unknown>;
+
+function toSettings(o: Flags, worker: boolean): WebhooksSettings {
+  const opt = <T>(k: string) => o[k] as T;
+  const str = (k: string) => (o[k] as string | undefined) || undefined;
+  const temporal = {
+    address: opt<string>("temporalAddress"),
+    namespace: opt<string>("temporalNamespace"),
+    tls: Boolean(o.temporalTls),
+    ...(str("temporalTlsCert") ? { tlsCert: str("temporalTlsCert") } : {}),
+    ...(str("temporalTlsKey") ? { tlsKey: str("temporalTlsKey") } : {}),
+    ...(str("temporalTlsCa") ? { tlsCa: str("temporalTlsCa") } : {}),
+    ...(str("temporalTlsServerName") ? { tlsServerName: str("temporalTlsServerName") } : {}),
+    ...(str("temporalApiKey") ? { apiKey: str("temporalApiKey") } : {}),
+  };
+  return {
+    listen: opt("listen"),
+    worker,
+    logLevel: opt("logLevel"),
+    dataDir: opt("dataDir"),
+    autoMigrate: Boolean(o.autoMigrate),
+    ...(str("storageSqldbConnString") ? { storageSqldbConnString: str("storageSqldbConnString") } : {}),
+    retryPeriod: opt("retryPeriod"),
+    retryBatchSize: opt("retryBatchSize"),
+    minBackoffDelay: opt("minBackoffDelay"),
+    maxBackoffDelay: opt("maxBackoffDelay"),
+    abortAfter: opt("abortAfter"),
+    maxAttempts: opt("maxAttempts"),
+    retentionPeriod: opt("retentionPeriod"),
+    retentionSuccessDelay: opt("retentionSuccessDelay"),
+    retentionFailedDelay: opt("retentionFailedDelay"),
+    broker: opt("broker"),
+    brokerTopics: opt("brokerTopics"),
+    natsUrl: opt("natsUrl"),
+    natsStream: opt("natsStream"),
+    natsConsumer: opt("natsConsumer"),
+    kafkaBrokers: opt("kafkaBrokers"),
+    kafkaConsumerGroup: opt("kafkaConsumerGroup"),
+    temporal,
+    taskQueue: opt("taskQueue"),
+  };
+}
+
+function checkPolicy(s: WebhooksSettings): void {
+  if (s.maxBackoffDelay < s.minBackoffDelay) {
+    throw new Error(
+      `--max-backoff-delay (${formatDuration(s.maxBackoffDelay)}) is shorter than --min-backoff-delay (${formatDuration(s.minBackoffDelay)})`,
+    );
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command("webhooks")
+    .description("Webhook delivery: configs API, broker consumer and durable Temporal delivery workflows")
+    .version(VERSION, "-v, --version", "print the version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  addSharedOptions(
+    program
+      .command("serve")
+      .description(
+        "serve the configs REST API (with --worker, also run the delivery worker in this process)",
+      ),
+  )
+    .option("--worker", "also run the worker inside serve", false)
+    .action(async (o: Flags) => {
+      const settings = toSettings(o, Boolean(o.worker));
+      checkPolicy(settings);
+      await runServe(settings);
+    });
+
+  addSharedOptions(
+    program
+      .command("worker")
+      .description("consume events and run delivery workflows; serves only /_healthcheck"),
+  ).action(async (o: Flags) => {
+    const settings = toSettings(o, true);
+    checkPolicy(settings);
+    await runWorker(settings);
+  });
+
+  program
+    .command("version")
+    .description("print the service version")
+    .action(() => {
+      process.stdout.write(`${VERSION}\n`);
+    });
+
+  await program.parseAsync(argv);
+}
+
+main(process.argv).catch((err: Error) => {
+  process.stderr.write(`webhooks: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,34 @@
+import type { RequestListener, Server } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ListenAddress } from "./flags.js";
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens, and closes gracefully: stops accepting, lets in-flight requests finish. */
+export async function listen(app: RequestListener, address: ListenAddress): Promise<RunningServer> {
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === "EADDRINUSE"
+          ? new Error(`address ${address.host}:${address.port} is already in use`)
+          : err,
+      ),
+    );
+    server.listen(address.port, address.host, resolve);
+  });
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

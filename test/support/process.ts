@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The compiled command `name` next to this compiled test support file (dist/cmd/NAME.js). */
+export const commandPath = (name: string): string =>
+  fileURLToPath(new URL(`../../cmd/${name}.js`, import.meta.url));
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a compiled command to completion. */
+export function runCommand(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A long-running command under test, with its output kept for assertions and failure messages. */
+export class ServiceProcess {
+  readonly child: ChildProcess;
+  output = "";
+
+  constructor(name: string, args: string[], env: Record<string, string> = {}) {
+    this.child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
+    this.child.stdout?.on("data", (d) => {
+      this.output += d;
+    });
+    this.child.stderr?.on("data", (d) => {
+      this.output += d;
+    });
+  }
+
+  /** Resolves when `url` answers 200; fails early if the process exits. */
+  async waitHealthy(url: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) {
+        throw new Error(
+          `process exited with ${this.child.exitCode} before ${url} was healthy:\n${this.output}`,
+        );
+      }
+      const ok = await fetch(url)
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${url} not healthy within ${timeoutMs} ms:\n${this.output}`);
+  }
+
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    return new Promise((resolve) => {
+      this.child.once("exit", (code) => resolve(code));
+      this.child.kill(signal);
+    });
+  }
+}

@@ -1,0 +1,167 @@
+import { expect } from "chai";
+import { VERSION } from "../../common/version.js";
+import { freePort } from "../support/ports.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { runCommand, ServiceProcess } from "../support/process.js";
+import { testTemporal } from "../support/temporal.js";
+
+describe("webhooks command", () => {
+  it("prints the package version", async () => {
+    const r = await runCommand("webhooks", ["version"]);
+    expect(r.code).to.equal(0);
+    expect(r.stdout.trim()).to.equal(VERSION);
+  });
+
+  it("documents every flag of the spec with its default in --help", async () => {
+    const r = await runCommand("webhooks", ["serve", "--help"]);
+    expect(r.code).to.equal(0);
+    const help = r.stdout.replace(/\s+/g, " ");
+    for (const [flag, def] of [
+      ["--listen", ":8080"],
+      ["--retry-period", "3s"],
+      ["--retry-batch-size", "50"],
+      ["--min-backoff-delay", "1m"],
+      ["--max-backoff-delay", "1h"],
+      ["--abort-after", "10h"],
+      ["--max-attempts", "15"],
+      ["--retention-period", "1h"],
+      ["--retention-success-delay", "720h"],
+      ["--retention-failed-delay", "2160h"],
+      ["--broker-topics", "default"],
+    ]) {
+      expect(help).to.match(new RegExp(`${flag} <\\w+> ((?!--).)*\\(default: "?${def}"?\\)`), flag);
+    }
+    for (const flag of [
+      "--worker",
+      "--auto-migrate",
+      "--storage-sqldb-conn-string",
+      "--temporal-address",
+      "--temporal-namespace",
+      "--temporal-tls",
+      "--broker",
+      "--nats-url",
+      "--kafka-brokers",
+    ]) {
+      expect(help).to.include(flag);
+    }
+  });
+
+  for (const [flag, value] of [
+    ["--retry-period", "soon"],
+    ["--max-attempts", "-3"],
+    ["--retry-batch-size", "1.5"],
+    ["--listen", "localhost"],
+    ["--broker", "rabbitmq"],
+    ["--min-backoff-delay", "0s"],
+  ]) {
+    it(`rejects ${flag} ${value} with a message naming the flag`, async () => {
+      const r = await runCommand("webhooks", ["serve", flag!, value!]);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.include(flag);
+    });
+  }
+
+  it("rejects a backoff cap below the first delay", async () => {
+    const r = await runCommand("webhooks", [
+      "worker",
+      "--min-backoff-delay",
+      "2h",
+      "--max-backoff-delay",
+      "1h",
+    ]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include("--max-backoff-delay");
+  });
+});
+
+describe("webhooks serve --worker --auto-migrate (real PostgreSQL and Temporal)", function () {
+  this.timeout(120_000);
+  let db: TestDatabase;
+  let serve: ServiceProcess;
+  let port: number;
+
+  before(async () => {
+    db = await createTestDatabase({ migrated: false });
+    const temporal = await testTemporal();
+    port = await freePort();
+    serve = new ServiceProcess("webhooks", [
+      "serve",
+      "--worker",
+      "--auto-migrate",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--storage-sqldb-conn-string",
+      db.url,
+      "--temporal-address",
+      temporal.address,
+      "--task-queue",
+      `cli-test-${port}`,
+    ]);
+    await serve.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
+  });
+
+  after(async () => {
+    await serve?.stop();
+    await db?.drop();
+  });
+
+  it("answers /_healthcheck with every dependency checked", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/_healthcheck`);
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal({
+      status: "ok",
+      checks: { database: "ok", temporal: "ok", worker: "ok" },
+    });
+  });
+
+  it("applied the committed migrations to the empty database", async () => {
+    expect(serve.output).to.match(/"migration":"\d+_init".*"msg":"migration applied"/);
+  });
+
+  it("answers /_info with the version", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/_info`);
+    expect(await res.json()).to.deep.equal({ version: VERSION });
+  });
+
+  it("stops cleanly on SIGTERM", async () => {
+    const code = await serve.stop("SIGTERM");
+    expect(code).to.equal(0);
+    expect(serve.output).to.include('"msg":"stopped"');
+  });
+});
+
+describe("webhooks serve with a dead dependency", () => {
+  it("fails at startup naming the unreachable Temporal address", async function () {
+    this.timeout(60_000);
+    const db = await createTestDatabase();
+    try {
+      const deadPort = await freePort();
+      const r = await runCommand("webhooks", [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--storage-sqldb-conn-string",
+        db.url,
+        "--temporal-address",
+        `127.0.0.1:${deadPort}`,
+      ]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include(`cannot reach Temporal at 127.0.0.1:${deadPort}`);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it("fails at startup naming a database that does not answer", async () => {
+    const deadPort = await freePort();
+    const r = await runCommand("webhooks", [
+      "serve",
+      "--storage-sqldb-conn-string",
+      `postgresql://nobody:x@127.0.0.1:${deadPort}/none`,
+    ]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(
+      `cannot use the database at postgresql://nobody:***@127.0.0.1:${deadPort}/none`,
+    );
+  });
+});

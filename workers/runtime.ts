@@ -1,0 +1,66 @@
+import path from "node:path";
+import { Client, Connection } from "@temporalio/client";
+import { type Database, openDatabase } from "../common/db/database.js";
+import type { HealthCheck } from "../common/health.js";
+import { createLogger, type Logger } from "../common/logger.js";
+import { Shutdown } from "../common/shutdown.js";
+import { type TemporalOptions, temporalTls } from "../common/temporal.js";
+import type { WebhooksSettings } from "./settings.js";
+
+/** What every webhooks process holds: logs, shutdown steps, the database and a Temporal client. */
+export interface Runtime {
+  settings: WebhooksSettings;
+  logger: Logger;
+  shutdown: Shutdown;
+  db: Database;
+  temporal: Client;
+  temporalConnection: Connection;
+}
+
+export async function startRuntime(settings: WebhooksSettings, role: string): Promise<Runtime> {
+  const logger = createLogger(`webhooks-${role}`, settings.logLevel);
+  const shutdown = new Shutdown(logger);
+  const db = await openDatabase({
+    connString: settings.storageSqldbConnString,
+    embeddedDataDir: path.join(settings.dataDir, "pglite"),
+    autoMigrate: settings.autoMigrate,
+    logger,
+  });
+  shutdown.add("database", () => db.close());
+  if (db.embedded) logger.info({ url: db.url }, "using the embedded database (one transaction at a time)");
+  const connection = await connectTemporal(settings.temporal, logger);
+  shutdown.add("temporal client", () => connection.close());
+  const temporal = new Client({ connection, namespace: settings.temporal.namespace });
+  return { settings, logger, shutdown, db, temporal, temporalConnection: connection };
+}
+
+export async function connectTemporal(opts: TemporalOptions, logger: Logger): Promise<Connection> {
+  const tls = await temporalTls(opts);
+  try {
+    const connection = await Connection.connect({
+      address: opts.address,
+      ...(tls ? { tls } : {}),
+      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+      connectTimeout: "10s",
+    });
+    logger.info({ address: opts.address, namespace: opts.namespace }, "connected to Temporal");
+    return connection;
+  } catch (err) {
+    throw new Error(`cannot reach Temporal at ${opts.address}: ${(err as Error).message}`);
+  }
+}
+
+/** Health checks of a webhooks process: its database, Temporal, and the worker when it runs one. */
+export function healthChecks(rt: Runtime, worker?: { state(): string }): Record<string, HealthCheck> {
+  return {
+    database: () => rt.db.prisma.$queryRaw`SELECT 1`,
+    temporal: () => rt.temporalConnection.healthService.check({}),
+    ...(worker
+      ? {
+          worker: async () => {
+            if (worker.state() !== "RUNNING") throw new Error(`worker is ${worker.state()}`);
+          },
+        }
+      : {}),
+  };
+}

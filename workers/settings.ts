@@ -1,0 +1,33 @@
+import type { ListenAddress } from "../common/flags.js";
+import type { TemporalOptions } from "../common/temporal.js";
+
+/** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
+export interface WebhooksSettings {
+  listen: ListenAddress;
+  worker: boolean;
+  logLevel: string;
+  dataDir: string;
+  autoMigrate: boolean;
+  storageSqldbConnString?: string;
+  // Delivery policy (the spec's flag table), durations in milliseconds.
+  retryPeriod: number;
+  retryBatchSize: number;
+  minBackoffDelay: number;
+  maxBackoffDelay: number;
+  abortAfter: number;
+  maxAttempts: number;
+  retentionPeriod: number;
+  retentionSuccessDelay: number;
+  retentionFailedDelay: number;
+  // Broker.
+  broker: "nats" | "kafka";
+  brokerTopics: string[];
+  natsUrl: string;
+  natsStream: string;
+  natsConsumer: string;
+  kafkaBrokers: string[];
+  kafkaConsumerGroup: string;
+  // Temporal.
+  temporal: TemporalOptions;
+  taskQueue: string;
+}

@@ -1,0 +1,56 @@
+// Data exchanged between the consumer, the delivery workflow and its
+// activities. Plain JSON only: it goes through Temporal's payload converter.
+
+/** The event message as published on the broker, after normalisation. */
+export interface EventMessage {
+  idempotency_key: string;
+  date: string;
+  app: string;
+  version: string;
+  /** Normalised: lower(app) + "." + lower(type), or lower(type) without an app. */
+  type: string;
+  payload: unknown;
+}
+
+/** The retry policy in force when the delivery started (the worker's flags). */
+export interface DeliveryPolicy {
+  minBackoffMs: number;
+  maxBackoffMs: number;
+  abortAfterMs: number;
+  maxAttempts: number;
+}
+
+export interface DeliveryInput {
+  webhookId: string;
+  configId: string;
+  event: EventMessage;
+  policy: DeliveryPolicy;
+}
+
+export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";
+
+/** One row of the attempts table, as the workflow sees it. */
+export interface AttemptSummary {
+  id: string;
+  retryAttempt: number;
+  status: AttemptStatus;
+  statusCode: number;
+  /** ISO time of the next try when status is "to retry". */
+  nextRetryAfter: string | null;
+  error: string | null;
+  createdAt: string;
+}
+
+export interface SendAttemptInput extends DeliveryInput {
+  retryAttempt: number;
+}
+
+export type ClaimOutcome = { proceed: true } | { proceed: false; reason: string };
+
+export interface DeliveryResult {
+  webhookId: string;
+  status: "success" | "failed";
+  attempts: number;
+  lastStatusCode: number;
+  reason: string;
+}
