@@ -1,0 +1,47 @@
+// `ratelimit`: the Envoy-compatible rate limit decision service. Configured only by
+// environment variables (see ratelimit/README.md).
+
+import { createServiceLogger } from "../ratelimit/log.js";
+import { startService } from "../ratelimit/runner.js";
+import { loadSettings, SettingsError } from "../ratelimit/settings.js";
+
+async function main(): Promise<void> {
+  let settings: ReturnType<typeof loadSettings>;
+  try {
+    settings = loadSettings();
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      console.error(`ratelimit: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createServiceLogger(settings);
+  const running = await startService(settings, logger);
+  logger.warn(
+    {
+      grpc: running.grpc.address,
+      http: `${settings.host}:${running.http.port}`,
+      debug: `${settings.debugHost}:${running.debug.port}`,
+      backend: settings.backendType,
+    },
+    "rate limit service started",
+  );
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.warn({ signal }, "shutting down: health checks now fail, in-flight calls finish");
+    running.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error({ err: err.message }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+}
+
+main().catch((err: Error) => {
+  console.error(`ratelimit: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,30 @@
+// What a counter backend (Redis, in-process memory; memcached later) provides to
+// the fixed-window limiter.
+
+export interface CounterOp {
+  key: string;
+  /** Amount to add (0 reads the counter without changing it). */
+  addend: number;
+  /** Expiry to (re)set on the key, in seconds. */
+  expireSeconds: number;
+  /** True for SECOND windows, which go to the per-second store when one is configured. */
+  perSecond: boolean;
+}
+
+export interface CounterStore {
+  /** Adds each addend and refreshes the expiry; returns each counter's value after the addition. */
+  increment(ops: CounterOp[]): Promise<number[]>;
+  /** Current values, 0 for missing keys. */
+  get(keys: { key: string; perSecond: boolean }[]): Promise<number[]>;
+  /** False while no connection to the store is usable (for the health check). */
+  connected(): boolean;
+  close(): Promise<void>;
+}
+
+/** A failure of the counter store; the decision call fails with its message. */
+export class CacheError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CacheError";
+  }
+}

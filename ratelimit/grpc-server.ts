@@ -1,0 +1,118 @@
+// The gRPC listener: envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit,
+// the standard health service (service name `ratelimit`, and "" for the whole
+// server) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS.
+// Errors are answered with status UNKNOWN and the error text, as the reference does.
+
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import type { Logger } from "../common/logger.js";
+import { fromRoot } from "../common/paths.js";
+import {
+  type RateLimitRequest,
+  type RateLimitResponse,
+  RateLimitServiceService,
+} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import type { Health } from "./health.js";
+import type { RateLimitService } from "./service.js";
+import type { Settings } from "./settings.js";
+import { SERVICE_STATS, type StatsStore } from "./stats.js";
+
+export const HEALTH_SERVICE_NAME = "ratelimit";
+
+export interface GrpcListener {
+  server: grpc.Server;
+  /** `host:port` or `unix:/path`. */
+  address: string;
+  port: number;
+  shutdown(graceMs: number): Promise<void>;
+}
+
+function reflection(logger: Logger): ReflectionService | undefined {
+  try {
+    const pkg = protoLoader.loadSync(
+      ["envoy/service/ratelimit/v3/rls.proto", path.basename(healthProtoPath)],
+      {
+        includeDirs: [fromRoot("proto"), path.dirname(healthProtoPath)],
+      },
+    );
+    return new ReflectionService(pkg);
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, "gRPC reflection disabled: cannot load the .proto sources");
+    return undefined;
+  }
+}
+
+export async function startGrpcServer(
+  settings: Settings,
+  service: RateLimitService,
+  stats: StatsStore,
+  health: Health,
+  logger: Logger,
+): Promise<GrpcListener> {
+  const options: grpc.ServerOptions = {};
+  if (settings.grpcMaxConnectionAgeMs !== undefined)
+    options["grpc.max_connection_age_ms"] = settings.grpcMaxConnectionAgeMs;
+  if (settings.grpcMaxConnectionAgeGraceMs !== undefined) {
+    options["grpc.max_connection_age_grace_ms"] = settings.grpcMaxConnectionAgeGraceMs;
+  }
+  const server = new grpc.Server(options);
+
+  server.addService(RateLimitServiceService, {
+    shouldRateLimit(
+      call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
+      callback: grpc.sendUnaryData<RateLimitResponse>,
+    ) {
+      const started = performance.now();
+      stats.inc(SERVICE_STATS.totalRequests);
+      service.shouldRateLimit(call.request).then(
+        (response) => {
+          stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
+          callback(null, response);
+        },
+        (err: Error) => {
+          stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
+          logger.debug({ err: err.message, domain: call.request.domain }, "ShouldRateLimit failed");
+          callback({ code: grpc.status.UNKNOWN, details: err.message });
+        },
+      );
+    },
+  });
+
+  const healthImpl = new HealthImplementation({ "": "SERVING", [HEALTH_SERVICE_NAME]: "SERVING" });
+  healthImpl.addToServer(server);
+  health.onChange((ok) => {
+    const status = ok ? "SERVING" : "NOT_SERVING";
+    healthImpl.setStatus("", status);
+    healthImpl.setStatus(HEALTH_SERVICE_NAME, status);
+  });
+  reflection(logger)?.addToServer(server);
+
+  const address = settings.grpcUds ? `unix:${settings.grpcUds}` : `${settings.grpcHost}:${settings.grpcPort}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    );
+  });
+  const bound = settings.grpcUds ? address : `${settings.grpcHost}:${port}`;
+  logger.info({ address: bound }, "gRPC server listening");
+
+  return {
+    server,
+    address: bound,
+    port,
+    shutdown: (graceMs: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

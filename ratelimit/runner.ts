@@ -1,0 +1,120 @@
+// Wires the service together: counter store, local cache, limiter, rules provider,
+// health, and the gRPC, HTTP and debug listeners; stops them all gracefully.
+
+import type { Logger } from "../common/logger.js";
+import { FileConfigProvider } from "./config-provider.js";
+import type { CounterStore } from "./counter-store.js";
+import { startDebugServer } from "./debug-server.js";
+import { FixedWindowLimiter } from "./fixed-window.js";
+import { type GrpcListener, startGrpcServer } from "./grpc-server.js";
+import { Health } from "./health.js";
+import { type Listener, startHttpServer } from "./http-server.js";
+import { OverLimitCache } from "./local-cache.js";
+import { MemoryCounterStore } from "./memory-counters.js";
+import { RedisCounterStore } from "./redis-counters.js";
+import { RateLimitService } from "./service.js";
+import type { Settings } from "./settings.js";
+import { StatsStore } from "./stats.js";
+
+export interface RunningService {
+  settings: Settings;
+  stats: StatsStore;
+  service: RateLimitService;
+  health: Health;
+  store: CounterStore;
+  grpc: GrpcListener;
+  http: Listener;
+  debug: Listener;
+  /** Marks the service unhealthy (as SIGTERM does), then closes every listener and connection. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startService(settings: Settings, logger: Logger): Promise<RunningService> {
+  const stats = new StatsStore(!settings.disableStats);
+
+  let store: CounterStore;
+  if (settings.backendType === "redis") {
+    const redis = new RedisCounterStore(settings, logger);
+    store = redis;
+    const ready = await redis.waitReady(Math.min(settings.kvstore.timeoutMs, 5000));
+    if (ready) logger.info({ address: redis.main.address }, "connected to redis");
+    else
+      logger.warn(
+        { address: redis.main.address, err: redis.main.lastError },
+        "redis not reachable yet; decisions fail until it is",
+      );
+  } else {
+    store = new MemoryCounterStore();
+    logger.warn(
+      "counters are kept in this process's memory (BACKEND_TYPE=memory): not shared between instances",
+    );
+  }
+
+  const localCache =
+    settings.localCacheSizeInBytes > 0 ? new OverLimitCache(settings.localCacheSizeInBytes) : undefined;
+  localCache?.registerStats(stats);
+  const limiter = new FixedWindowLimiter(
+    store,
+    {
+      cacheKeyPrefix: settings.cacheKeyPrefix,
+      nearLimitRatio: settings.nearLimitRatio,
+      expirationJitterMaxSeconds: settings.expirationJitterMaxSeconds,
+      stopCacheKeyIncrementWhenOverlimit: settings.stopCacheKeyIncrementWhenOverlimit,
+      localCache,
+    },
+    stats,
+  );
+  const service = new RateLimitService(settings, limiter, stats);
+  const health = new Health({
+    checkCacheConnection: settings.kvstore.healthCheckActiveConnection,
+    requireConfig: settings.healthyWithAtLeastOneConfigLoaded,
+    cacheConnected: () => store.connected(),
+  });
+  const provider = new FileConfigProvider(settings, stats, logger, (config) => {
+    service.setConfig(config);
+    health.setConfigLoaded(config.domains.size);
+  });
+
+  // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG.
+  if (!settings.forceStartWithoutInitialConfig) await provider.load();
+  const grpc = await startGrpcServer(settings, service, stats, health, logger);
+  const http = await startHttpServer(settings.host, settings.port, service, health, logger);
+  const debug = await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
+  if (settings.forceStartWithoutInitialConfig) await provider.load();
+  provider.watch();
+
+  const healthPoll = setInterval(() => health.notify(), 1000);
+  healthPoll.unref();
+
+  let flush: NodeJS.Timeout | undefined;
+  if (!settings.disableStats && !settings.useStatsd) {
+    // USE_PUSH_STATS=false: counters' changes since the last flush go to standard output.
+    const last = new Map<string, number>();
+    flush = setInterval(() => {
+      let out = "";
+      for (const [name, value] of stats.snapshot()) {
+        if (last.get(name) !== value) out += `${name}: ${value}\n`;
+        last.set(name, value);
+      }
+      if (out) process.stdout.write(out);
+    }, settings.statsFlushIntervalMs);
+    flush.unref();
+  } else if (!settings.disableStats) {
+    logger.info("statistics push (statsd) is not available yet; read them on the debug port at /stats");
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = (graceMs = 10_000) => {
+    stopping ??= (async () => {
+      health.setTerminating();
+      clearInterval(healthPoll);
+      clearInterval(flush);
+      await Promise.all([grpc.shutdown(graceMs), http.close(), debug.close(), provider.stop()]);
+      await store.close();
+      logger.info("rate limit service stopped");
+    })();
+    return stopping;
+  };
+
+  return { settings, stats, service, health, store, grpc, http, debug, stop };
+}

@@ -1,0 +1,177 @@
+// ShouldRateLimit: validates the request, finds the rule of every descriptor, drops
+// unlimited and replaced rules, asks the fixed-window limiter, then builds the
+// overall code, the optional RateLimit-* headers and applies the global shadow mode.
+
+import type { HeaderValue } from "../proto/gen/envoy/config/core/v3/base.js";
+import {
+  type RateLimitRequest,
+  type RateLimitResponse,
+  RateLimitResponse_Code,
+  type RateLimitResponse_DescriptorStatus,
+} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { CacheError } from "./counter-store.js";
+import type { FixedWindowLimiter } from "./fixed-window.js";
+import { getLimit, type MatchedLimit } from "./matcher.js";
+import type { RateLimitConfig } from "./rules.js";
+import type { Settings } from "./settings.js";
+import { SERVICE_STATS, type StatsStore } from "./stats.js";
+
+export const MAX_UINT32 = 4_294_967_295;
+
+/** A request the service refuses (empty domain, no descriptors, no configuration). */
+export class ServiceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ServiceError";
+  }
+}
+
+type ResponseSettings = Pick<
+  Settings,
+  | "shadowMode"
+  | "quotaMode"
+  | "limitResponseHeadersEnabled"
+  | "limitLimitHeader"
+  | "limitRemainingHeader"
+  | "limitResetHeader"
+>;
+
+export class RateLimitService {
+  private config: RateLimitConfig | undefined;
+
+  constructor(
+    private readonly settings: ResponseSettings,
+    private readonly limiter: FixedWindowLimiter,
+    private readonly stats: StatsStore,
+  ) {}
+
+  setConfig(config: RateLimitConfig | undefined): void {
+    this.config = config;
+  }
+
+  getConfig(): RateLimitConfig | undefined {
+    return this.config;
+  }
+
+  async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    try {
+      return await this.decide(request);
+    } catch (err) {
+      if (err instanceof CacheError) this.stats.inc(SERVICE_STATS.redisError);
+      else this.stats.inc(SERVICE_STATS.serviceError);
+      throw err;
+    }
+  }
+
+  private async decide(request: RateLimitRequest): Promise<RateLimitResponse> {
+    if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
+    if (request.descriptors.length === 0)
+      throw new ServiceError("rate limit descriptor list must not be empty");
+    const config = this.config;
+    if (!config) throw new ServiceError("no rate limit configuration loaded");
+
+    const descriptors = request.descriptors;
+    const n = descriptors.length;
+    const limits: (MatchedLimit | undefined)[] = new Array(n);
+    const unlimited: boolean[] = new Array(n).fill(false);
+    const addends: number[] = new Array(n);
+    const requestAddend = Math.max(1, request.hitsAddend);
+    let replacing: Set<string> | undefined;
+
+    for (let i = 0; i < n; i++) {
+      const d = descriptors[i]!;
+      // A descriptor's own hits_addend wins, 0 included (check without counting).
+      addends[i] =
+        d.hitsAddend === undefined
+          ? requestAddend
+          : Number(d.hitsAddend > 9_007_199_254_740_991n ? 9_007_199_254_740_991n : d.hitsAddend);
+      const limit = getLimit(config, request.domain, d, this.stats);
+      if (limit) {
+        if (limit.replaces.length) {
+          replacing ??= new Set();
+          for (const name of limit.replaces) replacing.add(name);
+        }
+        if (limit.unlimited) {
+          unlimited[i] = true;
+          limits[i] = undefined;
+          continue;
+        }
+      }
+      limits[i] = limit;
+    }
+    if (replacing) {
+      for (let i = 0; i < n; i++) {
+        const name = limits[i]?.name;
+        if (name && replacing.has(name)) limits[i] = undefined;
+      }
+    }
+
+    const statuses = await this.limiter.doLimit(request.domain, descriptors, limits, addends);
+    for (let i = 0; i < n; i++) {
+      if (unlimited[i]) statuses[i]!.limitRemaining = MAX_UINT32;
+    }
+
+    // Overall: any non-quota descriptor over its limit, or every quota-mode descriptor over.
+    let anyOver = false;
+    let quotaCount = 0;
+    let quotaOver = 0;
+    for (let i = 0; i < n; i++) {
+      const over = statuses[i]!.code === RateLimitResponse_Code.OVER_LIMIT;
+      if (limits[i] && (limits[i]!.quotaMode || this.settings.quotaMode)) {
+        quotaCount++;
+        if (over) quotaOver++;
+      } else if (over) anyOver = true;
+    }
+    let overallCode =
+      anyOver || (quotaCount > 0 && quotaOver === quotaCount)
+        ? RateLimitResponse_Code.OVER_LIMIT
+        : RateLimitResponse_Code.OK;
+
+    const headers = this.settings.limitResponseHeadersEnabled ? this.headers(statuses, limits) : [];
+
+    if (overallCode === RateLimitResponse_Code.OVER_LIMIT && this.settings.shadowMode) {
+      overallCode = RateLimitResponse_Code.OK;
+      this.stats.inc(SERVICE_STATS.globalShadowMode);
+    }
+
+    return {
+      overallCode,
+      statuses,
+      responseHeadersToAdd: headers,
+      requestHeadersToAdd: [],
+      rawBody: Buffer.alloc(0),
+      dynamicMetadata: undefined,
+      quota: undefined,
+    };
+  }
+
+  /** The RateLimit-* headers of the most restrictive descriptor (the last over-limit one wins). */
+  private headers(
+    statuses: RateLimitResponse_DescriptorStatus[],
+    limits: (MatchedLimit | undefined)[],
+  ): HeaderValue[] {
+    let chosen: RateLimitResponse_DescriptorStatus | undefined;
+    for (const s of statuses) {
+      if (s.currentLimit && (!chosen || s.limitRemaining < chosen.limitRemaining)) chosen = s;
+    }
+    if (!chosen) return [];
+    statuses.forEach((s, i) => {
+      const quota = limits[i] && (limits[i]!.quotaMode || this.settings.quotaMode);
+      if (s.code === RateLimitResponse_Code.OVER_LIMIT && !quota && s.currentLimit) chosen = s;
+    });
+    const raw = Buffer.alloc(0);
+    return [
+      {
+        key: this.settings.limitLimitHeader,
+        value: String(chosen.currentLimit!.requestsPerUnit),
+        rawValue: raw,
+      },
+      { key: this.settings.limitRemainingHeader, value: String(chosen.limitRemaining), rawValue: raw },
+      {
+        key: this.settings.limitResetHeader,
+        value: String(chosen.durationUntilReset?.seconds ?? 0n),
+        rawValue: raw,
+      },
+    ];
+  }
+}

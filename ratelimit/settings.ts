@@ -1,0 +1,306 @@
+// Settings of the rate limit service, read from the environment with the names and
+// defaults of the spec. Every bad value is reported with the variable's name and
+// what was expected; all problems are collected and reported together.
+
+import { parseDuration } from "../common/duration.js";
+
+export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
+export type BackendType = "redis" | "memory";
+
+export interface KvStoreSettings {
+  socketType: string;
+  url: string;
+  type: "single" | "sentinel" | "cluster";
+  auth: string;
+  sentinelAuth: string;
+  tls: boolean;
+  tlsClientCert: string;
+  tlsClientKey: string;
+  tlsCaCert: string;
+  tlsSkipHostnameVerification: boolean;
+  poolSize: number;
+  timeoutMs: number;
+  poolOnEmptyBehavior: PoolOnEmptyBehavior;
+  poolOnEmptyWaitMs: number;
+  pipelineWindowMs: number;
+  clusterPipelineParallelism: number;
+  healthCheckActiveConnection: boolean;
+}
+
+export interface Settings {
+  host: string;
+  port: number;
+  grpcHost: string;
+  grpcPort: number;
+  grpcUds: string;
+  grpcMaxConnectionAgeMs: number | undefined;
+  grpcMaxConnectionAgeGraceMs: number | undefined;
+  debugHost: string;
+  debugPort: number;
+
+  logLevel: string;
+  logFormat: "text" | "json";
+
+  configType: "FILE" | "GRPC_XDS_SOTW";
+  forceStartWithoutInitialConfig: boolean;
+  runtimeRoot: string;
+  runtimeSubdirectory: string;
+  runtimeAppDirectory: string;
+  runtimeIgnoreDotFiles: boolean;
+  runtimeWatchRoot: boolean;
+  mergeDomainConfig: boolean;
+
+  shadowMode: boolean;
+  quotaMode: boolean;
+  cacheKeyPrefix: string;
+  stopCacheKeyIncrementWhenOverlimit: boolean;
+  localCacheSizeInBytes: number;
+  nearLimitRatio: number;
+  expirationJitterMaxSeconds: number;
+  healthyWithAtLeastOneConfigLoaded: boolean;
+
+  limitResponseHeadersEnabled: boolean;
+  limitLimitHeader: string;
+  limitRemainingHeader: string;
+  limitResetHeader: string;
+
+  backendType: BackendType;
+  kvstore: KvStoreSettings;
+  kvstorePerSecond: boolean;
+  kvstorePerSecondSettings: KvStoreSettings;
+
+  useStatsd: boolean;
+  statsFlushIntervalMs: number;
+  disableStats: boolean;
+  extraTags: Record<string, string>;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Thrown when one or more variables hold values that cannot be used. */
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings:\n  ${problems.join("\n  ")}`);
+    this.name = "SettingsError";
+  }
+}
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  /** The raw value of the first of `names` that is set (later names are legacy aliases). */
+  raw(...names: string[]): [string, string] | undefined {
+    for (const name of names) {
+      const value = this.env[name];
+      if (value !== undefined && value !== "") return [name, value];
+    }
+    return undefined;
+  }
+
+  str(def: string, ...names: string[]): string {
+    return this.raw(...names)?.[1] ?? def;
+  }
+
+  bool(def: boolean, ...names: string[]): boolean {
+    const found = this.raw(...names);
+    if (!found) return def;
+    const [name, value] = found;
+    // Go's strconv.ParseBool, which the reference uses.
+    if (["1", "t", "T", "true", "TRUE", "True"].includes(value)) return true;
+    if (["0", "f", "F", "false", "FALSE", "False"].includes(value)) return false;
+    this.problems.push(`${name}=${JSON.stringify(value)}: expected a boolean (true/false, 1/0, t/f)`);
+    return def;
+  }
+
+  int(def: number, min: number, max: number, ...names: string[]): number {
+    const found = this.raw(...names);
+    if (!found) return def;
+    const [name, value] = found;
+    if (!/^[+-]?\d+$/.test(value.trim())) {
+      this.problems.push(`${name}=${JSON.stringify(value)}: expected an integer`);
+      return def;
+    }
+    const n = Number(value);
+    if (n < min || n > max) {
+      this.problems.push(`${name}=${value}: expected an integer from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  }
+
+  float(def: number, min: number, max: number, ...names: string[]): number {
+    const found = this.raw(...names);
+    if (!found) return def;
+    const [name, value] = found;
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) {
+      this.problems.push(`${name}=${JSON.stringify(value)}: expected a number from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  }
+
+  duration(def: number | undefined, ...names: string[]): number | undefined {
+    const found = this.raw(...names);
+    if (!found) return def;
+    const [name, value] = found;
+    try {
+      const ms = parseDuration(value);
+      if (ms < 0) throw new Error("negative");
+      return ms;
+    } catch {
+      this.problems.push(`${name}=${JSON.stringify(value)}: expected a Go duration such as 500ms, 10s, 1m`);
+      return def;
+    }
+  }
+
+  oneOf<T extends string>(def: T, allowed: readonly T[], upper: boolean, ...names: string[]): T {
+    const found = this.raw(...names);
+    if (!found) return def;
+    const [name, value] = found;
+    const v = (upper ? value.toUpperCase() : value.toLowerCase()) as T;
+    if (!allowed.includes(v)) {
+      this.problems.push(`${name}=${JSON.stringify(value)}: expected one of ${allowed.join(", ")}`);
+      return def;
+    }
+    return v;
+  }
+
+  tags(...names: string[]): Record<string, string> {
+    const found = this.raw(...names);
+    const out: Record<string, string> = {};
+    if (!found) return out;
+    for (const part of found[1].split(",")) {
+      if (part.trim() === "") continue;
+      const i = part.indexOf(":");
+      if (i <= 0) {
+        this.problems.push(`${found[0]}: item ${JSON.stringify(part)} is not of the form <key>:<value>`);
+        continue;
+      }
+      out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+    }
+    return out;
+  }
+}
+
+function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "REDIS" | "REDIS_PERSECOND") {
+  const n = (suffix: string) => [`${prefix}_${suffix}`, `${legacy}_${suffix}`];
+  const s: KvStoreSettings = {
+    socketType: r.str("tcp", ...n("SOCKET_TYPE")),
+    url: r.str("", ...n("URL")),
+    type: r.oneOf("single", ["single", "sentinel", "cluster"] as const, false, ...n("TYPE")),
+    auth: r.str("", ...n("AUTH")),
+    sentinelAuth: r.str("", ...n("SENTINEL_AUTH")),
+    tls: r.bool(false, ...n("TLS")),
+    tlsClientCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_CERT`),
+    tlsClientKey: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_KEY`),
+    tlsCaCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CACERT`),
+    tlsSkipHostnameVerification: r.bool(false, "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION"),
+    poolSize: r.int(10, 1, 10_000, ...n("POOL_SIZE")),
+    timeoutMs: r.duration(10_000, ...n("TIMEOUT")) ?? 10_000,
+    poolOnEmptyBehavior: r.oneOf(
+      "CREATE",
+      ["CREATE", "ERROR", "WAIT"] as const,
+      true,
+      ...n("POOL_ON_EMPTY_BEHAVIOR"),
+    ),
+    poolOnEmptyWaitMs: r.duration(1000, ...n("POOL_ON_EMPTY_WAIT_DURATION")) ?? 1000,
+    pipelineWindowMs: r.duration(0, ...n("PIPELINE_WINDOW")) ?? 0,
+    clusterPipelineParallelism: r.int(1, 0, 10_000, ...n("CLUSTER_PIPELINE_PARALLELISM")),
+    healthCheckActiveConnection: r.bool(false, ...n("HEALTH_CHECK_ACTIVE_CONNECTION")),
+  };
+  if (!["tcp", "unix"].includes(s.socketType)) {
+    r.problems.push(`${prefix}_SOCKET_TYPE=${JSON.stringify(s.socketType)}: expected tcp or unix`);
+  }
+  return s;
+}
+
+/** Reads every setting; throws SettingsError listing all bad values. */
+export function loadSettings(env: Env = process.env): Settings {
+  const r = new Reader(env);
+  const kv = kvStore(r, "KVSTORE", "REDIS");
+  const kvPerSecond = kvStore(r, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
+  const perSecond = r.bool(false, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
+
+  // The embedded default: without a key-value store address the counters live in memory.
+  const backendRaw = r.raw("BACKEND_TYPE");
+  let backendType: BackendType = kv.url ? "redis" : "memory";
+  if (backendRaw) {
+    const v = backendRaw[1].toLowerCase();
+    if (v === "redis" || v === "memory") backendType = v;
+    else if (v === "memcache" || v === "objcache") {
+      r.problems.push(
+        `BACKEND_TYPE=${backendRaw[1]}: the object cache (memcached) backend is not available yet`,
+      );
+    } else r.problems.push(`BACKEND_TYPE=${JSON.stringify(backendRaw[1])}: expected redis or memory`);
+  }
+  if (backendType === "redis" && !kv.url) {
+    r.problems.push("KVSTORE_URL: required when BACKEND_TYPE=redis (host:port or a unix socket path)");
+  }
+  if (backendType === "redis" && perSecond && !kvPerSecond.url) {
+    r.problems.push("KVSTORE_PERSECOND_URL: required when KVSTORE_PERSECOND=true");
+  }
+  if (backendType === "redis" && kv.type !== "single") {
+    r.problems.push(`KVSTORE_TYPE=${kv.type}: only "single" is available yet (sentinel and cluster are not)`);
+  }
+
+  const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
+  if (configType !== "FILE")
+    r.problems.push("CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not available yet");
+
+  const settings: Settings = {
+    host: r.str("0.0.0.0", "HOST"),
+    port: r.int(8080, 0, 65535, "PORT"),
+    grpcHost: r.str("0.0.0.0", "GRPC_HOST"),
+    grpcPort: r.int(8081, 0, 65535, "GRPC_PORT"),
+    grpcUds: r.str("", "GRPC_UDS"),
+    grpcMaxConnectionAgeMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE"),
+    grpcMaxConnectionAgeGraceMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE_GRACE"),
+    debugHost: r.str("0.0.0.0", "DEBUG_HOST"),
+    debugPort: r.int(6070, 0, 65535, "DEBUG_PORT"),
+
+    logLevel: r.oneOf(
+      "warn",
+      ["trace", "debug", "info", "warn", "error", "fatal"] as const,
+      false,
+      "LOG_LEVEL",
+    ),
+    logFormat: r.oneOf("text", ["text", "json"] as const, false, "LOG_FORMAT"),
+
+    configType,
+    forceStartWithoutInitialConfig: r.bool(false, "FORCE_START_WITHOUT_INITIAL_CONFIG"),
+    runtimeRoot: r.str("/srv/runtime_data/current", "RUNTIME_ROOT"),
+    runtimeSubdirectory: r.str("", "RUNTIME_SUBDIRECTORY"),
+    runtimeAppDirectory: r.str("config", "RUNTIME_APPDIRECTORY"),
+    runtimeIgnoreDotFiles: r.bool(false, "RUNTIME_IGNOREDOTFILES"),
+    runtimeWatchRoot: r.bool(true, "RUNTIME_WATCH_ROOT"),
+    mergeDomainConfig: r.bool(false, "MERGE_DOMAIN_CONFIG"),
+
+    shadowMode: r.bool(false, "SHADOW_MODE"),
+    quotaMode: r.bool(false, "QUOTA_MODE"),
+    cacheKeyPrefix: r.str("", "CACHE_KEY_PREFIX"),
+    stopCacheKeyIncrementWhenOverlimit: r.bool(false, "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT"),
+    localCacheSizeInBytes: r.int(0, 0, 2 ** 40, "LOCAL_CACHE_SIZE_IN_BYTES", "LocalCacheSizeInBytes"),
+    nearLimitRatio: r.float(0.8, 0, 1, "NEAR_LIMIT_RATIO"),
+    expirationJitterMaxSeconds: r.int(300, 0, 2 ** 31, "EXPIRATION_JITTER_MAX_SECONDS"),
+    healthyWithAtLeastOneConfigLoaded: r.bool(false, "HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED"),
+
+    limitResponseHeadersEnabled: r.bool(false, "LIMIT_RESPONSE_HEADERS_ENABLED"),
+    limitLimitHeader: r.str("RateLimit-Limit", "LIMIT_LIMIT_HEADER"),
+    limitRemainingHeader: r.str("RateLimit-Remaining", "LIMIT_REMAINING_HEADER"),
+    limitResetHeader: r.str("RateLimit-Reset", "LIMIT_RESET_HEADER"),
+
+    backendType,
+    kvstore: kv,
+    kvstorePerSecond: perSecond,
+    kvstorePerSecondSettings: kvPerSecond,
+
+    useStatsd: r.bool(true, "USE_PUSH_STATS", "USE_STATSD"),
+    statsFlushIntervalMs: r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000,
+    disableStats: r.bool(false, "DISABLE_STATS"),
+    extraTags: r.tags("EXTRA_TAGS"),
+  };
+  if (r.problems.length) throw new SettingsError(r.problems);
+  return settings;
+}

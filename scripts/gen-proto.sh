@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates proto/gen/ (ts-proto output, committed) from the .proto sources in proto/.
+# Only needed after editing a .proto file; the normal setup never runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v protoc >/dev/null 2>&1; then
+  echo "gen-proto: protoc not found; installing Debian's protobuf-compiler" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y protobuf-compiler >/dev/null || { apt-get update >/dev/null && apt-get install -y protobuf-compiler >/dev/null; }
+  else
+    sudo apt-get install -y protobuf-compiler >/dev/null
+  fi
+fi
+
+# The well-known types (google/protobuf/*.proto) ship with protoc.
+WKT_INCLUDE=""
+for dir in /usr/include /usr/local/include; do
+  if [ -f "$dir/google/protobuf/duration.proto" ]; then WKT_INCLUDE="$dir"; break; fi
+done
+if [ -z "$WKT_INCLUDE" ]; then
+  echo "gen-proto: google/protobuf/duration.proto not found under /usr/include or /usr/local/include" >&2
+  exit 1
+fi
+
+rm -rf proto/gen
+mkdir -p proto/gen
+mapfile -t SOURCES < <(cd proto && find envoy -name '*.proto' | sort)
+echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#SOURCES[@]} files" >&2
+(cd proto && protoc \
+  --plugin=protoc-gen-ts_proto=../node_modules/.bin/protoc-gen-ts_proto \
+  -I . -I "$WKT_INCLUDE" \
+  --ts_proto_out=gen \
+  --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,forceLong=bigint,env=node,useDate=false,outputPartialMethods=false \
+  "${SOURCES[@]}")
+echo "gen-proto: wrote $(find proto/gen -name '*.ts' | wc -l) files under proto/gen" >&2
