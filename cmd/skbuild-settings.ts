@@ -1,0 +1,352 @@
+// skbuild-settings: validate [tool.scikit-build] settings documents and evaluate their overrides.
+//
+// Exit codes: 0 valid (warnings allowed); 1 a document has errors (including malformed TOML or
+// JSON); 2 usage error (bad flag, unreadable file); 3 evaluate: a matching override sets fail = true.
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import {
+  BUILD_STATES,
+  type BuildContext,
+  type BuildState,
+  type Diagnostic,
+  DocumentParseError,
+  type EvaluationResult,
+  evaluateDocument,
+  formatDiagnostic,
+  hostContext,
+  type InputFormat,
+  parseDocument,
+  type SettingsDocument,
+  SPEC_BACKEND_VERSION,
+  settingsSchema,
+  type ValidationResult,
+  validateDocument,
+} from "../settings/index.js";
+import { isVersion } from "../settings/pep440.js";
+
+const EXIT_OK = 0;
+const EXIT_INVALID = 1;
+const EXIT_USAGE = 2;
+const EXIT_FAIL_OVERRIDE = 3;
+
+class UsageError extends Error {}
+
+type Loaded = { doc: SettingsDocument } | { parseError: DocumentParseError };
+
+function load(file: string, inputFormat: string): Loaded {
+  const format = inputFormat === "auto" ? undefined : (inputFormat as InputFormat);
+  let text: string;
+  const source = file === "-" ? "<stdin>" : file;
+  try {
+    text = readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? "is a directory" : e.message;
+    throw new UsageError(`${source}: cannot read: ${why}`);
+  }
+  try {
+    return { doc: parseDocument(text, source, format) };
+  } catch (err) {
+    if (err instanceof DocumentParseError) return { parseError: err };
+    throw err;
+  }
+}
+
+function parseDiagnostic(err: DocumentParseError): Diagnostic {
+  return { severity: "error", code: "parse", path: "", message: err.message };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function summary(errors: number, warnings: number): string {
+  if (errors) return `${plural(errors, "error")}${warnings ? `, ${plural(warnings, "warning")}` : ""}`;
+  return warnings ? `ok, ${plural(warnings, "warning")}` : "ok";
+}
+
+const versionArg =
+  (what: string) =>
+  (value: string): string => {
+    if (!isVersion(value))
+      throw new InvalidArgumentError(`expected a PEP 440 version for ${what}, got "${value}"`);
+    return value;
+  };
+
+function collectEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf("=");
+  if (eq <= 0) throw new InvalidArgumentError(`expected NAME=VALUE, got "${value}"`);
+  return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface ValidateFlags {
+  format: "text" | "json";
+  inputFormat: string;
+  backendVersion: string;
+  quiet?: boolean;
+}
+
+function runValidate(files: string[], flags: ValidateFlags): number {
+  const targets = files.length ? files : ["pyproject.toml"];
+  const reports: {
+    file: string;
+    result: Pick<ValidationResult, "valid" | "errors" | "warnings" | "minimumVersion">;
+  }[] = [];
+  let exit = EXIT_OK;
+  for (const file of targets) {
+    let loaded: Loaded;
+    try {
+      loaded = load(file, flags.inputFormat);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      console.error(`skbuild-settings: ${err.message}`);
+      exit = EXIT_USAGE;
+      continue;
+    }
+    const result =
+      "doc" in loaded
+        ? validateDocument(loaded.doc, { backendVersion: flags.backendVersion })
+        : { valid: false, errors: [parseDiagnostic(loaded.parseError)], warnings: [] };
+    if (!result.valid && exit === EXIT_OK) exit = EXIT_INVALID;
+    reports.push({ file: file === "-" ? "<stdin>" : file, result });
+  }
+  if (flags.format === "json") {
+    const files = reports.map(({ file, result }) => ({
+      file,
+      valid: result.valid,
+      ...(result.minimumVersion !== undefined ? { minimumVersion: result.minimumVersion } : {}),
+      errors: result.errors,
+      warnings: result.warnings,
+    }));
+    process.stdout.write(`${JSON.stringify({ valid: exit === EXIT_OK, files }, null, 2)}\n`);
+    return exit;
+  }
+  for (const { file, result } of reports) {
+    if (flags.quiet && result.valid && !result.warnings.length) continue;
+    const lines = [`${file}: ${summary(result.errors.length, result.warnings.length)}`];
+    for (const d of [...result.errors, ...result.warnings]) lines.push(`  ${formatDiagnostic(d)}`);
+    process.stdout.write(`${lines.join("\n")}\n`);
+  }
+  return exit;
+}
+
+interface EvaluateFlags {
+  format: "text" | "json";
+  inputFormat: string;
+  backendVersion: string;
+  state?: BuildState;
+  python?: string;
+  implementationName?: string;
+  implementationVersion?: string;
+  platformSystem?: string;
+  platformMachine?: string;
+  platformNode?: string;
+  fromSdist?: boolean;
+  failed?: boolean;
+  systemCmake?: string[];
+  noSystemCmake?: boolean;
+  cmakeWheel?: boolean;
+  abiFlags?: string;
+  env?: Record<string, string>;
+  host: boolean;
+  processEnv: boolean;
+}
+
+function contextFrom(flags: EvaluateFlags): BuildContext {
+  const host = flags.host ? hostContext(flags.processEnv) : {};
+  const ctx: BuildContext = { ...host, backendVersion: flags.backendVersion };
+  if (!flags.processEnv) delete ctx.env;
+  const set = <K extends keyof BuildContext>(key: K, value: BuildContext[K] | undefined) => {
+    if (value !== undefined) ctx[key] = value;
+  };
+  set("state", flags.state);
+  set("pythonVersion", flags.python);
+  set("implementationName", flags.implementationName);
+  set("implementationVersion", flags.implementationVersion);
+  set("platformSystem", flags.platformSystem);
+  set("platformMachine", flags.platformMachine);
+  set("platformNode", flags.platformNode);
+  set("fromSdist", flags.fromSdist ?? false);
+  set("failed", flags.failed ?? false);
+  set("systemCmake", flags.noSystemCmake ? [] : flags.systemCmake);
+  set("cmakeWheel", flags.cmakeWheel);
+  set("abiFlags", flags.abiFlags);
+  if (flags.env) ctx.env = { ...(ctx.env ?? {}), ...flags.env };
+  return ctx;
+}
+
+function runEvaluate(file: string | undefined, flags: EvaluateFlags): number {
+  const target = file ?? "pyproject.toml";
+  const loaded = load(target, flags.inputFormat); // UsageError propagates: exit 2
+  const ctx = contextFrom(flags);
+  const result: EvaluationResult =
+    "doc" in loaded
+      ? evaluateDocument(loaded.doc, ctx)
+      : {
+          valid: false,
+          errors: [parseDiagnostic(loaded.parseError)],
+          warnings: [],
+          overrides: [],
+          matched: [],
+          fail: false,
+          failOverrides: [],
+          retryOnFailure: false,
+        };
+  const exit = !result.valid ? EXIT_INVALID : result.fail ? EXIT_FAIL_OVERRIDE : EXIT_OK;
+  if (flags.format === "json") {
+    const { env: _env, ...shownContext } = ctx;
+    const report = {
+      file: target === "-" ? "<stdin>" : target,
+      valid: result.valid,
+      context: { ...shownContext, env: Object.keys(ctx.env ?? {}).length ? "(set)" : "(empty)" },
+      ...(result.minimumVersion !== undefined ? { minimumVersion: result.minimumVersion } : {}),
+      settings: result.effective ?? null,
+      matched: result.matched,
+      overrides: result.overrides,
+      fail: result.fail,
+      failOverrides: result.failOverrides,
+      retryOnFailure: result.retryOnFailure,
+      errors: result.errors,
+      warnings: result.warnings,
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return exit;
+  }
+  for (const d of [...result.errors, ...result.warnings]) console.error(formatDiagnostic(d));
+  if (!result.valid) {
+    console.error(`${target}: ${summary(result.errors.length, result.warnings.length)}; nothing evaluated`);
+    return exit;
+  }
+  process.stdout.write(`${JSON.stringify(result.effective, null, 2)}\n`);
+  const matched = result.overrides.filter((o) => o.matched).map((o) => o.path);
+  console.error(`matched overrides: ${matched.length ? matched.join(", ") : "none"}`);
+  if (result.retryOnFailure)
+    console.error("a failed build would be retried (an override tests failed = true)");
+  if (result.fail) {
+    const which = result.failOverrides.map((i) => `overrides[${i}]`).join(", ");
+    console.error(`error: the build fails at once: fail = true in matching ${which}`);
+  }
+  return exit;
+}
+
+function program(): Command {
+  const cmd = new Command("skbuild-settings")
+    .description(
+      "Validate [tool.scikit-build] build settings and evaluate their overrides for a build context.",
+    )
+    .version("1.0.0", "-V, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
+3 evaluate: a matching override sets fail = true.`,
+    );
+
+  const formatOption = () =>
+    new Option("--format <format>", "output: text, or json for machine-readable diagnostics")
+      .choices(["text", "json"])
+      .default("text");
+  const inputOption = () =>
+    new Option("--input-format <format>", "how to parse input (auto: by extension, then content)")
+      .choices(["auto", "toml", "json"])
+      .default("auto");
+  const backendOption = () =>
+    new Option(
+      "--backend-version <version>",
+      "backend version the rules follow; from 1.0 on deprecated keys are errors unless minimum-version is older",
+    )
+      .argParser(versionArg("--backend-version"))
+      .default(SPEC_BACKEND_VERSION);
+
+  cmd
+    .command("validate")
+    .description(
+      "check settings documents (pyproject.toml, or JSON: the settings object or a pyproject-shaped object)",
+    )
+    .argument("[files...]", 'documents to check; "-" reads standard input', [])
+    .addOption(formatOption())
+    .addOption(inputOption())
+    .addOption(backendOption())
+    .option("-q, --quiet", "text output: print only documents with errors or warnings")
+    .action((files: string[], flags: ValidateFlags) => {
+      process.exitCode = runValidate(files, flags);
+    });
+
+  cmd
+    .command("evaluate")
+    .description("apply the overrides that match a build context and print the effective settings as JSON")
+    .argument("[file]", 'document to evaluate (default ./pyproject.toml); "-" reads standard input')
+    .addOption(new Option("--state <state>", "build state").choices(BUILD_STATES))
+    .addOption(
+      new Option("--python <version>", 'Python version, two parts ("3.12")').argParser(
+        versionArg("--python"),
+      ),
+    )
+    .option("--implementation-name <name>", 'interpreter implementation ("cpython", "pypy")')
+    .addOption(
+      new Option(
+        "--implementation-version <version>",
+        'interpreter version ("3.12.1", "3.13.0a1")',
+      ).argParser(versionArg("--implementation-version")),
+    )
+    .option(
+      "--platform-system <name>",
+      'sys.platform value ("linux", "darwin", "win32"); default: this machine',
+    )
+    .option("--platform-machine <name>", 'machine type ("x86_64", "arm64", "AMD64"); default: this machine')
+    .option("--platform-node <name>", "host name; default: this machine")
+    .option("--from-sdist", "the build runs from an sdist")
+    .option("--failed", "this is the retry after a failed build")
+    .addOption(
+      new Option("--system-cmake <version>", "CMake version found on the system (repeatable)").argParser(
+        (v: string, prev: string[] | undefined) => collect(versionArg("--system-cmake")(v), prev),
+      ),
+    )
+    .option("--no-system-cmake", "no CMake is installed on the system")
+    .option("--cmake-wheel", "a CMake wheel is known for this system")
+    .option("--no-cmake-wheel", "no CMake wheel is known for this system")
+    .option("--abi-flags <flags>", 'sorted ABI flags ("" or "t")')
+    .option(
+      "--env <NAME=VALUE>",
+      "environment variable (repeatable; added to this process's environment)",
+      collectEnv,
+    )
+    .option("--no-process-env", "do not use this process's environment variables, only --env")
+    .option("--no-host", "do not take platform-system/-machine/-node and environment from this machine")
+    .addOption(formatOption())
+    .addOption(inputOption())
+    .addOption(backendOption())
+    .action((file: string | undefined, raw: EvaluateFlags & { systemCmake?: string[] | false }) => {
+      const flags: EvaluateFlags = { ...raw };
+      if (raw.systemCmake === false) {
+        flags.noSystemCmake = true;
+        delete flags.systemCmake;
+      }
+      process.exitCode = runEvaluate(file, flags);
+    });
+
+  cmd
+    .command("schema")
+    .description("print the JSON Schema (draft-07) of the settings object")
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(settingsSchema, null, 2)}\n`);
+    });
+  return cmd;
+}
+
+try {
+  await program().parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    const clean = ["commander.helpDisplayed", "commander.version", "commander.help"].includes(err.code);
+    process.exitCode = clean ? EXIT_OK : EXIT_USAGE;
+  } else if (err instanceof UsageError) {
+    console.error(`skbuild-settings: ${err.message}`);
+    process.exitCode = EXIT_USAGE;
+  } else {
+    console.error(err);
+    process.exitCode = EXIT_USAGE;
+  }
+}

@@ -1,0 +1,105 @@
+// Matching an override's `if` against a build context.
+import type { BuildContext } from "./context.js";
+import { isTruthy } from "./context.js";
+import { satisfies } from "./pep440.js";
+import { regexSearch } from "./pyregex.js";
+import { CONDITION_KINDS, type ConditionKey } from "./schema.js";
+import { SPEC_BACKEND_VERSION } from "./versioning.js";
+
+type Table = Record<string, unknown>;
+const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export interface MatchOutcome {
+  matched: boolean;
+  /** Conditions that could not match because the context lacks the fact (key of the context). */
+  missing: { condition: string; fact: keyof BuildContext }[];
+}
+
+const FACT: Record<ConditionKey, keyof BuildContext> = {
+  "backend-version": "backendVersion",
+  "python-version": "pythonVersion",
+  "implementation-name": "implementationName",
+  "implementation-version": "implementationVersion",
+  "platform-system": "platformSystem",
+  "platform-machine": "platformMachine",
+  "platform-node": "platformNode",
+  state: "state",
+  "from-sdist": "fromSdist",
+  failed: "failed",
+  "system-cmake": "systemCmake",
+  "cmake-wheel": "cmakeWheel",
+  "abi-flags": "abiFlags",
+  env: "env",
+};
+
+/** The context value of a fact, with the defaults that are facts rather than guesses. */
+function fact(ctx: BuildContext, key: keyof BuildContext): unknown {
+  const v = ctx[key];
+  if (v !== undefined) return v;
+  if (key === "backendVersion") return SPEC_BACKEND_VERSION;
+  if (key === "fromSdist" || key === "failed") return false;
+  if (key === "env") return {};
+  return undefined;
+}
+
+/** One condition: true, false, or undefined when the context lacks the fact. */
+export function matchCondition(key: ConditionKey, expected: unknown, ctx: BuildContext): boolean | undefined {
+  const kind = CONDITION_KINDS[key];
+  const value = fact(ctx, FACT[key]);
+  if (value === undefined) return undefined;
+  switch (kind) {
+    case "specifier": {
+      const versions = Array.isArray(value) ? value : [value];
+      return versions.some((v) => satisfies(String(v), String(expected)));
+    }
+    case "regex":
+      return regexSearch(String(expected), String(value));
+    case "bool":
+      return value === expected;
+    case "env": {
+      const env = value as Record<string, string | undefined>;
+      return Object.entries(expected as Table).every(([name, want]) => {
+        const got = env[name];
+        if (typeof want === "boolean") return isTruthy(got) === want;
+        return got !== undefined && regexSearch(String(want), got);
+      });
+    }
+  }
+}
+
+function evalTable(
+  table: Table,
+  ctx: BuildContext,
+  mode: "all" | "any",
+  out: MatchOutcome["missing"],
+  path: string,
+) {
+  const results: boolean[] = [];
+  for (const [key, expected] of Object.entries(table)) {
+    if (key === "any" || !(key in CONDITION_KINDS)) continue;
+    const r = matchCondition(key as ConditionKey, expected, ctx);
+    if (r === undefined) out.push({ condition: `${path}.${key}`, fact: FACT[key as ConditionKey] });
+    results.push(r === true);
+  }
+  return mode === "all" ? results.every(Boolean) : results.some(Boolean);
+}
+
+/**
+ * Does an `if` table match? Plain conditions must all match; conditions under `any` need one
+ * match; both kinds together (which the schema rejects, but the backend accepts) need both.
+ */
+export function matchIf(cond: unknown, ctx: BuildContext, path = "if"): MatchOutcome {
+  const missing: MatchOutcome["missing"] = [];
+  if (!isTable(cond)) return { matched: false, missing };
+  const plainKeys = Object.keys(cond).filter((k) => k !== "any");
+  let matched = plainKeys.length ? evalTable(cond, ctx, "all", missing, path) : true;
+  if (isTable(cond.any)) matched = evalTable(cond.any, ctx, "any", missing, `${path}.any`) && matched;
+  else if (!plainKeys.length) matched = false;
+  return { matched, missing };
+}
+
+/** Does the `if` test `failed = true` (so that a failed build is retried)? */
+export function testsFailed(cond: unknown): boolean {
+  if (!isTable(cond)) return false;
+  return cond.failed === true || (isTable(cond.any) && cond.any.failed === true);
+}

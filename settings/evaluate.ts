@@ -1,0 +1,154 @@
+// evaluate(): validate, decide which overrides match a build context, apply them in order, and
+// return the effective settings with defaults, plus `fail` and retry information.
+
+import { matchIf, testsFailed } from "./conditions.js";
+import type { BuildContext } from "./context.js";
+import { fillDefaults } from "./defaults.js";
+import type { Diagnostic } from "./diagnostics.js";
+import { formatPath } from "./diagnostics.js";
+import type { SettingsDocument } from "./document.js";
+import { applyOverride } from "./merge.js";
+import { isVersion, versionLessThan } from "./pep440.js";
+import type { EffectiveSettings } from "./types.js";
+import { type ValidateOptions, type ValidationResult, validate, validateDocument } from "./validate.js";
+import { applyMoves, resolveMinimumVersion, SPEC_BACKEND_VERSION } from "./versioning.js";
+
+export interface OverrideOutcome {
+  index: number;
+  /** Dotted path, e.g. "tool.scikit-build.overrides[2]". */
+  path: string;
+  matched: boolean;
+  /** The override sets fail = true. */
+  fail: boolean;
+}
+
+export interface EvaluationResult extends ValidationResult {
+  /** Effective settings (undefined when validation failed). */
+  effective?: EffectiveSettings;
+  overrides: OverrideOutcome[];
+  /** Indexes of the overrides that matched, in order of application. */
+  matched: number[];
+  /** A matching override sets fail = true: the build stops at once. */
+  fail: boolean;
+  /** Overrides with fail = true that matched. */
+  failOverrides: number[];
+  /** If this build fails, it is retried: an override testing `failed = true` matches the retry. */
+  retryOnFailure: boolean;
+}
+
+type Table = Record<string, unknown>;
+
+const FLAG_OF: Partial<Record<keyof BuildContext, string>> = {
+  pythonVersion: "--python",
+  implementationName: "--implementation-name",
+  implementationVersion: "--implementation-version",
+  platformSystem: "--platform-system",
+  platformMachine: "--platform-machine",
+  platformNode: "--platform-node",
+  state: "--state",
+  systemCmake: "--system-cmake",
+  cmakeWheel: "--cmake-wheel",
+  abiFlags: "--abi-flags",
+};
+
+function evaluateValid(
+  settings: Table,
+  validation: ValidationResult,
+  ctx: BuildContext,
+  prefix: string,
+): EvaluationResult {
+  const warnings: Diagnostic[] = [...validation.warnings];
+  const merged = structuredClone(settings);
+  delete merged.overrides;
+  const overrides = (Array.isArray(settings.overrides) ? settings.overrides : []) as Table[];
+  const outcomes: OverrideOutcome[] = [];
+  const retryCtx: BuildContext = { ...ctx, failed: true };
+  let retryOnFailure = false;
+  overrides.forEach((override, index) => {
+    const path = formatPath(prefix, ["overrides", index]);
+    const { matched, missing } = matchIf(override.if, ctx, `${path}.if`);
+    if (matched) applyOverride(merged, override);
+    else if (missing.length) {
+      const facts = [...new Set(missing.map((m) => m.fact))];
+      warnings.push({
+        severity: "warning",
+        code: "context",
+        path,
+        message: `not applied: the build context has no ${facts.join(", ")} (${facts
+          .map((f) => FLAG_OF[f])
+          .filter(Boolean)
+          .join(", ")})`,
+      });
+    }
+    outcomes.push({ index, path, matched, fail: matched && override.fail === true });
+    if (testsFailed(override.if) && matchIf(override.if, retryCtx).matched) retryOnFailure = true;
+  });
+  // minimum-version may itself be overridden; resolve it on the merged table.
+  const minimum = resolveMinimumVersion(merged, undefined, prefix).version ?? validation.minimumVersion;
+  const backend = ctx.backendVersion ?? SPEC_BACKEND_VERSION;
+  if (minimum !== undefined && isVersion(backend) && versionLessThan(backend, minimum)) {
+    warnings.push({
+      severity: "warning",
+      code: "minimum-version",
+      path: formatPath(prefix, ["minimum-version"]),
+      message: `minimum-version ${minimum} is newer than backend version ${backend}; that backend would refuse to build`,
+    });
+  }
+  applyMoves(merged);
+  const effective = fillDefaults(merged, { minimumVersion: minimum, env: ctx.env ?? {} });
+  const failOverrides = outcomes.filter((o) => o.fail).map((o) => o.index);
+  return {
+    ...validation,
+    warnings,
+    effective,
+    overrides: outcomes,
+    matched: outcomes.filter((o) => o.matched).map((o) => o.index),
+    fail: failOverrides.length > 0,
+    failOverrides,
+    retryOnFailure,
+  };
+}
+
+function invalid(validation: ValidationResult): EvaluationResult {
+  return { ...validation, overrides: [], matched: [], fail: false, failOverrides: [], retryOnFailure: false };
+}
+
+/** Validates a settings object and evaluates it for a build context. */
+export function evaluate(
+  settings: unknown,
+  context: BuildContext = {},
+  options: ValidateOptions = {},
+): EvaluationResult {
+  const opts: ValidateOptions = {
+    backendVersion: context.backendVersion ?? SPEC_BACKEND_VERSION,
+    ...options,
+  };
+  const validation = validate(settings, opts);
+  if (!validation.valid) return invalid(validation);
+  return evaluateValid(
+    (settings ?? {}) as Table,
+    validation,
+    context,
+    opts.pathPrefix ?? "tool.scikit-build",
+  );
+}
+
+/** evaluate() for a parsed document (uses its [build-system] requires for minimum-version). */
+export function evaluateDocument(
+  doc: SettingsDocument,
+  context: BuildContext = {},
+  options: ValidateOptions = {},
+): EvaluationResult {
+  const opts: ValidateOptions = {
+    backendVersion: context.backendVersion ?? SPEC_BACKEND_VERSION,
+    ...options,
+  };
+  const validation = validateDocument(doc, opts);
+  if (!validation.valid) return invalid(validation);
+  return evaluateValid(
+    (doc.settings ?? {}) as Table,
+    validation,
+    context,
+    opts.pathPrefix ?? "tool.scikit-build",
+  );
+}

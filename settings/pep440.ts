@@ -1,0 +1,34 @@
+// PEP 440 versions and specifier sets, through @renovatebot/pep440 (a maintained implementation).
+import pep440 from "@renovatebot/pep440";
+
+/** True when `text` is a PEP 440 version ("3.26.1", "0.10", "1.0rc1"). */
+export function isVersion(text: string): boolean {
+  return pep440.valid(text.trim()) !== null;
+}
+
+/** True when `text` is a specifier set (">=3.15", ">=3.10,<3.13", "~=1.5"); "" is the empty set. */
+export function isSpecifierSet(text: string): boolean {
+  return pep440.validRange(text);
+}
+
+/**
+ * Does `version` satisfy the specifier set? Pre-releases of the version are matched too: the
+ * version is a fact about the build (a 3.14 beta interpreter is 3.14 for `>=3.13`), not a
+ * candidate being picked from an index.
+ */
+export function satisfies(version: string, specifierSet: string): boolean {
+  if (!isVersion(version)) return false;
+  return pep440.satisfies(version.trim(), specifierSet, { prereleases: true });
+}
+
+/** a < b for two valid versions. */
+export function versionLessThan(a: string, b: string): boolean {
+  return pep440.lt(a.trim(), b.trim());
+}
+
+/** The greatest of some versions. */
+export function maxVersion(versions: string[]): string | undefined {
+  let best: string | undefined;
+  for (const v of versions) if (best === undefined || pep440.gt(v, best)) best = v;
+  return best;
+}
