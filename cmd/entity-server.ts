@@ -1,0 +1,133 @@
+import { Command, Option } from "commander";
+import express from "express";
+import { openDatabase } from "../common/db/database.js";
+import { type ListenAddress, listArg, listenArg } from "../common/flags.js";
+import { healthHandler } from "../common/health.js";
+import { listen } from "../common/http-server.js";
+import { createLogger } from "../common/logger.js";
+import { fromRoot } from "../common/paths.js";
+import { Shutdown } from "../common/shutdown.js";
+import { VERSION } from "../common/version.js";
+import { createEntityRouter } from "../entity/http/express-adapter.js";
+import { PrismaEntityManager } from "../entity/prisma/prisma-entity-manager.js";
+import { bindProductTables, PRODUCT_ALIASES } from "../entity/product-tables.js";
+import { EntityServer } from "../entity/server/server.js";
+
+// `entity-server`: the product's tables over the entity REST protocol
+// (XML or JSON), read-only unless an alias is named in --writable.
+
+interface Flags {
+  listen: ListenAddress;
+  logLevel: string;
+  dataDir: string;
+  autoMigrate: boolean;
+  storageSqldbConnString?: string;
+  writable?: string[];
+  username?: string;
+  password?: string;
+}
+
+async function run(o: Flags): Promise<void> {
+  if ((o.username === undefined) !== (o.password === undefined)) {
+    throw new Error("--username and --password go together");
+  }
+  const logger = createLogger("entity-server", o.logLevel);
+  const shutdown = new Shutdown(logger);
+  logger.info(
+    { database: o.storageSqldbConnString ? "postgresql" : "embedded", autoMigrate: o.autoMigrate },
+    "opening database",
+  );
+  const db = await openDatabase({
+    connString: o.storageSqldbConnString,
+    embeddedDataDir: o.dataDir,
+    autoMigrate: o.autoMigrate,
+    logger,
+  });
+  shutdown.add("database", () => db.close());
+
+  const server = new EntityServer(new PrismaEntityManager(db.prisma), {}, logger);
+  bindProductTables(server, o.writable ?? []);
+  if (o.username !== undefined && o.password !== undefined) server.setCredentials(o.username, o.password);
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/_healthcheck", healthHandler({ database: () => db.prisma.$queryRaw`SELECT 1` }));
+  app.get("/_info", (_req, res) => {
+    res.json({
+      service: "entity-server",
+      version: VERSION,
+      aliases: Object.fromEntries(server.aliases().map((a) => [a, server.describe(a)])),
+    });
+  });
+  app.use(createEntityRouter(server, { logger }));
+
+  const http = await listen(app, o.listen);
+  shutdown.add("http", () => http.close());
+  logger.info(
+    {
+      listen: `${o.listen.host}:${http.port}`,
+      aliases: server.aliases(),
+      writable: o.writable ?? [],
+      auth: o.username !== undefined,
+    },
+    "entity server listening",
+  );
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command("entity-server")
+    .description(
+      `Serves the product's tables (${Object.keys(PRODUCT_ALIASES).join(", ")}) as REST entities in XML or JSON; read-only unless --writable`,
+    )
+    .version(VERSION, "-v, --version", "print the version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ outputError: (text, write) => write(text) })
+    .addOption(
+      new Option("--listen <addr>", "HTTP bind address")
+        .default(listenArg(":8090"), ":8090")
+        .argParser(listenArg),
+    )
+    .addOption(
+      new Option("--log-level <level>", "log level")
+        .choices(["trace", "debug", "info", "warn", "error"])
+        .default("info")
+        .env("LOG_LEVEL"),
+    )
+    .addOption(
+      new Option(
+        "--data-dir <dir>",
+        "folder of the embedded database (used when no connection string is given)",
+      ).default(fromRoot(".data")),
+    )
+    .option("--auto-migrate", "run database migrations at startup", false)
+    .addOption(
+      new Option(
+        "--storage-sqldb-conn-string <url>",
+        "PostgreSQL connection string (default: embedded PGlite database)",
+      ).env("DATABASE_URL"),
+    )
+    .addOption(
+      new Option(
+        "--writable <aliases>",
+        "aliases that accept insert/update/delete, comma-separated or repeated",
+      ).argParser(listArg),
+    )
+    .addOption(
+      new Option("--username <name>", "require HTTP Basic credentials: user name").env(
+        "ENTITY_SERVER_USERNAME",
+      ),
+    )
+    .addOption(
+      new Option("--password <secret>", "require HTTP Basic credentials: password").env(
+        "ENTITY_SERVER_PASSWORD",
+      ),
+    )
+    .action(async (o: Flags) => run(o));
+  await program.parseAsync(argv);
+}
+
+main(process.argv).catch((err: Error) => {
+  process.stderr.write(`entity-server: ${err.message}\n`);
+  process.exit(1);
+});

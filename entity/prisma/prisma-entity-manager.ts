@@ -1,0 +1,152 @@
+import type {
+  EntityManager,
+  EntityRepository,
+  FieldInfo,
+  FieldType,
+  ListQuery,
+  RepositoryOptions,
+  Row,
+} from "../server/entity-manager.js";
+import { type ModelInfo, readDataModel } from "./data-model.js";
+import { isInvalidInput, isRecordNotFound, mapPrismaError } from "./prisma-errors.js";
+
+/** The subset of a Prisma model delegate the repository uses. */
+interface ModelDelegate {
+  findUnique(args: { where: Row }): Promise<Row | null>;
+  findMany(args: { where: Row; skip: number; take: number; orderBy: Row }): Promise<Row[]>;
+  create(args: { data: Row }): Promise<Row>;
+  update(args: { where: Row; data: Row }): Promise<Row>;
+  delete(args: { where: Row }): Promise<Row>;
+}
+
+export interface PrismaEntityManagerOptions {
+  /** Models to use instead of what is read from the client (e.g. for a client built another way). */
+  models?: ModelInfo[];
+}
+
+/**
+ * Serves any model of a generated Prisma client. Entity classes are model
+ * names ("Config"); each repository uses the model's delegate
+ * (`prisma.config`) and a configurable identifier field, which must be @id or
+ * @unique.
+ */
+export class PrismaEntityManager implements EntityManager {
+  private readonly models: Map<string, ModelInfo>;
+
+  constructor(
+    private readonly prisma: object,
+    options: PrismaEntityManagerOptions = {},
+  ) {
+    this.models = options.models ? new Map(options.models.map((m) => [m.name, m])) : readDataModel(prisma);
+  }
+
+  entityClasses(): string[] {
+    return [...this.models.keys()];
+  }
+
+  repository(entityClass: string, options: RepositoryOptions = {}): EntityRepository {
+    const model = this.models.get(entityClass);
+    if (!model) {
+      throw new Error(
+        `unknown Prisma model "${entityClass}" (models: ${this.entityClasses().join(", ") || "none"})`,
+      );
+    }
+    const delegateName = entityClass.charAt(0).toLowerCase() + entityClass.slice(1);
+    const delegate = (this.prisma as Record<string, unknown>)[delegateName] as ModelDelegate | undefined;
+    if (!delegate || typeof delegate.findUnique !== "function") {
+      throw new Error(`the Prisma client has no delegate "${delegateName}" for model ${entityClass}`);
+    }
+    const fields = mergeFields(model.fields, options.fields ?? {}, entityClass);
+    const identifier = options.identifier ?? "id";
+    if (!fields.some((f) => f.name === identifier)) {
+      throw new Error(`identifier "${identifier}" is not a field of ${entityClass}`);
+    }
+    if (model.uniqueFields && !model.uniqueFields.has(identifier)) {
+      throw new Error(`identifier "${identifier}" of ${entityClass} must be @id or @unique`);
+    }
+    return new PrismaRepository(entityClass, identifier, fields, delegate);
+  }
+}
+
+function mergeFields(discovered: FieldInfo[], declared: Record<string, string>, model: string): FieldInfo[] {
+  const byName = new Map(discovered.map((f) => [f.name, { ...f }]));
+  for (const [name, spec] of Object.entries(declared)) {
+    const list = spec.endsWith("[]");
+    const type = (list ? spec.slice(0, -2) : spec) as FieldType;
+    if (!byName.has(name) && discovered.length > 0) throw new Error(`"${name}" is not a field of ${model}`);
+    byName.set(name, { name, type, list });
+  }
+  return [...byName.values()];
+}
+
+class PrismaRepository implements EntityRepository {
+  constructor(
+    readonly entityClass: string,
+    readonly identifier: string,
+    readonly fields: readonly FieldInfo[],
+    private readonly delegate: ModelDelegate,
+  ) {}
+
+  private where(id: unknown): Row {
+    return { [this.identifier]: id };
+  }
+
+  async get(id: unknown): Promise<Row | null> {
+    try {
+      return await this.delegate.findUnique({ where: this.where(id) });
+    } catch (err) {
+      if (isInvalidInput(err)) return null;
+      return mapPrismaError(err);
+    }
+  }
+
+  async list(query: ListQuery): Promise<Row[]> {
+    try {
+      return await this.delegate.findMany({
+        where: query.where,
+        skip: query.skip,
+        take: query.take,
+        orderBy: { [this.identifier]: "asc" },
+      });
+    } catch (err) {
+      return mapPrismaError(err);
+    }
+  }
+
+  async insert(data: Row): Promise<Row> {
+    try {
+      return await this.delegate.create({ data });
+    } catch (err) {
+      return mapPrismaError(err);
+    }
+  }
+
+  async update(id: unknown, data: Row): Promise<Row | null> {
+    try {
+      if (Object.keys(data).length === 0) return await this.delegate.findUnique({ where: this.where(id) });
+      return await this.delegate.update({ where: this.where(id), data });
+    } catch (err) {
+      if (isRecordNotFound(err)) return null;
+      // An id PostgreSQL cannot parse names no row; a bad data value is the caller's error.
+      if (isInvalidInput(err) && !(await this.exists(id))) return null;
+      return mapPrismaError(err);
+    }
+  }
+
+  async delete(id: unknown): Promise<Row | null> {
+    try {
+      return await this.delegate.delete({ where: this.where(id) });
+    } catch (err) {
+      if (isRecordNotFound(err) || isInvalidInput(err)) return null;
+      return mapPrismaError(err);
+    }
+  }
+
+  private async exists(id: unknown): Promise<boolean> {
+    try {
+      return (await this.delegate.findUnique({ where: this.where(id) })) !== null;
+    } catch {
+      return false;
+    }
+  }
+}
