@@ -8,7 +8,7 @@ import { createApp } from "./app.js";
 export async function runServe(settings: WebhooksSettings): Promise<void> {
   const rt = await startRuntime(settings, "serve");
   const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
-  const app = createApp({ checks: healthChecks(rt, worker) });
+  const app = createApp({ prisma: rt.db.prisma, logger: rt.logger, checks: healthChecks(rt, worker) });
   const server = await listen(app, settings.listen);
   rt.shutdown.add("http server", () => server.close());
   rt.logger.info(

@@ -65,6 +65,16 @@ export class ServiceProcess {
     throw new Error(`${url} not healthy within ${timeoutMs} ms:\n${this.output}`);
   }
 
+  /** Resolves once the process printed `text` (its output arrives asynchronously). */
+  async waitForOutput(text: string | RegExp, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const found = () => (typeof text === "string" ? this.output.includes(text) : text.test(this.output));
+    while (!found()) {
+      if (Date.now() > deadline) throw new Error(`output never contained ${text}:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** Sends SIGTERM and resolves with the exit code. */
   stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
     if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);

@@ -1,0 +1,151 @@
+import { Router } from "express";
+import { generateSecret } from "../activities/secrets.js";
+import type { PrismaClient } from "../common/db/database.js";
+import { parseDuration } from "../common/duration.js";
+import { AttemptStatus, type Config } from "../generated/prisma/client.js";
+import { notFound, validation } from "./errors.js";
+import { normalizeSubscription } from "./event-types.js";
+import { afterCursor, pageOf, readPage } from "./paging.js";
+import { attemptJson, configJson, cursorJson } from "./serialize.js";
+import { sendTestDelivery } from "./test-delivery.js";
+import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
+
+interface ConfigUser {
+  endpoint: string;
+  eventTypes: string[];
+  secret?: string;
+  name?: string;
+}
+
+interface SecretChange {
+  secret?: string;
+  overlap?: string;
+}
+
+/** Longest overlap a rotated secret may keep signing. */
+const MAX_OVERLAP_MS = 720 * 3_600_000;
+
+export function checkEndpoint(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw validation(`endpoint must be an absolute http(s) URL, got ${JSON.stringify(endpoint)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw validation(`endpoint must use http or https, got ${JSON.stringify(url.protocol.slice(0, -1))}`);
+  }
+  if (url.username || url.password) throw validation("endpoint must not carry credentials in the URL");
+  return url.toString();
+}
+
+function readConfigUser(body: unknown) {
+  const c = check<ConfigUser>("ConfigUser", body);
+  return {
+    endpoint: checkEndpoint(c.endpoint),
+    eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
+    secret: c.secret ?? generateSecret(),
+    ...(c.name !== undefined ? { name: c.name } : {}),
+  };
+}
+
+/** Pending deliveries of a config that goes away end now, without another send. */
+const closePending = (prisma: PrismaClient, configId: string, reason: string) =>
+  prisma.attempt.updateMany({
+    where: { configId, status: AttemptStatus.toRetry },
+    data: { status: AttemptStatus.failed, error: reason, updatedAt: new Date() },
+  });
+
+export function configRoutes(prisma: PrismaClient): Router {
+  const r = Router();
+
+  async function load(id: string): Promise<Config> {
+    const config = UUID_RE.test(id) ? await prisma.config.findUnique({ where: { id } }) : null;
+    if (!config) throw notFound(`config ${id} not found`);
+    return config;
+  }
+
+  r.get("/configs", allowQuery("id", "endpoint", "pageSize", "cursor"), async (req, res) => {
+    const { id, endpoint } = req.query as Record<string, string | undefined>;
+    if (id !== undefined && !UUID_RE.test(id))
+      throw validation(`id must be a UUID, got ${JSON.stringify(id)}`);
+    if (endpoint !== undefined) checkEndpoint(endpoint);
+    const page = readPage(req.query, undefined);
+    const rows = await prisma.config.findMany({
+      where: { ...(id ? { id } : {}), ...(endpoint ? { endpoint } : {}), ...afterCursor("updatedAt", page) },
+      orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
+      ...(page ? { take: page.pageSize + 1 } : {}),
+    });
+    const { items, next } = pageOf(rows, page, (c) => c.updatedAt);
+    res.json(cursorJson(items.map(configJson), page && { pageSize: page.pageSize, next }));
+  });
+
+  r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
+    const config = await prisma.config.create({ data: readConfigUser(req.body) });
+    res.json({ data: configJson(config) });
+  });
+
+  r.get("/configs/:id", allowQuery(), async (req, res) => {
+    res.json({ data: configJson(await load(String(req.params.id))) });
+  });
+
+  r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
+    const data = readConfigUser(req.body);
+    const current = await load(String(req.params.id));
+    const config = await prisma.config.update({
+      where: { id: current.id },
+      data: { ...data, previousSecret: null, previousSecretExpiresAt: null, updatedAt: new Date() },
+    });
+    res.json({ data: configJson(config) });
+  });
+
+  r.delete("/configs/:id", allowQuery(), async (req, res) => {
+    const config = await load(String(req.params.id));
+    await prisma.$transaction([
+      prisma.config.delete({ where: { id: config.id } }),
+      closePending(prisma, config.id, "config deleted"),
+    ]);
+    res.status(200).json({ data: { id: config.id, deleted: true } });
+  });
+
+  for (const [action, active] of [
+    ["activate", true],
+    ["deactivate", false],
+  ] as const) {
+    r.put(`/configs/:id/${action}`, allowQuery(), async (req, res) => {
+      const current = await load(String(req.params.id));
+      const update = prisma.config.update({
+        where: { id: current.id },
+        data: { active, updatedAt: new Date() },
+      });
+      const [config] = active
+        ? [await update]
+        : await prisma.$transaction([update, closePending(prisma, current.id, "config deactivated")]);
+      res.json({ data: configJson(config) });
+    });
+  }
+
+  r.put("/configs/:id/secret/change", allowQuery(), jsonBody({ required: false }), async (req, res) => {
+    const change = req.body === undefined ? {} : check<SecretChange>("SecretChange", req.body);
+    const overlapMs = change.overlap === undefined ? 0 : parseDuration(change.overlap);
+    if (overlapMs > MAX_OVERLAP_MS) throw validation(`overlap must be at most 720h, got ${change.overlap}`);
+    const current = await load(String(req.params.id));
+    const config = await prisma.config.update({
+      where: { id: current.id },
+      data: {
+        secret: change.secret ?? generateSecret(),
+        previousSecret: overlapMs > 0 ? current.secret : null,
+        previousSecretExpiresAt: overlapMs > 0 ? new Date(Date.now() + overlapMs) : null,
+        updatedAt: new Date(),
+      },
+    });
+    res.json({ data: configJson(config) });
+  });
+
+  r.get("/configs/:id/test", allowQuery(), async (req, res) => {
+    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)));
+    res.json({ data: attemptJson(attempt) });
+  });
+
+  return r;
+}

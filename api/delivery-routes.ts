@@ -1,0 +1,67 @@
+import { Router } from "express";
+import { fromDbStatus } from "../activities/attempts-store.js";
+import type { PrismaClient } from "../common/db/database.js";
+import { notFound } from "./errors.js";
+import { afterCursor, pageOf, readPage } from "./paging.js";
+import { attemptJson, cursorJson } from "./serialize.js";
+import { allowQuery, UUID_RE } from "./validation.js";
+
+const DEFAULT_PAGE = 100;
+
+/** Deliveries and their attempts: what the reference service stored but never showed. */
+export function deliveryRoutes(prisma: PrismaClient): Router {
+  const r = Router();
+
+  async function attemptsPage(where: object, query: Record<string, unknown>) {
+    const page = readPage(query, DEFAULT_PAGE)!;
+    const rows = await prisma.attempt.findMany({
+      where: { ...where, ...afterCursor("createdAt", page) },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: page.pageSize + 1,
+    });
+    const { items, next } = pageOf(rows, page, (a) => a.createdAt);
+    return cursorJson(items.map(attemptJson), { pageSize: page.pageSize, next });
+  }
+
+  r.get("/configs/:id/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
+    const id = String(req.params.id);
+    const exists = UUID_RE.test(id) && (await prisma.config.count({ where: { id } })) > 0;
+    const hasAttempts =
+      UUID_RE.test(id) && (await prisma.attempt.count({ where: { configId: id }, take: 1 })) > 0;
+    // A deleted config's attempts stay listable until retention removes them.
+    if (!exists && !hasAttempts) throw notFound(`config ${id} not found`);
+    res.json(await attemptsPage({ configId: id }, req.query));
+  });
+
+  r.get("/webhooks/:webhookId/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
+    const webhookId = String(req.params.webhookId);
+    if (!UUID_RE.test(webhookId) || (await prisma.attempt.count({ where: { webhookId }, take: 1 })) === 0) {
+      throw notFound(`webhook ${webhookId} not found`);
+    }
+    res.json(await attemptsPage({ webhookId }, req.query));
+  });
+
+  r.get("/webhooks/:webhookId", allowQuery(), async (req, res) => {
+    const webhookId = String(req.params.webhookId);
+    const attempts = UUID_RE.test(webhookId)
+      ? await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } })
+      : [];
+    const last = attempts.at(-1);
+    if (!last) throw notFound(`webhook ${webhookId} not found`);
+    res.json({
+      data: {
+        webhookID: webhookId,
+        configID: last.configId,
+        status: fromDbStatus(last.status),
+        attemptCount: attempts.length,
+        lastStatusCode: last.statusCode,
+        ...(last.nextRetryAfter ? { nextRetryAfter: last.nextRetryAfter.toISOString() } : {}),
+        firstAttemptAt: attempts[0]!.createdAt.toISOString(),
+        lastAttemptAt: last.createdAt.toISOString(),
+        attempts: attempts.map(attemptJson),
+      },
+    });
+  });
+
+  return r;
+}

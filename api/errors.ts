@@ -1,0 +1,47 @@
+import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import type { Logger } from "../common/logger.js";
+
+export type ErrorCode = "VALIDATION" | "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "CONFLICT" | "INTERNAL";
+
+/** An error the API answers with its own status and code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const validation = (message: string) => new ApiError(400, "VALIDATION", message);
+export const notFound = (message: string) => new ApiError(404, "NOT_FOUND", message);
+
+export function sendError(res: Response, status: number, code: ErrorCode, message: string): void {
+  res.status(status).json({ errorCode: code, errorMessage: message });
+}
+
+/** 404 in the error format for paths no route serves. */
+export const unknownRoute: RequestHandler = (req, res) =>
+  sendError(res, 404, "NOT_FOUND", `no route for ${req.method} ${req.path}`);
+
+/**
+ * Last handler: every error becomes a JSON body, 500 included. Body-parser
+ * errors (malformed JSON, too large) are the caller's and say so.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message);
+    const e = err as { type?: string; status?: number; message?: string; limit?: number };
+    if (e.type === "entity.parse.failed")
+      return sendError(res, 400, "VALIDATION", `malformed JSON body: ${e.message}`);
+    if (e.type === "entity.too.large") {
+      return sendError(res, 413, "VALIDATION", `request body larger than the ${e.limit} byte limit`);
+    }
+    if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
+      return sendError(res, 415, "VALIDATION", e.message ?? "unsupported body encoding");
+    }
+    logger.error({ err, method: req.method, path: req.path }, "request failed");
+    sendError(res, 500, "INTERNAL", "internal error; see the service logs");
+  };
+}

@@ -1,0 +1,321 @@
+import { VERSION } from "../common/version.js";
+
+// The configs API as one OpenAPI 3.1 document: served at /openapi.json and
+// compiled by ajv (JSON Schema 2020-12) to validate every request, so the
+// published contract and the checks cannot drift apart.
+
+const EVENT_TYPE = {
+  type: "string",
+  minLength: 1,
+  maxLength: 255,
+  pattern: "^\\s*[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*\\.([A-Za-z0-9_-]+|\\*)\\s*$",
+  description: "an event type <app>.<type> (stored lower-cased) or a wildcard such as ledger.*",
+} as const;
+
+const SECRET = {
+  type: "string",
+  pattern: "^[A-Za-z0-9+/]{32}$",
+  description: "standard base64 of exactly 24 bytes (32 characters)",
+} as const;
+
+const TIME = { type: "string", format: "date-time" } as const;
+const UUID = { type: "string", format: "uuid" } as const;
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ "application/json": { schema } });
+const ok = (description: string, schema: object) => ({ description, content: json(schema) });
+const error = (description: string) => ({ description, content: json(ref("Error")) });
+const idParam = (name = "id", what = "config") => ({
+  name,
+  in: "path",
+  required: true,
+  description: `${what} id`,
+  schema: UUID,
+});
+const pageParams = [
+  {
+    name: "pageSize",
+    in: "query",
+    description: "items per page (1–1000); without it every item is returned",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  {
+    name: "cursor",
+    in: "query",
+    description: "the `next` value of the previous page",
+    schema: { type: "string" },
+  },
+];
+const errors = {
+  400: error("invalid request: the message names the field"),
+  401: error("missing or invalid bearer token (when authentication is on)"),
+  403: error("the token lacks the scope"),
+  500: error("internal error"),
+};
+
+export const openapi = {
+  openapi: "3.1.0",
+  info: {
+    title: "Webhooks configs API",
+    version: VERSION,
+    description:
+      "Manage webhook configs (subscriptions of endpoints to event types), inspect deliveries and their attempts.",
+  },
+  components: {
+    securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+    schemas: {
+      ConfigUser: {
+        type: "object",
+        description: "A config as the caller sends it (create and update).",
+        required: ["endpoint", "eventTypes"],
+        additionalProperties: false,
+        properties: {
+          endpoint: {
+            type: "string",
+            maxLength: 2048,
+            description: "absolute http(s) URL the events are POSTed to",
+          },
+          eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
+          secret: { ...SECRET, description: `${SECRET.description}; generated when absent` },
+          name: { type: "string", maxLength: 255 },
+        },
+      },
+      SecretChange: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          secret: { ...SECRET, description: `${SECRET.description}; generated when absent` },
+          overlap: {
+            type: "string",
+            pattern: "^([0-9]+(\\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$",
+            description:
+              "how long the previous secret keeps signing alongside the new one (Go duration, at most 720h); immediate rotation when absent",
+          },
+        },
+      },
+      Config: {
+        type: "object",
+        required: ["id", "name", "endpoint", "eventTypes", "secret", "active", "createdAt", "updatedAt"],
+        properties: {
+          id: UUID,
+          name: { type: "string" },
+          endpoint: { type: "string" },
+          eventTypes: { type: "array", items: { type: "string" } },
+          secret: SECRET,
+          previousSecretExpiresAt: {
+            ...TIME,
+            description: "present while the rotated-out secret still signs deliveries",
+          },
+          active: { type: "boolean" },
+          createdAt: TIME,
+          updatedAt: TIME,
+        },
+      },
+      Attempt: {
+        type: "object",
+        required: [
+          "id",
+          "webhookID",
+          "config",
+          "payload",
+          "statusCode",
+          "retryAttempt",
+          "status",
+          "createdAt",
+          "updatedAt",
+        ],
+        properties: {
+          id: UUID,
+          webhookID: UUID,
+          config: { type: "object", description: "snapshot of the config at send time, without its secret" },
+          payload: { type: "string", description: "the body that was sent" },
+          statusCode: { type: "integer", description: "HTTP status; 0 when no answer came" },
+          retryAttempt: { type: "integer" },
+          status: { enum: ["success", "to retry", "retrying", "failed"] },
+          nextRetryAfter: { ...TIME, description: "when the next try happens (status `to retry`)" },
+          error: { type: "string", description: "transport error, or why the delivery ended" },
+          createdAt: TIME,
+          updatedAt: TIME,
+        },
+      },
+      Delivery: {
+        type: "object",
+        description: "One event delivered to one config: the aggregate of its attempts.",
+        required: ["webhookID", "configID", "status", "attemptCount", "attempts"],
+        properties: {
+          webhookID: UUID,
+          configID: UUID,
+          status: { enum: ["success", "to retry", "retrying", "failed"] },
+          attemptCount: { type: "integer" },
+          lastStatusCode: { type: "integer" },
+          nextRetryAfter: TIME,
+          firstAttemptAt: TIME,
+          lastAttemptAt: TIME,
+          attempts: { type: "array", items: ref("Attempt") },
+        },
+      },
+      ConfigCursor: cursorOf("Config"),
+      AttemptCursor: cursorOf("Attempt"),
+      Error: {
+        type: "object",
+        required: ["errorCode", "errorMessage"],
+        properties: {
+          errorCode: {
+            enum: ["VALIDATION", "NOT_FOUND", "UNAUTHORIZED", "FORBIDDEN", "CONFLICT", "INTERNAL"],
+          },
+          errorMessage: { type: "string" },
+        },
+      },
+    },
+  },
+  security: [{ bearer: [] }],
+  paths: {
+    "/configs": {
+      get: {
+        operationId: "listConfigs",
+        summary: "List configs, newest update first",
+        parameters: [
+          { name: "id", in: "query", schema: UUID, description: "only the config with this id" },
+          {
+            name: "endpoint",
+            in: "query",
+            schema: { type: "string" },
+            description: "only configs with this endpoint",
+          },
+          ...pageParams,
+        ],
+        responses: { 200: ok("the configs", ref("ConfigCursor")), ...errors },
+      },
+      post: {
+        operationId: "createConfig",
+        summary: "Create a config (active)",
+        requestBody: { required: true, content: json(ref("ConfigUser")) },
+        responses: { 200: ok("the created config", dataOf("Config")), ...errors },
+      },
+    },
+    "/configs/{id}": {
+      parameters: [idParam()],
+      get: {
+        operationId: "getConfig",
+        summary: "Get one config",
+        responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+      put: {
+        operationId: "updateConfig",
+        summary: "Replace a config's endpoint, event types, name and secret (a new secret when absent)",
+        requestBody: { required: true, content: json(ref("ConfigUser")) },
+        responses: {
+          200: ok("the updated config", dataOf("Config")),
+          404: error("no such config"),
+          ...errors,
+        },
+      },
+      delete: {
+        operationId: "deleteConfig",
+        summary: "Delete a config; its pending deliveries end failed without another send",
+        responses: { 200: { description: "deleted" }, 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/activate": {
+      parameters: [idParam()],
+      put: {
+        operationId: "activateConfig",
+        summary: "Activate a config",
+        responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/deactivate": {
+      parameters: [idParam()],
+      put: {
+        operationId: "deactivateConfig",
+        summary: "Deactivate a config; its pending deliveries end failed without another send",
+        responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/secret/change": {
+      parameters: [idParam()],
+      put: {
+        operationId: "changeConfigSecret",
+        summary:
+          "Rotate the secret (generated when absent), optionally keeping the old one signing for an overlap",
+        requestBody: { required: false, content: json(ref("SecretChange")) },
+        responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/test": {
+      parameters: [idParam()],
+      get: {
+        operationId: "testConfig",
+        summary: "Send a signed test event to the endpoint now and return the recorded attempt",
+        responses: { 200: ok("the attempt", dataOf("Attempt")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/attempts": {
+      parameters: [idParam()],
+      get: {
+        operationId: "listConfigAttempts",
+        summary: "Attempts of every delivery to this config, newest first (paged, default 100)",
+        parameters: pageParams,
+        responses: { 200: ok("attempts", ref("AttemptCursor")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/webhooks/{webhookId}": {
+      parameters: [idParam("webhookId", "webhook (delivery)")],
+      get: {
+        operationId: "getDelivery",
+        summary: "One delivery: current status, next retry and every attempt",
+        responses: { 200: ok("the delivery", dataOf("Delivery")), 404: error("no such delivery"), ...errors },
+      },
+    },
+    "/webhooks/{webhookId}/attempts": {
+      parameters: [idParam("webhookId", "webhook (delivery)")],
+      get: {
+        operationId: "listDeliveryAttempts",
+        summary: "Attempts of one delivery, newest first (paged, default 100)",
+        parameters: pageParams,
+        responses: { 200: ok("attempts", ref("AttemptCursor")), 404: error("no such delivery"), ...errors },
+      },
+    },
+    "/_healthcheck": {
+      get: {
+        operationId: "health",
+        security: [],
+        summary: "Dependencies of the process (database, Temporal, worker)",
+        responses: {
+          200: { description: "healthy" },
+          503: { description: "a dependency failed; the body names it" },
+        },
+      },
+    },
+    "/_info": {
+      get: {
+        operationId: "info",
+        security: [],
+        summary: "Service version",
+        responses: { 200: ok("version", { type: "object", properties: { version: { type: "string" } } }) },
+      },
+    },
+  },
+};
+
+function dataOf(name: string) {
+  return { type: "object", required: ["data"], properties: { data: ref(name) } };
+}
+
+function cursorOf(name: string) {
+  return {
+    type: "object",
+    required: ["cursor"],
+    properties: {
+      cursor: {
+        type: "object",
+        required: ["hasMore", "data"],
+        properties: {
+          pageSize: { type: "integer" },
+          hasMore: { type: "boolean" },
+          next: { type: "string", description: "pass as `cursor` to get the next page" },
+          data: { type: "array", items: ref(name) },
+        },
+      },
+    },
+  };
+}

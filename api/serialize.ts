@@ -1,0 +1,48 @@
+import { fromDbStatus } from "../activities/attempts-store.js";
+import type { Attempt, Config } from "../generated/prisma/client.js";
+
+// JSON shapes of the API (camelCase, as the reference contract names them).
+
+export function configJson(c: Config) {
+  return {
+    id: c.id,
+    name: c.name,
+    endpoint: c.endpoint,
+    eventTypes: c.eventTypes,
+    secret: c.secret,
+    ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
+      ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
+      : {}),
+    active: c.active,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+export function attemptJson(a: Attempt) {
+  return {
+    id: a.id,
+    webhookID: a.webhookId,
+    config: a.config,
+    payload: a.payload,
+    statusCode: a.statusCode,
+    retryAttempt: a.retryAttempt,
+    status: fromDbStatus(a.status),
+    ...(a.nextRetryAfter ? { nextRetryAfter: a.nextRetryAfter.toISOString() } : {}),
+    ...(a.error ? { error: a.error } : {}),
+    createdAt: a.createdAt.toISOString(),
+    updatedAt: a.updatedAt.toISOString(),
+  };
+}
+
+/** The cursor wrapper of list answers. */
+export function cursorJson<T>(data: T[], page?: { pageSize: number; next?: string | undefined }) {
+  return {
+    cursor: {
+      ...(page ? { pageSize: page.pageSize } : {}),
+      hasMore: Boolean(page?.next),
+      ...(page?.next ? { next: page.next } : {}),
+      data,
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { randomUUID } from "node:crypto";
+import { recordAttempt } from "../activities/attempts-store.js";
+import { classify } from "../activities/delivery-policy.js";
+import { sendWebhook } from "../activities/http-send.js";
+import { activeSecrets } from "../activities/secrets.js";
+import type { PrismaClient } from "../common/db/database.js";
+import type { Attempt, Config } from "../generated/prisma/client.js";
+
+/**
+ * GET /configs/{id}/test: one signed test event through the same send code as
+ * real deliveries (`svc-webhook-test: true`), recorded as a single attempt
+ * (success or failed, never retried).
+ */
+export async function sendTestDelivery(prisma: PrismaClient, config: Config): Promise<Attempt> {
+  const webhookId = randomUUID();
+  const event = {
+    idempotency_key: `test-${webhookId}`,
+    date: new Date().toISOString(),
+    app: "webhooks",
+    version: "v1",
+    type: "webhooks.test",
+    payload: { data: "test" },
+  };
+  const body = JSON.stringify(event);
+  const result = await sendWebhook({
+    endpoint: config.endpoint,
+    webhookId,
+    body,
+    secrets: activeSecrets(config, new Date()),
+    idempotencyKey: event.idempotency_key,
+    test: true,
+  });
+  return recordAttempt(prisma, {
+    webhookId,
+    config,
+    payload: body,
+    statusCode: result.statusCode,
+    retryAttempt: 0,
+    status: classify(result.statusCode) === "success" ? "success" : "failed",
+    nextRetryAfter: null,
+    error: result.error ?? null,
+  });
+}

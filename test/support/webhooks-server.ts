@@ -1,0 +1,79 @@
+import { freePort } from "./ports.js";
+import { createTestDatabase, type TestDatabase } from "./postgres.js";
+import { ServiceProcess } from "./process.js";
+import { testTemporal } from "./temporal.js";
+
+export interface WebhooksUnderTest {
+  url: string;
+  db: TestDatabase;
+  process: ServiceProcess;
+  taskQueue: string;
+  temporalAddress: string;
+  /** JSON request helper returning status and parsed body. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer>;
+  stop(): Promise<void>;
+}
+
+export interface ApiAnswer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: test bodies are inspected field by field
+  body: any;
+  text: string;
+}
+
+/** `webhooks serve` on a fresh migrated database and the shared test Temporal server. */
+export async function startWebhooks(
+  opts: { worker?: boolean; args?: string[] } = {},
+): Promise<WebhooksUnderTest> {
+  const db = await createTestDatabase();
+  const temporal = await testTemporal();
+  const port = await freePort();
+  const taskQueue = `test-${port}-${Date.now()}`;
+  const proc = new ServiceProcess("webhooks", [
+    "serve",
+    ...(opts.worker ? ["--worker"] : []),
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--storage-sqldb-conn-string",
+    db.url,
+    "--temporal-address",
+    temporal.address,
+    "--task-queue",
+    taskQueue,
+    ...(opts.args ?? []),
+  ]);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await proc.waitHealthy(`${url}/_healthcheck`);
+  } catch (err) {
+    await proc.stop();
+    await db.drop();
+    throw err;
+  }
+  return {
+    url,
+    db,
+    process: proc,
+    taskQueue,
+    temporalAddress: temporal.address,
+    async call(method, path, body, headers = {}) {
+      const res = await fetch(url + path, {
+        method,
+        headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+        ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, body: parsed, text };
+    },
+    async stop() {
+      await proc.stop();
+      await db.drop();
+    },
+  };
+}
