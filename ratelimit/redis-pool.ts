@@ -148,9 +148,16 @@ export class RedisPool {
               ),
             );
           } else {
+            // The extra connection is handed over once it is ready (or has failed, which `with` reports).
             const extra = this.open();
             this.overflow.add(extra);
-            resolve(extra);
+            const done = () => {
+              extra.off("ready", done);
+              extra.off("error", done);
+              resolve(extra);
+            };
+            extra.once("ready", done);
+            extra.once("error", done);
           }
         }, this.settings.poolOnEmptyWaitMs);
       }

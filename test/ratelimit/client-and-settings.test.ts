@@ -1,0 +1,224 @@
+// The `ratelimit-client` command, the unix-socket listener (GRPC_UDS), and the
+// settings read from the environment (names, defaults, and errors for bad values).
+
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect } from "chai";
+import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { commandPath, RateLimitProcess, Runtime, uniq } from "./harness.js";
+
+const CONFIG = `domain: cli
+descriptors:
+  - {key: a, rate_limit: {unit: hour, requests_per_unit: 2}}
+  - key: outer
+    value: o
+    descriptors:
+      - {key: inner, rate_limit: {unit: day, requests_per_unit: 7}}
+`;
+
+function run(name: string, args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("ratelimit-client command", function () {
+  this.timeout(60_000);
+  let runtime: Runtime;
+  let svc: RateLimitProcess;
+
+  before(async () => {
+    runtime = new Runtime({ "cli.yaml": CONFIG });
+    svc = await RateLimitProcess.start({ runtime });
+  });
+  after(async () => {
+    await svc?.stop();
+    runtime?.cleanup();
+  });
+
+  it("sends repeatable -descriptors with comma-separated pairs and prints the response", async () => {
+    const v = uniq();
+    const out = await run("ratelimit-client", [
+      "-dial_string",
+      svc.grpcAddress,
+      "-domain",
+      "cli",
+      "-descriptors",
+      `a=${v}`,
+      `-descriptors=outer=o,inner=${v}`,
+    ]);
+    expect(out.code, out.stderr).to.equal(0);
+    expect(out.stdout).to.include("domain: cli");
+    expect(out.stdout).to.include(`descriptors: [a=${v}] [outer=o, inner=${v}]`);
+    const response = JSON.parse(out.stdout.slice(out.stdout.indexOf("response: ") + 10)) as {
+      overallCode: string;
+      statuses: { limitRemaining: number; currentLimit: { unit: string } }[];
+    };
+    expect(response.overallCode).to.equal("OK");
+    expect(response.statuses.map((s) => [s.limitRemaining, s.currentLimit.unit])).to.deep.equal([
+      [1, "HOUR"],
+      [6, "DAY"],
+    ]);
+    const again = await run("ratelimit-client", [
+      "-dial_string",
+      svc.grpcAddress,
+      "-domain",
+      "cli",
+      "-descriptors",
+      `a=${v}`,
+    ]);
+    const third = await run("ratelimit-client", [
+      "-dial_string",
+      svc.grpcAddress,
+      "-domain",
+      "cli",
+      "-descriptors",
+      `a=${v}`,
+    ]);
+    expect(again.stdout).to.include('"overallCode": "OK"');
+    expect(third.stdout).to.include('"overallCode": "OVER_LIMIT"');
+  });
+
+  it("prints the service's error and exits 1", async () => {
+    const out = await run("ratelimit-client", [
+      "-dial_string",
+      svc.grpcAddress,
+      "-domain",
+      "",
+      "-descriptors",
+      "a=b",
+    ]);
+    expect(out.code).to.equal(1);
+    expect(out.stderr).to.include("UNKNOWN: rate limit domain must not be empty");
+  });
+
+  it("rejects bad flags with usage and exit code 2", async () => {
+    const bad = await run("ratelimit-client", ["-domain", "d", "-descriptors", "novalue"]);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include("expected name=value pairs");
+    const unknown = await run("ratelimit-client", ["-bogus", "x"]);
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.include("flag provided but not defined: -bogus");
+    expect(unknown.stderr).to.include("-dial_string");
+  });
+
+  it("GRPC_UDS serves gRPC on a unix socket", async () => {
+    const socket = path.join(runtime.base, "rl.sock");
+    const uds = await RateLimitProcess.start({ runtime, backend: "memory", env: { GRPC_UDS: socket } });
+    try {
+      expect(uds.grpcAddress).to.equal(`unix:${socket}`);
+      expect((await uds.call("cli", [[["a", uniq()]]])).overallCode).to.equal(Code.OK);
+      const out = await run("ratelimit-client", [
+        "-dial_string",
+        `unix:${socket}`,
+        "-domain",
+        "cli",
+        "-descriptors",
+        "a=x",
+      ]);
+      expect(out.code, out.stderr).to.equal(0);
+    } finally {
+      await uds.stop();
+    }
+  });
+});
+
+describe("ratelimit settings", () => {
+  it("has the spec's defaults", () => {
+    const s = loadSettings({});
+    expect(s).to.deep.include({
+      host: "0.0.0.0",
+      port: 8080,
+      grpcHost: "0.0.0.0",
+      grpcPort: 8081,
+      debugPort: 6070,
+      configType: "FILE",
+      runtimeRoot: "/srv/runtime_data/current",
+      runtimeSubdirectory: "",
+      runtimeAppDirectory: "config",
+      runtimeIgnoreDotFiles: false,
+      runtimeWatchRoot: true,
+      mergeDomainConfig: false,
+      shadowMode: false,
+      cacheKeyPrefix: "",
+      stopCacheKeyIncrementWhenOverlimit: false,
+      localCacheSizeInBytes: 0,
+      nearLimitRatio: 0.8,
+      healthyWithAtLeastOneConfigLoaded: false,
+      limitLimitHeader: "RateLimit-Limit",
+      limitRemainingHeader: "RateLimit-Remaining",
+      limitResetHeader: "RateLimit-Reset",
+      backendType: "memory",
+      statsFlushIntervalMs: 10_000,
+    });
+    expect(s.kvstore).to.deep.include({
+      type: "single",
+      poolSize: 10,
+      timeoutMs: 10_000,
+      poolOnEmptyBehavior: "CREATE",
+      poolOnEmptyWaitMs: 1000,
+      pipelineWindowMs: 0,
+      healthCheckActiveConnection: false,
+    });
+    expect(loadSettings({ KVSTORE_URL: "127.0.0.1:6379" }).backendType).to.equal("redis");
+  });
+
+  it("reads Go-style booleans and durations", () => {
+    const s = loadSettings({
+      SHADOW_MODE: "1",
+      KVSTORE_TIMEOUT: "1m30s",
+      GRPC_MAX_CONNECTION_AGE: "5m",
+      MERGE_DOMAIN_CONFIG: "T",
+    });
+    expect([s.shadowMode, s.kvstore.timeoutMs, s.grpcMaxConnectionAgeMs, s.mergeDomainConfig]).to.deep.equal([
+      true,
+      90_000,
+      300_000,
+      true,
+    ]);
+  });
+
+  it("reports every bad value with its variable name", () => {
+    try {
+      loadSettings({
+        SHADOW_MODE: "yes please",
+        PORT: "http",
+        NEAR_LIMIT_RATIO: "1.5",
+        KVSTORE_TIMEOUT: "10 seconds",
+        KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "PANIC",
+        BACKEND_TYPE: "redis",
+      });
+      expect.fail("expected a SettingsError");
+    } catch (err) {
+      expect(err).to.be.instanceOf(SettingsError);
+      const problems = (err as SettingsError).problems.join("\n");
+      for (const name of [
+        "SHADOW_MODE",
+        "PORT",
+        "NEAR_LIMIT_RATIO",
+        "KVSTORE_TIMEOUT",
+        "KVSTORE_POOL_ON_EMPTY_BEHAVIOR",
+        "KVSTORE_URL",
+      ]) {
+        expect(problems).to.include(name);
+      }
+    }
+  });
+
+  it("the command exits 2 and names the variable when a setting is bad", async () => {
+    const out = await run("ratelimit", [], { PORT: "nope" });
+    expect(out.code).to.equal(2);
+    expect(out.stderr).to.include('PORT="nope": expected an integer');
+  });
+});

@@ -1,0 +1,192 @@
+// Redis going away and coming back, on a private redis-server started on a free
+// port: calls fail with a gRPC error counted as redis_error (the process stays up),
+// /json answers 500, the cache health component fails with
+// KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and everything recovers when Redis
+// returns. Also the pool's ERROR behaviour when every connection is busy.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import * as grpc from "@grpc/grpc-js";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { freePort } from "../support/ports.js";
+import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
+
+const CONFIG = "domain: outage\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 100}}]\n";
+
+class PrivateRedis {
+  child: ChildProcess | undefined;
+  constructor(readonly port: number) {}
+
+  async start(): Promise<void> {
+    this.child = spawn(
+      "redis-server",
+      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      {
+        stdio: "ignore",
+      },
+    );
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const r = new Redis({
+        port: this.port,
+        host: "127.0.0.1",
+        lazyConnect: true,
+        retryStrategy: () => null,
+      });
+      r.on("error", () => {});
+      const ok = await r.connect().then(
+        () => r.ping().then(() => true),
+        () => false,
+      );
+      r.disconnect();
+      if (ok) return;
+      await sleep(50);
+    }
+    throw new Error(`redis-server on ${this.port} did not start`);
+  }
+
+  kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once("exit", () => resolve());
+      child.kill("SIGKILL");
+    });
+  }
+}
+
+describe("ratelimit with Redis down and back", function () {
+  this.timeout(60_000);
+  let runtime: Runtime;
+  let redis: PrivateRedis;
+  let svc: RateLimitProcess | undefined;
+
+  before(async () => {
+    runtime = new Runtime({ "outage.yaml": CONFIG });
+    redis = new PrivateRedis(await freePort());
+    await redis.start();
+  });
+  after(async () => {
+    await svc?.stop();
+    await redis?.kill();
+    runtime?.cleanup();
+  });
+
+  it("fails calls while Redis is down, stays up, and recovers when it returns", async () => {
+    svc = await RateLimitProcess.start({
+      runtime,
+      env: {
+        KVSTORE_URL: `127.0.0.1:${redis.port}`,
+        KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true",
+        KVSTORE_TIMEOUT: "2s",
+      },
+    });
+    const v = uniq();
+    expect((await svc.call("outage", [[["k", v]]])).statuses[0]!.limitRemaining).to.equal(99);
+    expect((await fetch(`${svc.httpUrl}/healthcheck`)).status).to.equal(200);
+
+    await redis.kill();
+    const started = Date.now();
+    const err = await svc.call("outage", [[["k", v]]]).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
+    expect(err?.code).to.equal(grpc.status.UNKNOWN);
+    expect(err?.details).to.match(/^redis 127\.0\.0\.1:\d+: /);
+    expect(Date.now() - started).to.be.lessThan(2000);
+    expect(await svc.stat("ratelimit.service.call.should_rate_limit.redis_error")).to.be.at.least(1);
+    // total_hits is counted before the store is asked, as in the reference.
+    expect(await svc.stat("ratelimit.service.rate_limit.outage.k.total_hits")).to.equal(2);
+
+    const json = await svc.json({ domain: "outage", descriptors: [{ entries: [{ key: "k", value: v }] }] });
+    expect(json.status).to.equal(500);
+    expect(json.body).to.include("redis 127.0.0.1");
+    const health = await fetch(`${svc.httpUrl}/healthcheck`);
+    expect(health.status).to.equal(500);
+    expect(await health.text()).to.include("cache: no active connection");
+    expect(svc.child.exitCode).to.equal(null);
+
+    await redis.start();
+    await svc.until(
+      "decisions to work again",
+      async () => (await svc!.call("outage", [[["k", uniq()]]])).overallCode === Code.OK,
+      15_000,
+    );
+    expect((await fetch(`${svc.httpUrl}/healthcheck`)).status).to.equal(200);
+    await svc.stop();
+    svc = undefined;
+  });
+
+  it("starts while Redis is down and serves once it is up", async () => {
+    await redis.kill();
+    svc = await RateLimitProcess.start({
+      runtime,
+      env: { KVSTORE_URL: `127.0.0.1:${redis.port}`, KVSTORE_TIMEOUT: "1s" },
+    });
+    const failed = await svc.call("outage", [[["k", uniq()]]]).then(
+      () => false,
+      () => true,
+    );
+    expect(failed).to.equal(true);
+    await redis.start();
+    await svc.until(
+      "decisions to work",
+      async () => (await svc!.call("outage", [[["k", uniq()]]])).overallCode === Code.OK,
+      15_000,
+    );
+    await svc.stop();
+    svc = undefined;
+  });
+
+  it("KVSTORE_POOL_ON_EMPTY_BEHAVIOR=ERROR fails a call when every connection stays busy past the wait", async () => {
+    svc = await RateLimitProcess.start({
+      runtime,
+      env: {
+        KVSTORE_URL: `127.0.0.1:${redis.port}`,
+        KVSTORE_POOL_SIZE: "1",
+        KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "ERROR",
+        KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "100ms",
+      },
+    });
+    const admin = new Redis({ port: redis.port, host: "127.0.0.1" });
+    try {
+      await admin.call("CLIENT", "PAUSE", "600", "WRITE");
+      const results = await Promise.allSettled([
+        svc.call("outage", [[["k", uniq()]]]),
+        svc.call("outage", [[["k", uniq()]]]),
+      ]);
+      const errors = results
+        .filter((r) => r.status === "rejected")
+        .map((r) => (r.reason as grpc.ServiceError).details);
+      expect(errors).to.have.length(1);
+      expect(errors[0]).to.include("redis pool empty");
+      expect(results.filter((r) => r.status === "fulfilled")).to.have.length(1);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it("KVSTORE_POOL_ON_EMPTY_BEHAVIOR=CREATE opens an extra connection after the wait", async () => {
+    await svc?.stop();
+    svc = await RateLimitProcess.start({
+      runtime,
+      env: {
+        KVSTORE_URL: `127.0.0.1:${redis.port}`,
+        KVSTORE_POOL_SIZE: "1",
+        KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "100ms",
+      },
+    });
+    const admin = new Redis({ port: redis.port, host: "127.0.0.1" });
+    try {
+      await admin.call("CLIENT", "PAUSE", "600", "WRITE");
+      const results = await Promise.allSettled([
+        svc.call("outage", [[["k", uniq()]]]),
+        svc.call("outage", [[["k", uniq()]]]),
+      ]);
+      expect(results.map((r) => r.status)).to.deep.equal(["fulfilled", "fulfilled"]);
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
