@@ -3,6 +3,9 @@ import type { PrismaClient } from "../common/db/database.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
+import type { BrokerPublisher } from "../workers/broker/types.js";
+import { auditTrail } from "./audit.js";
+import { type AuthOptions, requireToken } from "./auth.js";
 import { configRoutes } from "./config-routes.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
@@ -15,6 +18,9 @@ export interface AppDeps {
   prisma: PrismaClient;
   logger: Logger;
   checks: Record<string, HealthCheck>;
+  /** Bearer-token authentication of every API route (health, info and the document stay open). */
+  auth?: AuthOptions | undefined;
+  audit?: { publisher: BrokerPublisher; topic: string } | undefined;
 }
 
 /** The HTTP application of `serve`: the configs API plus health, info and the OpenAPI document. */
@@ -29,6 +35,8 @@ export function createApp(deps: AppDeps): Express {
   app.get("/openapi.json", (_req, res) => {
     res.json(openapi);
   });
+  if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
+  if (deps.auth) app.use(requireToken(deps.auth));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));
   app.use(configRoutes(deps.prisma));
   app.use(deliveryRoutes(deps.prisma));

@@ -1,4 +1,6 @@
 import { listen } from "../common/http-server.js";
+import { openPublisher } from "../workers/broker/index.js";
+import type { BrokerPublisher } from "../workers/broker/types.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
 import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
@@ -8,7 +10,20 @@ import { createApp } from "./app.js";
 export async function runServe(settings: WebhooksSettings): Promise<void> {
   const rt = await startRuntime(settings, "serve");
   const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
-  const app = createApp({ prisma: rt.db.prisma, logger: rt.logger, checks: healthChecks(rt, worker) });
+  let audit: { publisher: BrokerPublisher; topic: string } | undefined;
+  if (settings.auditTopic) {
+    const publisher = await openPublisher(settings, rt.logger);
+    rt.shutdown.add("audit publisher", () => publisher.close());
+    audit = { publisher, topic: settings.auditTopic };
+  }
+  const app = createApp({
+    prisma: rt.db.prisma,
+    logger: rt.logger,
+    checks: healthChecks(rt, worker),
+    auth: settings.auth,
+    audit,
+  });
+  if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
   const server = await listen(app, settings.listen);
   rt.shutdown.add("http server", () => server.close());
   rt.logger.info(

@@ -133,6 +133,25 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(new Option("--temporal-api-key <key>", "API key (Temporal Cloud)").env("TEMPORAL_API_KEY"))
     .addOption(
       new Option("--task-queue <name>", "Temporal task queue of delivery workflows").default("webhooks"),
+    )
+    .addOption(
+      new Option(
+        "--audit-topic <topic>",
+        'broker topic every API call is published to ("" disables)',
+      ).default("audit"),
+    )
+    .addOption(
+      new Option("--auth-jwks-url <url>", "turns on bearer-token auth: JWKS of the token issuer").env(
+        "AUTH_JWKS_URL",
+      ),
+    )
+    .addOption(new Option("--auth-issuer <iss>", "required token issuer (iss)").env("AUTH_ISSUER"))
+    .addOption(new Option("--auth-audience <aud>", "required token audience (aud)").env("AUTH_AUDIENCE"))
+    .addOption(new Option("--auth-read-scope <scope>", "scope for GET routes").default("webhooks:read"))
+    .addOption(
+      new Option("--auth-write-scope <scope>", "scope for every other route (implies read)").default(
+        "webhooks:write",
+      ),
     );
 }
 
@@ -176,7 +195,27 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     kafkaConsumerGroup: opt("kafkaConsumerGroup"),
     temporal,
     taskQueue: opt("taskQueue"),
+    auditTopic: opt("auditTopic"),
+    ...(str("authJwksUrl")
+      ? {
+          auth: {
+            jwksUrl: checkUrl("--auth-jwks-url", str("authJwksUrl")!),
+            issuer: str("authIssuer"),
+            audience: str("authAudience"),
+            readScope: opt<string>("authReadScope"),
+            writeScope: opt<string>("authWriteScope"),
+          },
+        }
+      : {}),
   };
+}
+
+function checkUrl(flag: string, value: string): string {
+  try {
+    return new URL(value).toString();
+  } catch {
+    throw new Error(`${flag} must be an absolute URL, got "${value}"`);
+  }
 }
 
 function checkPolicy(s: WebhooksSettings): void {

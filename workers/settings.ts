@@ -1,3 +1,4 @@
+import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 
@@ -30,4 +31,7 @@ export interface WebhooksSettings {
   // Temporal.
   temporal: TemporalOptions;
   taskQueue: string;
+  // API only.
+  auditTopic: string;
+  auth?: AuthOptions;
 }

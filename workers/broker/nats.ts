@@ -1,0 +1,156 @@
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  connect,
+  DeliverPolicy,
+  type JetStreamManager,
+  type NatsConnection,
+  nanos,
+  RetentionPolicy,
+} from "nats";
+import type { Logger } from "../../common/logger.js";
+import type { BrokerConsumer, BrokerPublisher, MessageHandler } from "./types.js";
+
+export interface NatsOptions {
+  url: string;
+  /** Stream created for the subjects when no stream holds them yet. */
+  stream: string;
+  logger: Logger;
+}
+
+export async function connectNats(url: string, logger: Logger, name: string): Promise<NatsConnection> {
+  try {
+    const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 2000 });
+    logger.info({ url }, "connected to NATS");
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect" || s.type === "reconnect")
+          logger.warn({ url, event: s.type }, "NATS connection");
+      }
+    })();
+    return nc;
+  } catch (err) {
+    throw new Error(`cannot reach NATS at ${url}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The stream holding `subjects`: an existing one that already captures them
+ * (operators may provision their own), else `name`, created or extended.
+ */
+export async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[]): Promise<string> {
+  const missing: string[] = [];
+  let found: string | undefined;
+  for (const subject of subjects) {
+    const stream = await jsm.streams.find(subject).catch(() => undefined);
+    if (stream) found ??= stream;
+    else missing.push(subject);
+  }
+  if (missing.length === 0) return found!;
+  const existing = await jsm.streams.info(name).catch(() => undefined);
+  if (existing) {
+    await jsm.streams.update(name, { subjects: [...new Set([...existing.config.subjects, ...missing])] });
+  } else {
+    await jsm.streams.add({ name, subjects: missing, retention: RetentionPolicy.Limits });
+  }
+  return name;
+}
+
+/**
+ * Durable JetStream pull consumers over the topics, one per topic (a single
+ * consumer with several filter subjects needs NATS 2.10; Debian ships 2.9).
+ * Explicit acks; a failed handler naks the message for redelivery.
+ */
+export class NatsConsumer implements BrokerConsumer {
+  private nc?: NatsConnection;
+  private readonly subscriptions: ConsumerMessages[] = [];
+  private readonly loops: Promise<void>[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly opts: NatsOptions & { durable: string; topics: string[]; concurrency: number },
+  ) {}
+
+  async start(handler: MessageHandler): Promise<void> {
+    const { logger, topics, durable, concurrency } = this.opts;
+    this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
+    const jsm = await this.nc.jetstreamManager();
+    const stream = await ensureStream(jsm, this.opts.stream, topics);
+    for (const topic of topics) {
+      const name = `${durable}-${topic.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+      const existing = await jsm.consumers.info(stream, name).catch(() => undefined);
+      if (!existing) {
+        await jsm.consumers.add(stream, {
+          durable_name: name,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          filter_subject: topic,
+          ack_wait: nanos(60_000),
+          max_ack_pending: concurrency * 4,
+        });
+      }
+      const consumer = await this.nc.jetstream().consumers.get(stream, name);
+      const messages = await consumer.consume({ max_messages: concurrency });
+      this.subscriptions.push(messages);
+      this.loops.push(this.pump(messages, handler));
+      logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");
+    }
+  }
+
+  private async pump(messages: ConsumerMessages, handler: MessageHandler): Promise<void> {
+    for await (const m of messages) {
+      while (this.inFlight.size >= this.opts.concurrency) await Promise.race(this.inFlight);
+      const work = handler({ topic: m.subject, data: m.data, deliveryCount: m.info.redeliveryCount })
+        .then(() => m.ack())
+        .catch((err: Error) => {
+          this.opts.logger.warn({ topic: m.subject, err: err.message }, "message handling failed: redelivering");
+          m.nak(1000);
+        });
+      const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
+      this.inFlight.add(tracked);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.subscriptions.map((m) => m.close()));
+    await Promise.all(this.loops);
+    await Promise.all(this.inFlight);
+    await this.nc?.drain();
+  }
+
+  async healthy(): Promise<void> {
+    if (!this.nc || this.nc.isClosed()) throw new Error("not connected to NATS");
+    await this.nc.flush();
+  }
+}
+
+/** Publishes JSON messages to JetStream subjects (a stream is ensured per subject on first use). */
+export class NatsPublisher implements BrokerPublisher {
+  private readonly ready = new Map<string, Promise<unknown>>();
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly stream: string,
+  ) {}
+
+  static async connect(opts: NatsOptions): Promise<NatsPublisher> {
+    const nc = await connectNats(opts.url, opts.logger, "webhooks-publisher");
+    return new NatsPublisher(nc, await nc.jetstreamManager(), opts.stream);
+  }
+
+  async publish(topic: string, message: unknown): Promise<void> {
+    let ready = this.ready.get(topic);
+    if (!ready) {
+      ready = ensureStream(this.jsm, this.stream, [topic]);
+      this.ready.set(topic, ready);
+      ready.catch(() => this.ready.delete(topic));
+    }
+    await ready;
+    await this.nc.jetstream().publish(topic, JSON.stringify(message));
+  }
+
+  close(): Promise<void> {
+    return this.nc.drain();
+  }
+}
