@@ -1,5 +1,6 @@
 // Effective settings: every key of the schema in schema order, with the spec's defaults filled
 // in and cmake.define resolved to the strings CMake receives.
+import { deepClone } from "./clone.js";
 import { isTruthy } from "./context.js";
 import { versionLessThan } from "./pep440.js";
 import { settingsSchema } from "./schema.js";
@@ -24,17 +25,56 @@ export function resolveDefine(
   return value.default === undefined ? undefined : resolveDefine(value.default, env);
 }
 
-const SKIP_TOP = new Set(["overrides", "fail"]);
+interface SubPlan {
+  key: string;
+  default: unknown;
+  /** Empty value for lists and tables without a default. */
+  empty?: "array" | "table";
+}
 
-function fillSection(schema: Schema, value: unknown, extra: Table = {}): Table {
+interface TopPlan {
+  key: string;
+  kind: "section" | "metadata" | "generate" | "scalar";
+  default: unknown;
+  subs: SubPlan[];
+}
+
+/** What to emit, in schema order, computed once from the schema. Deprecated keys are left out (applyMoves moved them). */
+const PLAN: TopPlan[] = Object.entries(settingsSchema.properties as Record<string, Schema>)
+  .filter(([key]) => key !== "overrides" && key !== "fail")
+  .map(([key, schema]) => {
+    const kind =
+      key === "metadata"
+        ? "metadata"
+        : key === "generate"
+          ? "generate"
+          : schema.type === "object"
+            ? "section"
+            : "scalar";
+    const subs = Object.entries((schema.properties as Record<string, Schema>) ?? {})
+      .filter(([, sub]) => sub.deprecated !== true)
+      .map(([subKey, sub]) => ({
+        key: subKey,
+        default: sub.default,
+        ...(sub.type === "array"
+          ? { empty: "array" as const }
+          : subKey === "define"
+            ? { empty: "table" as const }
+            : {}),
+      }));
+    return { key, kind, default: schema.default, subs };
+  });
+
+function fillSection(plan: TopPlan, value: unknown, extra: Table | undefined): Table {
   const given = isTable(value) ? value : {};
   const out: Table = {};
-  for (const [key, sub] of Object.entries((schema.properties as Record<string, Schema>) ?? {})) {
-    if (given[key] !== undefined) out[key] = structuredClone(given[key]);
-    else if (extra[key] !== undefined) out[key] = extra[key];
-    else if (sub.default !== undefined) out[key] = sub.default;
-    else if (sub.type === "array") out[key] = [];
-    else if (key === "define") out[key] = {};
+  for (const sub of plan.subs) {
+    const v = given[sub.key];
+    if (v !== undefined) out[sub.key] = deepClone(v);
+    else if (extra?.[sub.key] !== undefined) out[sub.key] = extra[sub.key];
+    else if (sub.default !== undefined) out[sub.key] = sub.default;
+    else if (sub.empty === "array") out[sub.key] = [];
+    else if (sub.empty === "table") out[sub.key] = {};
   }
   return out;
 }
@@ -50,15 +90,16 @@ export function fillDefaults(merged: Table, opts: DefaultsOptions): EffectiveSet
   // Defaults that depend on minimum-version (reference: "Minimum version & defaults").
   const classic = opts.minimumVersion !== undefined && versionLessThan(opts.minimumVersion, "0.12");
   const extra: Record<string, Table> = { sdist: { "inclusion-mode": classic ? "classic" : "default" } };
-  for (const [key, schema] of Object.entries(settingsSchema.properties as Record<string, Schema>)) {
-    if (SKIP_TOP.has(key)) continue;
-    const value = merged[key];
-    if (key === "metadata") out[key] = isTable(value) ? structuredClone(value) : {};
-    else if (key === "generate")
-      out[key] = Array.isArray(value) ? value.map((g) => ({ location: "install", ...(g as Table) })) : [];
-    else if (schema.type === "object") out[key] = fillSection(schema, value, extra[key]);
-    else if (value !== undefined) out[key] = value;
-    else if (schema.default !== undefined) out[key] = schema.default;
+  for (const plan of PLAN) {
+    const value = merged[plan.key];
+    if (plan.kind === "section") out[plan.key] = fillSection(plan, value, extra[plan.key]);
+    else if (plan.kind === "metadata") out[plan.key] = isTable(value) ? deepClone(value) : {};
+    else if (plan.kind === "generate")
+      out[plan.key] = Array.isArray(value)
+        ? value.map((g) => ({ location: "install", ...(g as Table) }))
+        : [];
+    else if (value !== undefined) out[plan.key] = value;
+    else if (plan.default !== undefined) out[plan.key] = plan.default;
   }
   if (opts.minimumVersion !== undefined) out["minimum-version"] = opts.minimumVersion; // resolved
   const cmake = out.cmake as Table;
@@ -68,7 +109,5 @@ export function fillDefaults(merged: Table, opts: DefaultsOptions): EffectiveSet
     if (resolved !== undefined) define[name] = resolved;
   }
   cmake.define = define;
-  for (const old of ["minimum-version", "verbose", "targets"]) delete cmake[old];
-  delete (out.ninja as Table)["minimum-version"];
   return out as unknown as EffectiveSettings;
 }

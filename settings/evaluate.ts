@@ -1,6 +1,7 @@
 // evaluate(): validate, decide which overrides match a build context, apply them in order, and
 // return the effective settings with defaults, plus `fail` and retry information.
 
+import { deepClone } from "./clone.js";
 import { matchIf, testsFailed } from "./conditions.js";
 import type { BuildContext } from "./context.js";
 import { fillDefaults } from "./defaults.js";
@@ -58,7 +59,7 @@ function evaluateValid(
   prefix: string,
 ): EvaluationResult {
   const warnings: Diagnostic[] = [...validation.warnings];
-  const merged = structuredClone(settings);
+  const merged = deepClone(settings);
   delete merged.overrides;
   const overrides = (Array.isArray(settings.overrides) ? settings.overrides : []) as Table[];
   const outcomes: OverrideOutcome[] = [];

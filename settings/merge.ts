@@ -1,4 +1,5 @@
 // Applying a matching override onto the settings, with `inherit` none/append/prepend.
+import { deepClone } from "./clone.js";
 import type { InheritMode } from "./types.js";
 
 type Table = Record<string, unknown>;
@@ -6,7 +7,7 @@ const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null 
 
 /** Combines an earlier value with an override's value. */
 export function inheritJoin(old: unknown, value: unknown, mode: InheritMode): unknown {
-  if (mode === "none" || old === undefined) return structuredClone(value);
+  if (mode === "none" || old === undefined) return deepClone(value);
   if (Array.isArray(old) && Array.isArray(value)) {
     return mode === "append" ? [...old, ...value] : [...value, ...old];
   }
@@ -14,7 +15,7 @@ export function inheritJoin(old: unknown, value: unknown, mode: InheritMode): un
     // append: the override wins on conflicts; prepend: the earlier value wins.
     return mode === "append" ? { ...old, ...value } : { ...value, ...old };
   }
-  return structuredClone(value); // kinds differ (e.g. wheel.packages list vs table): replace
+  return deepClone(value); // kinds differ (e.g. wheel.packages list vs table): replace
 }
 
 const NOT_SETTINGS = new Set(["if", "inherit", "fail"]);
@@ -37,7 +38,7 @@ export function applyOverride(settings: Table, override: Table): void {
         target[sub] = inheritJoin(target[sub], subValue, mode);
       }
     } else {
-      settings[key] = structuredClone(value);
+      settings[key] = deepClone(value);
     }
   }
 }

@@ -41,6 +41,17 @@ const dotted = (k: readonly string[]) => k.join(".");
 
 /** The lowest scikit-build-core version allowed by [build-system] requires, if it has a lower bound. */
 export function minimumFromRequires(requires: readonly string[]): string | undefined {
+  const key = requires.join("\u0000");
+  if (requiresCache.has(key)) return requiresCache.get(key);
+  const found = lowerBound(requires);
+  if (requiresCache.size >= 1000) requiresCache.clear();
+  requiresCache.set(key, found);
+  return found;
+}
+
+const requiresCache = new Map<string, string | undefined>();
+
+function lowerBound(requires: readonly string[]): string | undefined {
   const bounds: string[] = [];
   for (const req of requires) {
     const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$/.exec(req);

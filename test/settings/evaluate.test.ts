@@ -292,3 +292,31 @@ describe("settings evaluate", () => {
     });
   });
 });
+
+describe("settings evaluate on parsed documents", () => {
+  it("evaluates a parsed pyproject.toml without changing it", async () => {
+    const { parseDocument, evaluateDocument } = await import("../../settings/index.js");
+    const doc = parseDocument(
+      [
+        "[build-system]",
+        'requires = ["scikit-build-core>=0.11"]',
+        "[tool.scikit-build]",
+        'minimum-version = "build-system.requires"',
+        'cmake.args = ["-DA=1"]',
+        "[[tool.scikit-build.overrides]]",
+        'if.state = "sdist"',
+        'cmake.args = ["-DB=1"]',
+      ].join("\n"),
+      "pyproject.toml",
+    );
+    const before = JSON.stringify(doc.settings);
+    const res = evaluateDocument(doc, { state: "sdist" });
+    expect(res.minimumVersion).to.equal("0.11");
+    expect(res.effective!.cmake.args).to.deep.equal(["-DB=1"]);
+    expect(res.effective!["minimum-version"]).to.equal("0.11");
+    expect(res.effective!.sdist!["inclusion-mode"]).to.equal("classic");
+    expect(JSON.stringify(doc.settings)).to.equal(before);
+    const again = evaluateDocument(doc, { state: "wheel" });
+    expect(again.effective!.cmake.args).to.deep.equal(["-DA=1"]);
+  });
+});
