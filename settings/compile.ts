@@ -150,7 +150,13 @@ function unknownKey(
     suggestions = elsewhere.map((p) => formatPath(opts.prefix, [...base, ...p.split(".")]));
   }
   const inIf = segments.includes("if");
-  const what = inIf ? "unknown override condition" : "unknown option";
+  const rel = segments.slice(depth).filter((s) => typeof s === "string");
+  const dottedKey = [...rel, key].join(".");
+  const renamed = inIf ? CONDITION_RENAMES[key] : undefined;
+  if (renamed) suggestions = [formatPath(opts.prefix, [...segments, renamed])];
+  let what = inIf ? "unknown override condition" : "unknown option";
+  if (!inIf && NEWER_KEYS.has(dottedKey))
+    what += " (a scikit-build-core 1.0 setting that this schema does not include)";
   return {
     severity: opts.strict || inIf ? "error" : "warning",
     code: "unknown-key",
@@ -159,6 +165,24 @@ function unknownKey(
     ...(suggestions.length ? { suggestions } : {}),
   };
 }
+
+/** Conditions the original backend spells differently from the spec. */
+const CONDITION_RENAMES: Record<string, string> = { "scikit-build-version": "backend-version" };
+
+/** Keys that newer scikit-build-core releases accept but the spec's schema does not. */
+const NEWER_KEYS = new Set([
+  "env",
+  "cmake.fresh",
+  "sdist.force-include",
+  "wheel.force-include",
+  "wheel.reproducible",
+  "install.targets",
+  "editable.rebuild-dir",
+  "variant",
+  "variant-name",
+  "variant-label",
+  "null-variant",
+]);
 
 function minPropertiesMessage(segments: PathSegment[]): string {
   const last = segments[segments.length - 1];

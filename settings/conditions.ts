@@ -74,14 +74,20 @@ function evalTable(
   out: MatchOutcome["missing"],
   path: string,
 ) {
-  const results: boolean[] = [];
+  const missing: MatchOutcome["missing"] = [];
+  let anyTrue = false;
+  let anyFalse = false;
   for (const [key, expected] of Object.entries(table)) {
     if (key === "any" || !(key in CONDITION_KINDS)) continue;
     const r = matchCondition(key as ConditionKey, expected, ctx);
-    if (r === undefined) out.push({ condition: `${path}.${key}`, fact: FACT[key as ConditionKey] });
-    results.push(r === true);
+    if (r === undefined) missing.push({ condition: `${path}.${key}`, fact: FACT[key as ConditionKey] });
+    else if (r) anyTrue = true;
+    else anyFalse = true;
   }
-  return mode === "all" ? results.every(Boolean) : results.some(Boolean);
+  const matched = mode === "all" ? !anyFalse && missing.length === 0 : anyTrue;
+  // Unknown facts matter only when they decide the outcome (no known condition already does).
+  if (!(mode === "all" ? anyFalse : anyTrue)) out.push(...missing);
+  return matched;
 }
 
 /**

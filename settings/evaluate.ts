@@ -39,6 +39,7 @@ export interface EvaluationResult extends ValidationResult {
 
 type Table = Record<string, unknown>;
 
+/** The command-line flag that supplies each fact of the build context. */
 const FLAG_OF: Partial<Record<keyof BuildContext, string>> = {
   pythonVersion: "--python",
   implementationName: "--implementation-name",
@@ -70,15 +71,13 @@ function evaluateValid(
     const { matched, missing } = matchIf(override.if, ctx, `${path}.if`);
     if (matched) applyOverride(merged, override);
     else if (missing.length) {
-      const facts = [...new Set(missing.map((m) => m.fact))];
+      const names = [...new Set(missing.map((m) => m.condition.split(".").pop()!))];
+      const flags = [...new Set(missing.map((m) => FLAG_OF[m.fact]).filter(Boolean))];
       warnings.push({
         severity: "warning",
         code: "context",
         path,
-        message: `not applied: the build context has no ${facts.join(", ")} (${facts
-          .map((f) => FLAG_OF[f])
-          .filter(Boolean)
-          .join(", ")})`,
+        message: `not applied: the build context does not say ${names.join(", ")} (give ${flags.join(", ")})`,
       });
     }
     outcomes.push({ index, path, matched, fail: matched && override.fail === true });

@@ -185,6 +185,12 @@ describe("skbuild-settings CLI", function () {
       expect(r.code).to.equal(1);
       expect(r.stdout).to.match(/malformed JSON at line 3, column \d+/);
     });
+    it("exits 2 when one of several files is missing, still checking the others", () => {
+      const ok = file("fine.toml", "[tool.scikit-build]\nexperimental = true\n");
+      const r = run(["validate", path.join(tmp, "missing.toml"), ok]);
+      expect(r.code).to.equal(2);
+      expect(r.stdout).to.contain("fine.toml: ok");
+    });
     it("exits 2 for a missing file", () => {
       const r = run(["validate", path.join(tmp, "nope.toml")]);
       expect(r.code).to.equal(2);
@@ -262,6 +268,11 @@ describe("skbuild-settings CLI", function () {
       const r = run(["--help"]);
       expect(r.code).to.equal(0);
       expect(r.stdout).to.contain("validate").and.contain("evaluate").and.contain("Exit codes");
+    });
+    it("--version prints the version, exit 0", () => {
+      const r = run(["--version"]);
+      expect(r.code).to.equal(0);
+      expect(r.stdout.trim()).to.match(/^\d+\.\d+\.\d+$/);
     });
     it("evaluate --help lists the context flags", () => {
       const r = run(["evaluate", "--help"]);

@@ -104,11 +104,25 @@ describe("settings evaluate", () => {
       expect(applies(cond, { platformSystem: "win32" })).to.equal(true);
       expect(applies(cond, { platformSystem: "linux", env: {} })).to.equal(false);
     });
+    it("does not warn about unknown facts when a known condition already decides", () => {
+      const doc = {
+        overrides: [{ if: { "python-version": ">=3.13", "abi-flags": "t" }, experimental: true }],
+      };
+      expect(evaluate(doc, { pythonVersion: "3.12" }).warnings).to.deep.equal([]);
+      expect(evaluate(doc, { pythonVersion: "3.13" }).warnings[0]!.message).to.contain("abi-flags");
+      const any = {
+        overrides: [{ if: { any: { "python-version": ">=3.13", "abi-flags": "t" } }, experimental: true }],
+      };
+      expect(evaluate(any, { pythonVersion: "3.13" }).warnings).to.deep.equal([]);
+      expect(evaluate(any, { pythonVersion: "3.12" }).warnings[0]!.message).to.contain("abi-flags");
+    });
     it("warns when an override cannot match because the context lacks a fact", () => {
       const res = evaluate({ overrides: [{ if: { "python-version": ">=3.10" }, experimental: true }] }, {});
       expect(res.matched).to.deep.equal([]);
       expect(res.warnings[0]).to.include({ code: "context", path: "tool.scikit-build.overrides[0]" });
-      expect(res.warnings[0]!.message).to.contain("pythonVersion").and.contain("--python");
+      expect(res.warnings[0]!.message).to.equal(
+        "not applied: the build context does not say python-version (give --python)",
+      );
     });
   });
 

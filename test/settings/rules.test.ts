@@ -184,6 +184,21 @@ describe("settings rules", () => {
       });
       expect(res.errors[0]!.suggestions![0]).to.equal("tool.scikit-build.overrides[0].if.platform-machine");
     });
+    it("names the spec's spelling of scikit-build-version and flags newer backend keys", () => {
+      const res = validate({
+        env: { A: "1" },
+        sdist: { "force-include": {} },
+        overrides: [{ if: { "scikit-build-version": ">=1" }, experimental: true }],
+      });
+      const byPath = Object.fromEntries(res.errors.map((e) => [e.path, e]));
+      expect(byPath["tool.scikit-build.overrides[0].if.scikit-build-version"]!.suggestions).to.deep.equal([
+        "tool.scikit-build.overrides[0].if.backend-version",
+      ]);
+      expect(byPath["tool.scikit-build.env"]!.message).to.contain("scikit-build-core 1.0 setting");
+      expect(byPath["tool.scikit-build.sdist.force-include"]!.message).to.contain(
+        "scikit-build-core 1.0 setting",
+      );
+    });
     it("gives no suggestion when nothing is close", () => {
       const res = validate({ zzzzqqq: 1 });
       expect(res.errors[0]!.suggestions).to.equal(undefined);
