@@ -91,7 +91,7 @@ export function createDeliveryActivities({ prisma, logger }: DeliveryDeps) {
      * delivery's rows become `failed` and nothing is sent.
      */
     async claimRetry(input: DeliveryInput & { retryAttempt: number }): Promise<ClaimOutcome> {
-      await claimForRetry(prisma, input.webhookId);
+      const _claimed = await claimForRetry(prisma, input.webhookId);
       const config = await prisma.config.findUnique({ where: { id: input.configId } });
       const first = await firstAttemptAt(prisma, input.webhookId);
       let reason: string | undefined;

@@ -2,6 +2,7 @@ import { listen } from "../common/http-server.js";
 import { openPublisher } from "../workers/broker/index.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
+import { startEventConsumer } from "../workers/event-consumer.js";
 import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
@@ -10,6 +11,7 @@ import { createApp } from "./app.js";
 export async function runServe(settings: WebhooksSettings): Promise<void> {
   const rt = await startRuntime(settings, "serve");
   const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
+  const consumer = settings.worker ? await startEventConsumer(rt) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
   if (settings.auditTopic) {
     const publisher = await openPublisher(settings, rt.logger);
@@ -19,7 +21,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
   const app = createApp({
     prisma: rt.db.prisma,
     logger: rt.logger,
-    checks: healthChecks(rt, worker),
+    checks: healthChecks(rt, worker, consumer),
     auth: settings.auth,
     audit,
   });

@@ -50,8 +50,12 @@ export async function connectTemporal(opts: TemporalOptions, logger: Logger): Pr
   }
 }
 
-/** Health checks of a webhooks process: its database, Temporal, and the worker when it runs one. */
-export function healthChecks(rt: Runtime, worker?: { state(): string }): Record<string, HealthCheck> {
+/** Health checks of a webhooks process: its database, Temporal, and the worker and broker when it runs them. */
+export function healthChecks(
+  rt: Runtime,
+  worker?: { state(): string },
+  consumer?: { healthy(): Promise<void> },
+): Record<string, HealthCheck> {
   return {
     database: () => rt.db.prisma.$queryRaw`SELECT 1`,
     temporal: () => rt.temporalConnection.healthService.check({}),
@@ -62,5 +66,6 @@ export function healthChecks(rt: Runtime, worker?: { state(): string }): Record<
           },
         }
       : {}),
+    ...(consumer ? { broker: () => consumer.healthy() } : {}),
   };
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 
 export interface Received {
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
@@ -21,6 +22,7 @@ export class Receiver {
       req.on("data", (c) => chunks.push(c));
       req.on("end", () => {
         const received = {
+          path: req.url ?? "/",
           headers: req.headers,
           body: Buffer.concat(chunks).toString("utf8"),
           at: Date.now(),

@@ -110,7 +110,7 @@ describe("webhooks serve --worker --auto-migrate (real PostgreSQL and Temporal)"
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({
       status: "ok",
-      checks: { database: "ok", temporal: "ok", worker: "ok" },
+      checks: { database: "ok", temporal: "ok", worker: "ok", broker: "ok" },
     });
   });
 

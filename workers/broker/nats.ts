@@ -103,7 +103,10 @@ export class NatsConsumer implements BrokerConsumer {
       const work = handler({ topic: m.subject, data: m.data, deliveryCount: m.info.redeliveryCount })
         .then(() => m.ack())
         .catch((err: Error) => {
-          this.opts.logger.warn({ topic: m.subject, err: err.message }, "message handling failed: redelivering");
+          this.opts.logger.warn(
+            { topic: m.subject, err: err.message },
+            "message handling failed: redelivering",
+          );
           m.nak(1000);
         });
       const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));

@@ -1,0 +1,62 @@
+import { createHash } from "node:crypto";
+import { normalizeEventType } from "../api/event-types.js";
+import type { EventMessage } from "../workflows/types.js";
+
+/** Why a broker message can never be delivered (it is logged and acknowledged). */
+export class UnparsableMessage extends Error {}
+
+const isString = (v: unknown): v is string => typeof v === "string";
+
+/**
+ * Parses a broker payload as an event message and normalises it: the type
+ * becomes lower(app) + "." + lower(type); unknown top-level fields are dropped
+ * and the field order fixed, so the body sent to endpoints is stable.
+ */
+export function parseEventMessage(data: Uint8Array): EventMessage {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(data).toString("utf8"));
+  } catch (err) {
+    throw new UnparsableMessage(`not JSON: ${(err as Error).message}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new UnparsableMessage("not a JSON object");
+  }
+  const m = raw as Record<string, unknown>;
+  if (!isString(m.type) || m.type.trim() === "") throw new UnparsableMessage('missing string field "type"');
+  for (const field of ["app", "idempotency_key", "date", "version"]) {
+    if (m[field] !== undefined && m[field] !== null && !isString(m[field])) {
+      throw new UnparsableMessage(`field "${field}" must be a string`);
+    }
+  }
+  return {
+    idempotency_key: (m.idempotency_key as string | undefined) ?? "",
+    date: (m.date as string | undefined) ?? "",
+    app: (m.app as string | undefined) ?? "",
+    version: (m.version as string | undefined) ?? "",
+    type: normalizeEventType((m.app as string | undefined) || undefined, m.type.trim()),
+    payload: m.payload ?? null,
+  };
+}
+
+/**
+ * The delivery's key within a config: the idempotency key when it is short and
+ * plain, else a hash of it (or of the message when it has none).
+ */
+export function deliveryKey(event: EventMessage, data: Uint8Array): string {
+  const ik = event.idempotency_key;
+  if (ik && ik.length <= 100 && /^[\w.:@-]+$/.test(ik)) return ik;
+  return `sha256-${createHash("sha256")
+    .update(ik || data)
+    .digest("hex")
+    .slice(0, 32)}`;
+}
+
+/** A UUID derived from the workflow id, so a webhook id is as deterministic as its workflow. */
+export function webhookIdFor(workflowId: string): string {
+  const h = createHash("sha256").update(workflowId).digest();
+  h[6] = (h[6]! & 0x0f) | 0x50; // version 5 layout (name-based, SHA)
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
