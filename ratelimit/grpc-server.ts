@@ -52,7 +52,8 @@ export async function startGrpcServer(
   health: Health,
   logger: Logger,
 ): Promise<GrpcListener> {
-  const options: grpc.ServerOptions = {};
+  // Channelz bookkeeping costs time on every call and nothing here reads it.
+  const options: grpc.ServerOptions = { "grpc.enable_channelz": 0 };
   if (settings.grpcMaxConnectionAgeMs !== undefined)
     options["grpc.max_connection_age_ms"] = settings.grpcMaxConnectionAgeMs;
   if (settings.grpcMaxConnectionAgeGraceMs !== undefined) {

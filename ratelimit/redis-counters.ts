@@ -1,20 +1,12 @@
-// Counters in Redis: INCRBY + EXPIRE for every key of a decision, sent as one
-// pipeline on one pooled connection. SECOND windows go to the per-second instance
+// Counters in Redis: INCRBY + EXPIRE for every key of a decision, pipelined in one
+// write on one pooled connection. SECOND windows go to the per-second instance
 // when KVSTORE_PERSECOND is on; the main pipeline runs first, then the per-second one.
 
 import type { Redis } from "ioredis";
 import type { Logger } from "../common/logger.js";
-import { CacheError, type CounterOp, type CounterStore } from "./counter-store.js";
+import type { CounterOp, CounterStore } from "./counter-store.js";
 import { RedisPool } from "./redis-pool.js";
 import type { Settings } from "./settings.js";
-
-function checkReplies(replies: [Error | null, unknown][] | null, pool: RedisPool): unknown[] {
-  if (!replies) throw new CacheError(`redis ${pool.address}: pipeline aborted`);
-  return replies.map(([err, value]) => {
-    if (err) throw new CacheError(`redis ${pool.address}: ${err.message}`);
-    return value;
-  });
-}
 
 export class RedisCounterStore implements CounterStore {
   readonly main: RedisPool;
@@ -43,14 +35,15 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(ops);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      const replies = await pool.with(async (conn: Redis) => {
-        const p = conn.pipeline();
+      // The commands are issued in one turn of the event loop; ioredis's auto-pipelining
+      // sends them in one write (with shared connections, together with other decisions').
+      const replies = await pool.with((conn: Redis) => {
+        const pending: Promise<unknown>[] = [];
         for (const i of idx) {
           const op = ops[i]!;
-          p.incrby(op.key, op.addend);
-          p.expire(op.key, op.expireSeconds);
+          pending.push(conn.incrby(op.key, op.addend), conn.expire(op.key, op.expireSeconds));
         }
-        return checkReplies(await p.exec(), pool);
+        return Promise.all(pending);
       });
       idx.forEach((i, j) => {
         out[i] = Number(replies[2 * j]);
@@ -66,11 +59,7 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(keys);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      const replies = await pool.with(async (conn: Redis) => {
-        const p = conn.pipeline();
-        for (const i of idx) p.get(keys[i]!.key);
-        return checkReplies(await p.exec(), pool);
-      });
+      const replies = await pool.with((conn: Redis) => Promise.all(idx.map((i) => conn.get(keys[i]!.key))));
       idx.forEach((i, j) => {
         out[i] = replies[j] === null ? 0 : Number(replies[j]);
       });

@@ -2,7 +2,8 @@
 // its commands as one pipeline and gives the connection back. When every connection
 // is busy, KVSTORE_POOL_ON_EMPTY_BEHAVIOR decides: WAIT blocks until one is free;
 // CREATE waits KVSTORE_POOL_ON_EMPTY_WAIT_DURATION, then opens an extra connection
-// (closed again when the pool is full); ERROR waits as long, then fails.
+// (closed again when the pool is full; at most KVSTORE_POOL_SIZE extra connections at
+// once); ERROR waits as long, then fails.
 // With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and ioredis's
 // auto-pipelining batches the commands of concurrent decisions into one write.
 
@@ -63,7 +64,8 @@ export function redisOptions(s: KvStoreSettings): RedisOptions {
     if (s.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined;
     opts.tls = tls;
   }
-  if (s.pipelineWindowMs > 0) opts.enableAutoPipelining = true;
+  // Commands issued in one event-loop turn leave in one write (the per-request pipeline).
+  opts.enableAutoPipelining = true;
   return opts;
 }
 
@@ -73,8 +75,9 @@ export class RedisPool {
   private readonly overflow = new Set<Redis>();
   private readonly waiters: Waiter[] = [];
   private readonly options: RedisOptions;
-  private readonly shared: boolean;
+  readonly shared: boolean;
   private nextShared = 0;
+  private rotating = false;
   private closed = false;
   lastError = "";
   readonly address: string;
@@ -129,8 +132,21 @@ export class RedisPool {
   acquire(): Promise<Redis> | Redis {
     if (this.closed) throw new CacheError("redis pool is closed");
     if (this.shared) {
+      // Every decision of one event-loop turn uses the same connection, so their
+      // commands leave in one write; the next turn moves on to the next connection.
+      if (!this.rotating) {
+        this.rotating = true;
+        setImmediate(() => {
+          this.rotating = false;
+          this.nextShared++;
+        });
+      }
       const conns = this.idle;
-      return conns[this.nextShared++ % conns.length]!;
+      for (let i = 0; i < conns.length; i++) {
+        const c = conns[(this.nextShared + i) % conns.length]!;
+        if (c.status === "ready") return c;
+      }
+      return conns[this.nextShared % conns.length]!;
     }
     const conn = this.idle.pop();
     if (conn) return conn;
@@ -147,6 +163,10 @@ export class RedisPool {
                 `redis pool empty: all ${this.settings.poolSize} connections busy for ${this.settings.poolOnEmptyWaitMs}ms`,
               ),
             );
+          } else if (this.overflow.size >= this.settings.poolSize) {
+            // Under overload every waiter would open its own connection; at most
+            // KVSTORE_POOL_SIZE extra connections exist at once, later waiters keep waiting.
+            this.waiters.push(waiter);
           } else {
             // The extra connection is handed over once it is ready (or has failed, which `with` reports).
             const extra = this.open();

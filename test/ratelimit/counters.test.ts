@@ -296,6 +296,23 @@ describe("ratelimit counters: settings that change counting", function () {
     }
   });
 
+  it("KVSTORE_PIPELINE_WINDOW > 0 batches concurrent decisions and still counts exactly", async () => {
+    const svc = await start({ KVSTORE_PIPELINE_WINDOW: "150us", KVSTORE_POOL_SIZE: "2" });
+    const r = redis();
+    try {
+      const v = uniq();
+      const results = await Promise.all(
+        Array.from({ length: 30 }, () => svc.call("counters", [[["key3", v]]])),
+      );
+      const remaining = results.map((x) => x.statuses[0]!.limitRemaining).sort((a, b) => a - b);
+      expect(results.filter((x) => x.overallCode === Code.OK)).to.have.length(10);
+      expect(remaining.slice(20)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(await r.get(`${svc.prefix}counters_key3_${v}_${hourStart()}`)).to.equal("30");
+    } finally {
+      r.disconnect();
+    }
+  });
+
   it("the in-memory backend gives the same answers without Redis", async () => {
     const svc = await start({}, "memory");
     const v = uniq();

@@ -20,7 +20,7 @@ const limitOf = async (svc: RateLimitProcess, domain: string, key: string) =>
 
 describe("ratelimit reload", function () {
   this.timeout(60_000);
-  const cleanup: (() => Promise<unknown> | void)[] = [];
+  const cleanup: (() => unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanup.splice(0).reverse()) await c();
   });

@@ -1,0 +1,402 @@
+// Load generator for the rate limit service: starts the compiled `ratelimit` command
+// (Redis or in-memory counters), drives ShouldRateLimit over gRPC at a fixed
+// concurrency (closed loop) or a fixed rate (open loop), and prints decisions per
+// second, p50/p99 latency and the service's RSS as a table; the results (each run
+// and the medians) go to bench/results/ratelimit-<time>.json.
+//
+//   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
+//     [--connections 4] [--rate 5000] [--redis 127.0.0.1:6379] [--only name,name]
+// BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof).
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http2 from "node:http2";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { fromRoot } from "../../common/paths.js";
+import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+
+interface Options {
+  seconds: number;
+  repeats: number;
+  concurrency: number;
+  connections: number;
+  rate: number;
+  redis: string;
+  only: string[];
+}
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = {
+    seconds: 10,
+    repeats: 3,
+    concurrency: 64,
+    connections: 4,
+    rate: 5000,
+    redis: process.env.KVSTORE_URL ?? "127.0.0.1:6379",
+    only: [],
+  };
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i]!.replace(/^--?/, "");
+    const value = argv[i + 1];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (name === "redis") o.redis = value;
+    else if (name === "only") o.only = value.split(",");
+    else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
+    else throw new Error(`unknown option --${name}`);
+  }
+  return o;
+}
+
+const CONFIG = `domain: bench
+descriptors:
+  - {key: k1, rate_limit: {unit: hour, requests_per_unit: 1000000000}}
+  - {key: k2, rate_limit: {unit: hour, requests_per_unit: 1000000000}}
+  - {key: k3, rate_limit: {unit: minute, requests_per_unit: 1000000000}}
+  - {key: k4, rate_limit: {unit: day, requests_per_unit: 1000000000}}
+  - {key: k5, rate_limit: {unit: second, requests_per_unit: 1000000000}}
+`;
+
+interface Scenario {
+  name: string;
+  backend: "redis" | "memory";
+  descriptors: number;
+  /** Requests per second for an open-loop run; undefined for closed loop at fixed concurrency. */
+  rate?: number;
+  /** Extra settings for the service. */
+  env?: Record<string, string>;
+}
+
+interface RunResult {
+  scenario: string;
+  requests: number;
+  errors: number;
+  seconds: number;
+  requestsPerSecond: number;
+  decisionsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Service CPU time per request: independent of what else runs on the machine. */
+  serviceCpuUsPerRequest: number;
+  rssMb: number;
+  peakRssMb: number;
+}
+
+class Service {
+  readonly child: ChildProcess;
+  output = "";
+  address = "";
+
+  constructor(
+    root: string,
+    backend: "redis" | "memory",
+    redis: string,
+    extraEnv: Record<string, string> = {},
+  ) {
+    const cmd = fileURLToPath(new URL("../../cmd/ratelimit.js", import.meta.url));
+    // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
+    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    this.child = spawn(process.execPath, [...nodeArgs, cmd], {
+      env: {
+        ...process.env,
+        RUNTIME_ROOT: root,
+        RUNTIME_WATCH_ROOT: "false",
+        HOST: "127.0.0.1",
+        PORT: "0",
+        GRPC_HOST: "127.0.0.1",
+        GRPC_PORT: "0",
+        DEBUG_HOST: "127.0.0.1",
+        DEBUG_PORT: "0",
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "warn",
+        CACHE_KEY_PREFIX: `bench_${process.pid}_${Date.now()}:`,
+        ...(backend === "redis" ? { BACKEND_TYPE: "redis", KVSTORE_URL: redis } : { BACKEND_TYPE: "memory" }),
+        ...extraEnv,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.child.stdout?.on("data", (d) => {
+      this.output += d;
+    });
+    this.child.stderr?.on("data", (d) => {
+      this.output += d;
+    });
+  }
+
+  async ready(): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const line = this.output.split("\n").find((l) => l.includes("rate limit service started"));
+      if (line) {
+        this.address = (JSON.parse(line) as { grpc: string }).grpc;
+        return;
+      }
+      if (this.child.exitCode !== null) throw new Error(`service exited:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`service did not start:\n${this.output}`);
+  }
+
+  /** CPU seconds (user + system) the service has used so far, from /proc. */
+  cpuSeconds(): number {
+    const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+
+  /** [current RSS, peak RSS] in MB from /proc. */
+  rss(): [number, number] {
+    const status = readFileSync(`/proc/${this.child.pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return [kb("VmRSS") / 1024, kb("VmHWM") / 1024];
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve();
+      this.child.once("exit", () => resolve());
+      this.child.kill("SIGTERM");
+    });
+  }
+}
+
+function makeRequest(n: number, descriptors: number): RateLimitRequest {
+  const user = `u${n % 10_000}`;
+  return {
+    domain: "bench",
+    hitsAddend: 0,
+    descriptors: Array.from({ length: descriptors }, (_, i) => ({
+      entries: [{ key: `k${i + 1}`, value: user }],
+      limit: undefined,
+      hitsAddend: undefined,
+    })),
+  };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * A minimal gRPC client on node:http2: requests are encoded once per distinct user and
+ * written as one DATA frame; the reply's grpc-status trailer decides success. It costs
+ * far less CPU than a full grpc-js client, so the generator leaves more of the
+ * machine's two cores to the service under test.
+ */
+class RawGrpcClient {
+  private readonly session: http2.ClientHttp2Session;
+  private readonly path = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+
+  constructor(address: string) {
+    this.session = http2.connect(`http://${address}`);
+    this.session.on("error", () => {});
+  }
+
+  static frame(req: RateLimitRequest): Buffer {
+    const body = RateLimitRequest.encode(req).finish();
+    const out = Buffer.alloc(5 + body.length);
+    out.writeUInt32BE(body.length, 1);
+    out.set(body, 5);
+    return out;
+  }
+
+  call(frame: Buffer): Promise<boolean> {
+    return new Promise((resolve) => {
+      const stream = this.session.request({
+        ":method": "POST",
+        ":path": this.path,
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      let status: string | undefined;
+      stream.on("response", (headers) => {
+        if (headers["grpc-status"] !== undefined) status = String(headers["grpc-status"]);
+      });
+      stream.on("trailers", (trailers) => {
+        status = String(trailers["grpc-status"]);
+      });
+      stream.on("data", () => {});
+      stream.on("close", () => resolve(status === "0"));
+      stream.on("error", () => resolve(false));
+      stream.end(frame);
+    });
+  }
+
+  close(): void {
+    this.session.close();
+  }
+}
+
+async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunResult, "rssMb" | "peakRssMb">> {
+  const address = svc.address;
+  const clients = Array.from({ length: o.connections }, () => new RawGrpcClient(address));
+  // Values cycle over 10 000 users, so counters are real keys without growing forever.
+  const frames = Array.from({ length: 10_000 }, (_, i) => RawGrpcClient.frame(makeRequest(i, s.descriptors)));
+  const latencies: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const call = async (c: RawGrpcClient) => {
+    const t0 = performance.now();
+    const ok = await c.call(frames[n++ % frames.length]!);
+    if (ok) latencies.push(performance.now() - t0);
+    else errors++;
+  };
+
+  // Warm-up (connections, JIT), not measured.
+  const warmEnd = performance.now() + 1000;
+  await Promise.all(
+    Array.from({ length: Math.min(o.concurrency, 16) }, async (_, i) => {
+      while (performance.now() < warmEnd) await call(clients[i % clients.length]!);
+    }),
+  );
+  latencies.length = 0;
+  errors = 0;
+
+  const cpuBefore = svc.cpuSeconds();
+  const started = performance.now();
+  const end = started + o.seconds * 1000;
+  let sent = 0;
+  if (s.rate === undefined) {
+    await Promise.all(
+      Array.from({ length: o.concurrency }, async (_, i) => {
+        const c = clients[i % clients.length]!;
+        while (performance.now() < end) {
+          await call(c);
+          sent++;
+        }
+      }),
+    );
+  } else {
+    // Open loop: every millisecond tick sends what the schedule says is due.
+    const rate = s.rate;
+    const inflight = new Set<Promise<void>>();
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        if (now >= end) return resolve();
+        const due = Math.floor(((now - started) / 1000) * rate);
+        while (sent < due) {
+          const p = call(clients[sent % clients.length]!);
+          inflight.add(p);
+          p.then(() => inflight.delete(p));
+          sent++;
+        }
+        setTimeout(tick, 1);
+      };
+      tick();
+    });
+    await Promise.all(inflight);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = svc.cpuSeconds() - cpuBefore;
+  for (const c of clients) c.close();
+  const sorted = Float64Array.from(latencies).sort();
+  const ok = latencies.length;
+  return {
+    scenario: s.name,
+    requests: ok,
+    errors,
+    seconds: Number(seconds.toFixed(2)),
+    requestsPerSecond: Math.round(ok / seconds),
+    decisionsPerSecond: Math.round((ok * s.descriptors) / seconds),
+    p50Ms: Number(percentile(sorted, 50).toFixed(3)),
+    p99Ms: Number(percentile(sorted, 99).toFixed(3)),
+    serviceCpuUsPerRequest: Math.round((cpu * 1e6) / Math.max(1, ok + errors)),
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
+  const all: Scenario[] = [
+    { name: "redis-1desc", backend: "redis", descriptors: 1 },
+    { name: "redis-5desc", backend: "redis", descriptors: 5 },
+    { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
+    { name: "redis-5desc-window", backend: "redis", descriptors: 5, env: batched },
+    { name: "memory-1desc", backend: "memory", descriptors: 1 },
+    {
+      name: `redis-1desc-window-at-${o.rate}rps`,
+      backend: "redis",
+      descriptors: 1,
+      rate: o.rate,
+      env: batched,
+    },
+  ];
+  const scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+
+  const loadBefore = loadavg().map((x) => x.toFixed(2));
+  const base = mkdtempSync(path.join(tmpdir(), "rl-bench-"));
+  mkdirSync(path.join(base, "config"), { recursive: true });
+  writeFileSync(path.join(base, "config", "bench.yaml"), CONFIG);
+  const results: RunResult[] = [];
+  try {
+    for (let rep = 0; rep < o.repeats; rep++) {
+      for (const s of scenarios) {
+        const svc = new Service(base, s.backend, o.redis, s.env);
+        try {
+          await svc.ready();
+          const r = await drive(svc, s, o);
+          const [rssMb, peakRssMb] = svc.rss();
+          const row = { ...r, rssMb: Number(rssMb.toFixed(1)), peakRssMb: Number(peakRssMb.toFixed(1)) };
+          results.push(row);
+          process.stderr.write(
+            `run ${rep + 1}/${o.repeats} ${s.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.serviceCpuUsPerRequest} µs service CPU/request, ${row.errors} errors\n`,
+          );
+        } finally {
+          await svc.stop();
+        }
+      }
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+
+  const summary = scenarios.map((s) => {
+    const runs = results.filter((r) => r.scenario === s.name);
+    return {
+      scenario: s.name,
+      runs: runs.length,
+      requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+      decisionsPerSecond: median(runs.map((r) => r.decisionsPerSecond)),
+      p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)),
+      serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
+      peakRssMb: median(runs.map((r) => r.peakRssMb)),
+      errors: runs.reduce((a, r) => a + r.errors, 0),
+    };
+  });
+  const baseline = summary.find((x) => x.scenario === "redis-1desc");
+  const table = summary.map((x) => ({
+    ...x,
+    vsRedis1: baseline ? Number((x.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)) : undefined,
+  }));
+  const load = loadavg().map((x) => x.toFixed(2));
+  console.log(
+    `machine load average before/after: ${loadBefore.join(" ")} / ${load.join(" ")} (other processes share these cores)`,
+  );
+  console.log(
+    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections`,
+  );
+  console.table(table);
+
+  const dir = fromRoot("bench", "results");
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `ratelimit-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), options: o, cpus: (await import("node:os")).cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: load, summary: table, runs: results }, null, 2)}\n`,
+  );
+  console.log(`results written to ${path.relative(process.cwd(), file)}`);
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});
