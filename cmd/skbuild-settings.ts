@@ -31,6 +31,10 @@ const EXIT_FAIL_OVERRIDE = 3;
 
 class UsageError extends Error {}
 
+/** JSON for output; TOML integers beyond 2^53 arrive as bigint, printed as their digits. */
+const toJson = (value: unknown) =>
+  JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v), 2);
+
 type Loaded = { doc: SettingsDocument } | { parseError: DocumentParseError };
 
 function load(file: string, inputFormat: string): Loaded {
@@ -118,7 +122,7 @@ function runValidate(files: string[], flags: ValidateFlags): number {
       errors: result.errors,
       warnings: result.warnings,
     }));
-    process.stdout.write(`${JSON.stringify({ valid: exit === EXIT_OK, files }, null, 2)}\n`);
+    process.stdout.write(`${toJson({ valid: exit === EXIT_OK, files })}\n`);
     return exit;
   }
   for (const { file, result } of reports) {
@@ -209,15 +213,16 @@ function runEvaluate(file: string | undefined, flags: EvaluateFlags): number {
       errors: result.errors,
       warnings: result.warnings,
     };
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`${toJson(report)}\n`);
     return exit;
   }
   for (const d of [...result.errors, ...result.warnings]) console.error(formatDiagnostic(d));
   if (!result.valid) {
-    console.error(`${target}: ${summary(result.errors.length, result.warnings.length)}; nothing evaluated`);
+    const name = target === "-" ? "<stdin>" : target;
+    console.error(`${name}: ${summary(result.errors.length, result.warnings.length)}; nothing evaluated`);
     return exit;
   }
-  process.stdout.write(`${JSON.stringify(result.effective, null, 2)}\n`);
+  process.stdout.write(`${toJson(result.effective)}\n`);
   const matched = result.overrides.filter((o) => o.matched).map((o) => o.path);
   console.error(`matched overrides: ${matched.length ? matched.join(", ") : "none"}`);
   if (result.retryOnFailure)
@@ -331,7 +336,7 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
     .command("schema")
     .description("print the JSON Schema (draft-07) of the settings object")
     .action(() => {
-      process.stdout.write(`${JSON.stringify(settingsSchema, null, 2)}\n`);
+      process.stdout.write(`${toJson(settingsSchema)}\n`);
     });
   return cmd;
 }

@@ -16,14 +16,18 @@ import { closeMatches } from "./suggest.js";
 
 type KeywordOptions = boolean | { also?: string[] };
 
-function keywordError(keyword: string, message: string): ErrorObject {
+function keywordError(keyword: string, message: string, suggestions?: string[]): ErrorObject {
   // ajv fills in instancePath and schemaPath of errors returned by a keyword.
-  return { keyword, message, params: {} } as unknown as ErrorObject;
+  return { keyword, message, params: suggestions ? { suggestions } : {} } as unknown as ErrorObject;
 }
+
+/** A bare version where a specifier set is expected ("3.12"): suggest "==3.12" and ">=3.12". */
+const specifierHint = (v: string) => (isVersion(v) ? [`==${v.trim()}`, `>=${v.trim()}`] : undefined);
 
 function stringKeyword(
   keyword: string,
   check: (value: string, also: string[]) => string | undefined,
+  hint?: (value: string) => string[] | undefined,
 ): SchemaValidateFunction {
   const fn: SchemaValidateFunction = (schema: KeywordOptions, data: unknown) => {
     if (schema === false || typeof data !== "string") return true;
@@ -31,7 +35,7 @@ function stringKeyword(
     if (also.includes(data)) return true;
     const problem = check(data, also);
     if (problem === undefined) return true;
-    fn.errors = [keywordError(keyword, problem)];
+    fn.errors = [keywordError(keyword, problem, hint?.(data))];
     return false;
   };
   return fn;
@@ -52,10 +56,13 @@ function createAjv(): Ajv {
     keyword: "pep440Specifier",
     schemaType: ["boolean", "object"],
     errors: true,
-    validate: stringKeyword("pep440Specifier", (v, also) =>
-      isSpecifierSet(v)
-        ? undefined
-        : `expected a PEP 440 specifier set such as ">=3.15" or ">=3.10,<3.13"${orAlso(also)}, got ${describeValue(v)}`,
+    validate: stringKeyword(
+      "pep440Specifier",
+      (v, also) =>
+        isSpecifierSet(v)
+          ? undefined
+          : `expected a PEP 440 specifier set such as ">=3.15" or ">=3.10,<3.13"${orAlso(also)}, got ${describeValue(v)}`,
+      specifierHint,
     ),
   });
   ajv.addKeyword({
@@ -307,9 +314,17 @@ export function translateErrors(errors: ErrorObject[], data: unknown, opts: Tran
             "is not allowed to be hard-coded here; it may only be set inside [[tool.scikit-build.overrides]] (or by config settings)",
         });
         break;
-      case "pep440Specifier":
-        push({ severity: "error", code: "specifier", path, message: err.message ?? "invalid specifier" });
+      case "pep440Specifier": {
+        const hint = err.params.suggestions as string[] | undefined;
+        push({
+          severity: "error",
+          code: "specifier",
+          path,
+          message: err.message ?? "invalid specifier",
+          ...(hint ? { suggestions: hint.map((h) => JSON.stringify(h)) } : {}),
+        });
         break;
+      }
       case "pep440Version":
         push({ severity: "error", code: "version", path, message: err.message ?? "invalid version" });
         break;

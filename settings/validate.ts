@@ -1,6 +1,6 @@
 // validate(): schema (ajv) + semantic rules + minimum-version rules, as one list of diagnostics.
 import { schemaValidator, translateErrors } from "./compile.js";
-import type { Diagnostic } from "./diagnostics.js";
+import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
 import type { SettingsDocument } from "./document.js";
 import { checkSemantics } from "./rules.js";
 import type { Settings } from "./types.js";
@@ -29,7 +29,47 @@ export interface ValidationResult {
 type Table = Record<string, unknown>;
 const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function result(diagnostics: Diagnostic[], settings: unknown, minimumVersion?: string): ValidationResult {
+/** Pre-order position of every path in the data, to list diagnostics in document order. */
+function documentOrder(data: unknown, prefix: string): Map<string, number> {
+  const order = new Map<string, number>();
+  const walk = (node: unknown, segments: PathSegment[]) => {
+    order.set(formatPath(prefix, segments), order.size);
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) walk(node[i], [...segments, i]);
+    } else if (isTable(node)) for (const key of Object.keys(node)) walk(node[key], [...segments, key]);
+  };
+  walk(data, []);
+  return order;
+}
+
+/** Drops the last segment of a formatted path: a.b -> a, a[2] -> a, a."x.y" -> a. */
+const parentPath = (path: string) => path.replace(/(\.(?:"(?:[^"\\]|\\.)*"|[A-Za-z0-9_-]+)|\[\d+\])$/, "");
+
+function sortByDocument(diagnostics: Diagnostic[], data: unknown, prefix: string): Diagnostic[] {
+  if (diagnostics.length < 2) return diagnostics;
+  const order = documentOrder(data, prefix);
+  const rank = (path: string): number => {
+    for (let p = path; ; ) {
+      const hit = order.get(p);
+      if (hit !== undefined) return hit + (p === path ? 0 : 0.5); // missing keys sort after their parent
+      const up = parentPath(p);
+      if (up === p) return -1;
+      p = up;
+    }
+  };
+  return diagnostics
+    .map((d, i) => ({ d, i, r: rank(d.path) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map((x) => x.d);
+}
+
+function result(
+  unsorted: Diagnostic[],
+  settings: unknown,
+  minimumVersion?: string,
+  prefix = "tool.scikit-build",
+): ValidationResult {
+  const diagnostics = sortByDocument(unsorted, settings, prefix);
   const errors = diagnostics.filter((d) => d.severity === "error");
   const warnings = diagnostics.filter((d) => d.severity === "warning");
   const valid = errors.length === 0;
@@ -80,7 +120,7 @@ export function validate(settings: unknown, options: ValidateOptions = {}): Vali
       diagnostics.push(...checkSemantics(override, { prefix, base, root: data }));
     });
   }
-  return result(diagnostics, data, minimum.version);
+  return result(diagnostics, data, minimum.version, prefix);
 }
 
 /** Validates a parsed document (a pyproject.toml or JSON file). */

@@ -153,8 +153,8 @@ describe("skbuild-settings CLI", function () {
       const report = JSON.parse(r.stdout);
       expect(report.valid).to.equal(false);
       expect(report.files[0].errors.map((e: { code: string }) => e.code)).to.deep.equal([
-        "enum",
         "override-only",
+        "enum",
       ]);
     });
     it("reads JSON settings documents and pyproject-shaped JSON", () => {

@@ -334,3 +334,35 @@ describe("settings evaluate on parsed documents", () => {
     expect(again.effective!.cmake.args).to.deep.equal(["-DA=1"]);
   });
 });
+
+describe("settings documents", () => {
+  it("reads pyproject-shaped JSON and plain settings JSON alike", async () => {
+    const { parseDocument } = await import("../../settings/index.js");
+    const shaped = parseDocument(
+      JSON.stringify({
+        "build-system": { requires: ["scikit-build-core>=0.10"] },
+        tool: { "scikit-build": { experimental: true } },
+      }),
+      "p.json",
+    );
+    expect(shaped).to.deep.include({
+      pyproject: true,
+      settings: { experimental: true },
+      buildSystemRequires: ["scikit-build-core>=0.10"],
+    });
+    const plain = parseDocument('{"experimental": true}', "s.json");
+    expect(plain).to.deep.include({ pyproject: false, settings: { experimental: true } });
+  });
+  it("throws DocumentParseError with line and column for malformed TOML", async () => {
+    const { parseDocument, DocumentParseError } = await import("../../settings/index.js");
+    try {
+      parseDocument('[tool.scikit-build]\ncmake.args = ["a",\nx = 1\n', "bad.toml");
+      expect.fail("no error");
+    } catch (err) {
+      expect(err).to.be.instanceOf(DocumentParseError);
+      const e = err as InstanceType<typeof DocumentParseError>;
+      expect(e.line).to.be.a("number");
+      expect(e.message).to.match(/^bad\.toml: malformed TOML at line \d+, column \d+: /);
+    }
+  });
+});

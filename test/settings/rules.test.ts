@@ -221,6 +221,27 @@ describe("settings rules", () => {
     });
   });
 
+  describe("reporting", () => {
+    it("lists diagnostics in document order, whatever rule found them", () => {
+      const res = validate({
+        wheel: { tags: ["py3-none-any"] },
+        cmake: { verison: "3" },
+        metadata: { version: {} },
+        logger: {},
+      });
+      expect(res.errors.map((e) => e.path)).to.deep.equal([
+        "tool.scikit-build.wheel.tags",
+        "tool.scikit-build.cmake.verison",
+        "tool.scikit-build.metadata.version.provider",
+        "tool.scikit-build.logger",
+      ]);
+    });
+    it("suggests == and >= for a bare version where a specifier set is expected", () => {
+      const res = validate({ overrides: [{ if: { "python-version": "3.12" }, experimental: true }] });
+      expect(res.errors[0]!.suggestions).to.deep.equal(['"==3.12"', '">=3.12"']);
+    });
+  });
+
   describe("condition syntax", () => {
     it("checks specifier sets of every specifier condition", () => {
       for (const key of ["backend-version", "python-version", "implementation-version", "system-cmake"]) {
