@@ -1,7 +1,8 @@
 // validate(): schema (ajv) + semantic rules + minimum-version rules, as one list of diagnostics.
-import { schemaValidator, translateErrors } from "./compile.js";
+import { schemaValidator } from "./compile.js";
 import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
 import type { SettingsDocument } from "./document.js";
+import { translateErrors } from "./errors.js";
 import { checkSemantics } from "./rules.js";
 import type { Settings } from "./types.js";
 import { checkVersionedKeys, resolveMinimumVersion, SPEC_BACKEND_VERSION } from "./versioning.js";

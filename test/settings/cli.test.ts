@@ -243,6 +243,29 @@ describe("skbuild-settings CLI", function () {
       const report = JSON.parse(r.stdout);
       expect(report).to.deep.include({ fail: true, failOverrides: [1], retryOnFailure: true, matched: [1] });
     });
+    it("takes platform facts and the environment from this machine unless --no-host", () => {
+      const system =
+        { linux: "linux", darwin: "darwin", win32: "win32" }[process.platform as string] ?? process.platform;
+      const doc2 = file(
+        "host.toml",
+        [
+          "[tool.scikit-build]",
+          "[[tool.scikit-build.overrides]]",
+          `if.platform-system = "^${system}$"`,
+          'build-dir = "host"',
+          "[[tool.scikit-build.overrides]]",
+          'if.env.PATH = ".+"',
+          "experimental = true",
+        ].join("\n"),
+      );
+      const host = JSON.parse(run(["evaluate", doc2]).stdout);
+      expect(host).to.deep.include({ "build-dir": "host", experimental: true });
+      const bare = run(["evaluate", "--no-host", doc2]);
+      expect(JSON.parse(bare.stdout)).to.deep.include({ "build-dir": "", experimental: false });
+      expect(bare.stderr).to.contain("give --platform-system");
+      const noEnv = JSON.parse(run(["evaluate", "--no-process-env", doc2]).stdout);
+      expect(noEnv).to.deep.include({ "build-dir": "host", experimental: false });
+    });
     it("--failed applies the retry override", () => {
       const r = run(["evaluate", "--no-host", "--failed", doc()]);
       expect(JSON.parse(r.stdout).build["tool-args"]).to.deep.equal(["-j1"]);
