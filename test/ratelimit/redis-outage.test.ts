@@ -5,6 +5,7 @@
 // returns. Also the pool's ERROR behaviour when every connection is busy.
 
 import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { Redis } from "ioredis";
@@ -16,16 +17,25 @@ const CONFIG = "domain: outage\ndescriptors: [{key: k, rate_limit: {unit: hour, 
 
 class PrivateRedis {
   child: ChildProcess | undefined;
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    readonly extraArgs: string[] = [],
+    readonly password = "",
+  ) {}
 
   async start(): Promise<void> {
-    this.child = spawn(
-      "redis-server",
-      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      {
-        stdio: "ignore",
-      },
-    );
+    const args = [
+      "--port",
+      String(this.port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      ...this.extraArgs,
+    ];
+    this.child = spawn("redis-server", args, { stdio: "ignore" });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       const r = new Redis({
@@ -33,6 +43,7 @@ class PrivateRedis {
         host: "127.0.0.1",
         lazyConnect: true,
         retryStrategy: () => null,
+        password: this.password || undefined,
       });
       r.on("error", () => {});
       const ok = await r.connect().then(
@@ -188,5 +199,57 @@ describe("ratelimit with Redis down and back", function () {
     } finally {
       admin.disconnect();
     }
+  });
+});
+
+describe("ratelimit Redis connection settings", function () {
+  this.timeout(60_000);
+  let runtime: Runtime;
+  const servers: PrivateRedis[] = [];
+  const services: RateLimitProcess[] = [];
+  before(() => {
+    runtime = new Runtime({ "outage.yaml": CONFIG });
+  });
+  after(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all(servers.map((s) => s.kill()));
+    runtime?.cleanup();
+  });
+
+  it("KVSTORE_AUTH takes <password> or <username>:<password>", async () => {
+    const redis = new PrivateRedis(await freePort(), ["--requirepass", "s3cret"], "s3cret");
+    servers.push(redis);
+    await redis.start();
+    for (const auth of ["s3cret", "default:s3cret"]) {
+      const svc = await RateLimitProcess.start({
+        runtime,
+        env: { KVSTORE_URL: `127.0.0.1:${redis.port}`, KVSTORE_AUTH: auth },
+      });
+      services.push(svc);
+      expect((await svc.call("outage", [[["k", uniq()]]])).statuses[0]!.limitRemaining, auth).to.equal(99);
+    }
+    const wrong = await RateLimitProcess.start({
+      runtime,
+      env: { KVSTORE_URL: `127.0.0.1:${redis.port}`, KVSTORE_AUTH: "nope", KVSTORE_TIMEOUT: "1s" },
+    });
+    services.push(wrong);
+    const err = await wrong.call("outage", [[["k", uniq()]]]).then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
+    expect(err?.details).to.match(/^redis 127\.0\.0\.1:\d+: /);
+  });
+
+  it("KVSTORE_SOCKET_TYPE=unix connects to a socket path", async () => {
+    const socket = path.join(runtime.base, "redis.sock");
+    const redis = new PrivateRedis(await freePort(), ["--unixsocket", socket]);
+    servers.push(redis);
+    await redis.start();
+    const svc = await RateLimitProcess.start({
+      runtime,
+      env: { KVSTORE_SOCKET_TYPE: "unix", KVSTORE_URL: socket },
+    });
+    services.push(svc);
+    expect((await svc.call("outage", [[["k", uniq()]]])).statuses[0]!.limitRemaining).to.equal(99);
   });
 });
