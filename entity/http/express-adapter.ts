@@ -39,13 +39,22 @@ export function createEntityRouter(server: EntityServer, options: EntityRouterOp
   const router = express.Router();
   const limit = options.bodyLimit ?? "1mb";
   const realm = options.realm ?? "entity-server";
-  router.use(express.urlencoded({ extended: false, limit }));
-  router.use(express.json({ limit, strict: false }));
+  const urlencoded = express.urlencoded({ extended: false, limit });
+  const json = express.json({ limit, strict: false });
+  // Body parsers only where a body can matter: GET and HEAD skip them entirely.
+  router.use((req, res, next) =>
+    req.method === "GET" || req.method === "HEAD" ? next() : urlencoded(req, res, next),
+  );
+  router.use((req, res, next) =>
+    req.method === "GET" || req.method === "HEAD" ? next() : json(req, res, next),
+  );
   router.use(async (req: Request, res: Response) => {
-    let format: Format = negotiatedFormat(req);
+    // Express 5 parses the query string on every access of req.query: read it once.
+    const query = req.query as Record<string, unknown>;
+    let format: Format = negotiatedFormat(req, query);
     let response: EntityResponse;
     try {
-      const built = buildRequestMap(req, server);
+      const built = buildRequestMap(req, query, server);
       format = built.format;
       response = await server.handle(built.map);
     } catch (err) {
@@ -62,7 +71,7 @@ export function createEntityRouter(server: EntityServer, options: EntityRouterOp
   // Body parser failures (bad JSON, too large, bad charset) arrive here.
   router.use(
     (err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
-      const format = negotiatedFormat(req);
+      const format = negotiatedFormat(req, req.query as Record<string, unknown>);
       const e =
         err.type === "entity.too.large"
           ? new EntityServerError("PAYLOAD_TOO_LARGE", `request body larger than ${limit}`)
@@ -84,19 +93,23 @@ function send(res: Response, r: EntityResponse, realm: string): void {
   res.send(r.body);
 }
 
-function negotiatedFormat(req: Request): Format {
+function negotiatedFormat(req: Request, query: Record<string, unknown>): Format {
   const ext = /\.(xml|json)$/i.exec(req.path)?.[1];
   if (ext) return ext.toLowerCase() as Format;
-  const q = req.query?._format;
+  const q = query._format;
   if (typeof q === "string" && (FORMATS as readonly string[]).includes(q.toLowerCase()))
     return q.toLowerCase() as Format;
   const accepted = req.accepts(["json", "xml"]);
   return accepted === "xml" ? "xml" : "json";
 }
 
-function buildRequestMap(req: Request, server: EntityServer): { map: RequestMap; format: Format } {
+function buildRequestMap(
+  req: Request,
+  query: Record<string, unknown>,
+  server: EntityServer,
+): { map: RequestMap; format: Format } {
   const segments = req.path.split("/").filter((s) => s !== "");
-  let format = negotiatedFormat(req);
+  let format = negotiatedFormat(req, query);
   const last = segments.length - 1;
   if (last >= 0) {
     const m = /^(.*)\.(xml|json)$/i.exec(segments[last]!);
@@ -115,7 +128,7 @@ function buildRequestMap(req: Request, server: EntityServer): { map: RequestMap;
     );
   }
 
-  const params = mergeParams(req);
+  const params = mergeParams(req, query);
   const pathExt = /\.(xml|json)$/i.exec(req.path)?.[1]?.toLowerCase();
   if (typeof params._format === "string" && pathExt && params._format.toLowerCase() !== pathExt) {
     throw validationError(`_format=${params._format} contradicts the .${pathExt} extension`, "_format");
@@ -180,7 +193,7 @@ function buildRequestMap(req: Request, server: EntityServer): { map: RequestMap;
 }
 
 /** Query and body parameters as one map; `name[]` keys are lists. */
-function mergeParams(req: Request): Record<string, unknown> {
+function mergeParams(req: Request, query: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const add = (source: "query" | "body", obj: unknown) => {
     if (obj === undefined || obj === null) return;
@@ -207,24 +220,17 @@ function mergeParams(req: Request): Record<string, unknown> {
       out[key] = value;
     }
   };
-  add("query", req.query);
-  if (req.body !== undefined && !isEmptyBody(req)) {
-    const type = req.get("content-type") ?? "";
+  add("query", query);
+  if (!isEmptyBody(req)) {
     if (!req.is(["application/x-www-form-urlencoded", "application/json", "+json"])) {
+      const type = req.get("content-type") ?? "none";
       throw new EntityServerError(
         "UNSUPPORTED_MEDIA_TYPE",
         `unsupported request body type "${type}": send a form or JSON`,
       );
     }
-    add("body", req.body);
-  } else if (
-    !isEmptyBody(req) &&
-    !req.is(["application/x-www-form-urlencoded", "application/json", "+json"])
-  ) {
-    throw new EntityServerError(
-      "UNSUPPORTED_MEDIA_TYPE",
-      `unsupported request body type "${req.get("content-type") ?? ""}": send a form or JSON`,
-    );
+    // GET and HEAD bodies are not parsed (and so ignored).
+    if (req.body !== undefined) add("body", req.body);
   }
   return out;
 }

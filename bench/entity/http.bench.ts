@@ -1,0 +1,220 @@
+// Entity server benchmark: starts the compiled `entity-server` command on a fresh
+// database of the real PostgreSQL, drives it over HTTP/1.1 keep-alive at a fixed
+// concurrency (closed loop) and prints requests per second, p50 and p99 for
+// get-by-id and list (20 rows), in JSON and XML. The baseline in the same run is
+// the same get-by-id done directly through Prisma in this process, so the table
+// shows what the HTTP adapter, rendering and the network hop cost on top of the
+// query. Each scenario runs --repeats times; the table quotes medians. Results
+// (every run and the medians) go to bench/results/entity-<time>.json.
+//
+//   node dist/bench/entity/http.bench.js [--seconds 5] [--repeats 3] [--concurrency 32]
+//
+// Target: at least 3 000 get-by-id requests per second on this machine.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { fromRoot } from "../../common/paths.js";
+import { PrismaClient } from "../../generated/prisma/client.js";
+import { createTestDatabase } from "../../test/support/postgres.js";
+
+const CLI = fileURLToPath(new URL("../../cmd/entity-server.js", import.meta.url));
+const TARGET_GET_RPS = 3000;
+
+interface Options {
+  seconds: number;
+  repeats: number;
+  concurrency: number;
+}
+
+interface RunResult {
+  requests: number;
+  errors: number;
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+}
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { seconds: 5, repeats: 3, concurrency: 32 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i]!.replace(/^--?/, "") as keyof Options;
+    const value = Number(argv[i + 1]);
+    if (!(name in o) || !Number.isFinite(value) || value <= 0)
+      throw new Error(`bad option ${argv[i]} ${argv[i + 1]}`);
+    o[name] = value;
+  }
+  return o;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Runs `op` from `concurrency` loops for `seconds`; latency of each call in ms. */
+async function closedLoop(
+  op: (i: number) => Promise<boolean>,
+  seconds: number,
+  concurrency: number,
+): Promise<RunResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let i = 0;
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const ok = await op(i++);
+        latencies.push(performance.now() - t0);
+        if (!ok) errors++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    errors,
+    rps: latencies.length / elapsed,
+    p50ms: percentile(latencies, 50),
+    p99ms: percentile(latencies, 99),
+  };
+}
+
+function httpGetter(baseUrl: string, concurrency: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  return (path: string) =>
+    new Promise<boolean>((resolve) => {
+      const req = http.get(`${baseUrl}${path}`, { agent }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode === 200));
+      });
+      req.on("error", () => resolve(false));
+    });
+}
+
+function startServer(dbUrl: string): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn(process.execPath, [CLI, "--listen", "127.0.0.1:0"], {
+    env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`entity-server did not start within 30s: ${out}`)),
+      30_000,
+    );
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /"listen":"[^"]*:(\d+)"/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, baseUrl: `http://127.0.0.1:${m[1]}` });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`entity-server exited with ${code}: ${out}`)));
+  });
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const db = await createTestDatabase();
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 10 }) });
+  let server: ChildProcess | undefined;
+  try {
+    const ids: string[] = [];
+    for (let n = 0; n < 200; n++) {
+      const c = await prisma.config.create({
+        data: {
+          endpoint: `http://bench.test/${n}`,
+          eventTypes: ["ledger.committed", "payments.*"],
+          secret: `s${n}`,
+        },
+      });
+      ids.push(c.id);
+    }
+    // Per-request logs are debug level, so the default info level keeps them out of the measurement.
+    const started = await startServer(db.url);
+    server = started.child;
+    const get = httpGetter(started.baseUrl, o.concurrency);
+
+    const scenarios: [string, (i: number) => Promise<boolean>][] = [
+      [
+        "prisma findUnique (baseline, in process)",
+        async (i) => (await prisma.config.findUnique({ where: { id: ids[i % ids.length]! } })) !== null,
+      ],
+      ["GET /config/{id}.json", (i) => get(`/config/${ids[i % ids.length]}.json`)],
+      ["GET /config/{id}.xml", (i) => get(`/config/${ids[i % ids.length]}.xml`)],
+      ["GET /config.json (list, 20 rows)", (i) => get(`/config.json?_page=${(i % 10) + 1}`)],
+      ["GET /config.xml (list, 20 rows)", (i) => get(`/config.xml?_page=${(i % 10) + 1}`)],
+    ];
+
+    await closedLoop(scenarios[1]![1], 1, o.concurrency); // warm-up: JIT, pools, query plans
+    await closedLoop(scenarios[0]![1], 1, o.concurrency);
+    const runs: Record<string, RunResult[]> = {};
+    for (let r = 0; r < o.repeats; r++) {
+      for (const [name, op] of scenarios) {
+        const result = await closedLoop(op, o.seconds, o.concurrency);
+        runs[name] = [...(runs[name] ?? []), result];
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const medians = Object.fromEntries(
+      Object.entries(runs).map(([name, rs]) => [
+        name,
+        {
+          rps: median(rs.map((x) => x.rps)),
+          p50ms: median(rs.map((x) => x.p50ms)),
+          p99ms: median(rs.map((x) => x.p99ms)),
+          errors: rs.reduce((s, x) => s + x.errors, 0),
+        },
+      ]),
+    );
+    const baseline = medians["prisma findUnique (baseline, in process)"]!.rps;
+    const rows = Object.entries(medians).map(([name, m]) => ({
+      scenario: name,
+      "req/s": Math.round(m.rps),
+      "p50 ms": m.p50ms.toFixed(2),
+      "p99 ms": m.p99ms.toFixed(2),
+      "vs baseline": (m.rps / baseline).toFixed(2),
+      errors: m.errors,
+    }));
+    console.log(`entity-server, concurrency ${o.concurrency}, ${o.seconds}s x ${o.repeats} runs (medians)`);
+    console.table(rows);
+    const getJson = medians["GET /config/{id}.json"]!.rps;
+    const getXml = medians["GET /config/{id}.xml"]!.rps;
+    const verdict = Math.min(getJson, getXml) >= TARGET_GET_RPS ? "met" : "NOT met";
+    console.log(
+      `target ${TARGET_GET_RPS} get-by-id req/s: ${verdict} (json ${Math.round(getJson)}, xml ${Math.round(getXml)})`,
+    );
+
+    const outDir = fromRoot("bench", "results");
+    mkdirSync(outDir, { recursive: true });
+    const file = path.join(outDir, `entity-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ options: o, targetGetRps: TARGET_GET_RPS, medians, runs, node: process.version }, null, 2)}\n`,
+    );
+    console.log(`results: ${path.relative(fromRoot(), file)}`);
+  } finally {
+    server?.kill("SIGTERM");
+    await prisma.$disconnect();
+    await db.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
