@@ -56,6 +56,7 @@ export interface NewAttempt {
   status: AttemptStatus;
   nextRetryAfter: Date | null;
   error: string | null;
+  replayOf?: string | undefined;
 }
 
 /**
@@ -79,6 +80,7 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
           status: TO_DB[a.status],
           nextRetryAfter: a.nextRetryAfter,
           error: a.error,
+          replayOf: a.replayOf ?? null,
         },
       });
       await tx.attempt.updateMany({

@@ -1,6 +1,7 @@
 import { Context } from "@temporalio/activity";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import { recordAttempt as recordAttemptMetric } from "../workers/metrics.js";
 import type { AttemptSummary, ClaimOutcome, DeliveryInput, SendAttemptInput } from "../workflows/types.js";
 import {
   claimForRetry,
@@ -66,7 +67,9 @@ export function createDeliveryActivities({ prisma, logger }: DeliveryDeps) {
         status: decision.status,
         nextRetryAfter: decision.nextRetryAfter,
         error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
+        replayOf: input.replayOf,
       });
+      recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
       logger.info(
         {
           webhookId: input.webhookId,

@@ -4,12 +4,14 @@ import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
+import { metricsHandler } from "../workers/metrics.js";
 import { auditTrail } from "./audit.js";
 import { type AuthOptions, requireToken } from "./auth.js";
 import { configRoutes } from "./config-routes.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
+import type { Replayer } from "./replay.js";
 
 /** Largest request body accepted (a config is a few hundred bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -21,6 +23,7 @@ export interface AppDeps {
   /** Bearer-token authentication of every API route (health, info and the document stay open). */
   auth?: AuthOptions | undefined;
   audit?: { publisher: BrokerPublisher; topic: string } | undefined;
+  replay: Replayer;
 }
 
 /** The HTTP application of `serve`: the configs API plus health, info and the OpenAPI document. */
@@ -35,11 +38,12 @@ export function createApp(deps: AppDeps): Express {
   app.get("/openapi.json", (_req, res) => {
     res.json(openapi);
   });
+  app.get("/metrics", metricsHandler);
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));
   app.use(configRoutes(deps.prisma));
-  app.use(deliveryRoutes(deps.prisma));
+  app.use(deliveryRoutes(deps.prisma, deps.replay));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger));
   return app;

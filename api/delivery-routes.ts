@@ -3,13 +3,14 @@ import { fromDbStatus } from "../activities/attempts-store.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
+import type { Replayer } from "./replay.js";
 import { attemptJson, cursorJson } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
 const DEFAULT_PAGE = 100;
 
 /** Deliveries and their attempts: what the reference service stored but never showed. */
-export function deliveryRoutes(prisma: PrismaClient): Router {
+export function deliveryRoutes(prisma: PrismaClient, replay: Replayer): Router {
   const r = Router();
 
   async function attemptsPage(where: object, query: Record<string, unknown>) {
@@ -61,6 +62,13 @@ export function deliveryRoutes(prisma: PrismaClient): Router {
         attempts: attempts.map(attemptJson),
       },
     });
+  });
+
+  r.post("/webhooks/:webhookId/replay", allowQuery(), async (req, res) => {
+    const webhookId = String(req.params.webhookId);
+    if (!UUID_RE.test(webhookId)) throw notFound(`webhook ${webhookId} not found`);
+    const result = await replay(webhookId, req.get("idempotency-key"));
+    res.status(result.created ? 202 : 200).json({ data: result });
   });
 
   return r;

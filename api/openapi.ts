@@ -133,6 +133,7 @@ export const openapi = {
           status: { enum: ["success", "to retry", "retrying", "failed"] },
           nextRetryAfter: { ...TIME, description: "when the next try happens (status `to retry`)" },
           error: { type: "string", description: "transport error, or why the delivery ended" },
+          replayOf: { ...UUID, description: "the webhook this delivery replays" },
           createdAt: TIME,
           updatedAt: TIME,
         },
@@ -151,6 +152,16 @@ export const openapi = {
           firstAttemptAt: TIME,
           lastAttemptAt: TIME,
           attempts: { type: "array", items: ref("Attempt") },
+        },
+      },
+      Replay: {
+        type: "object",
+        required: ["webhookID", "replayOf", "workflowID", "created"],
+        properties: {
+          webhookID: { ...UUID, description: "the new delivery" },
+          replayOf: UUID,
+          workflowID: { type: "string", description: "its Temporal workflow" },
+          created: { type: "boolean" },
         },
       },
       ConfigCursor: cursorOf("Config"),
@@ -273,6 +284,37 @@ export const openapi = {
         summary: "Attempts of one delivery, newest first (paged, default 100)",
         parameters: pageParams,
         responses: { 200: ok("attempts", ref("AttemptCursor")), 404: error("no such delivery"), ...errors },
+      },
+    },
+    "/webhooks/{webhookId}/replay": {
+      parameters: [
+        idParam("webhookId", "webhook (delivery) to replay"),
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: true,
+          description: "the same key never starts a second replay of this webhook",
+          schema: { type: "string", maxLength: 255 },
+        },
+      ],
+      post: {
+        operationId: "replayDelivery",
+        summary: "Deliver the webhook's event to its config again, as a new delivery linked to the original",
+        responses: {
+          202: ok("replay started", dataOf("Replay")),
+          200: ok("this key already replayed the webhook", dataOf("Replay")),
+          404: error("no such delivery"),
+          409: error("its config was deleted or is inactive"),
+          ...errors,
+        },
+      },
+    },
+    "/metrics": {
+      get: {
+        operationId: "metrics",
+        security: [],
+        summary: "Prometheus metrics",
+        responses: { 200: { description: "metrics in the Prometheus text format" } },
       },
     },
     "/_healthcheck": {

@@ -30,6 +30,7 @@ export function attemptJson(a: Attempt) {
     status: fromDbStatus(a.status),
     ...(a.nextRetryAfter ? { nextRetryAfter: a.nextRetryAfter.toISOString() } : {}),
     ...(a.error ? { error: a.error } : {}),
+    ...(a.replayOf ? { replayOf: a.replayOf } : {}),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };

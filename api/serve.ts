@@ -6,6 +6,7 @@ import { startEventConsumer } from "../workers/event-consumer.js";
 import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
+import { createReplayer } from "./replay.js";
 
 /** `webhooks serve`: the configs API, and with --worker the delivery worker in the same process. */
 export async function runServe(settings: WebhooksSettings): Promise<void> {
@@ -24,6 +25,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     checks: healthChecks(rt, worker, consumer),
     auth: settings.auth,
     audit,
+    replay: createReplayer(rt, rt.db.prisma),
   });
   if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
   const server = await listen(app, settings.listen);

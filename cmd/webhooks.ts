@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
-import { durationArg, listArg, listenArg, positiveDurationArg, positiveIntArg } from "../common/flags.js";
+import { durationArg, listenArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
 import { fromRoot } from "../common/paths.js";
 import { VERSION } from "../common/version.js";
 import { runWorker } from "../workers/run-worker.js";
@@ -11,6 +11,8 @@ import type { WebhooksSettings } from "../workers/settings.js";
 // Flag names and defaults are the spec's; Temporal and broker flags are ours.
 
 const d = (text: string) => durationArg(text);
+const TOPICS = listOption(["default"]);
+const KAFKA_BROKERS = listOption(["127.0.0.1:9092"]);
 
 function addSharedOptions(cmd: Command): Command {
   return cmd
@@ -89,8 +91,8 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option("--broker-topics <topics>", "topics (NATS subjects) to consume, comma-separated or repeated")
-        .default(["default"], "default")
-        .argParser(listArg),
+        .default(TOPICS.defaults, "default")
+        .argParser(TOPICS.parse),
     )
     .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
@@ -104,8 +106,8 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"))
     .addOption(
       new Option("--kafka-brokers <hosts>", "Kafka bootstrap brokers, comma-separated")
-        .default(["127.0.0.1:9092"], "127.0.0.1:9092")
-        .argParser(listArg)
+        .default(KAFKA_BROKERS.defaults, "127.0.0.1:9092")
+        .argParser(KAFKA_BROKERS.parse)
         .env("KAFKA_BROKERS"),
     )
     .addOption(new Option("--kafka-consumer-group <name>", "Kafka consumer group").default("webhooks"))

@@ -25,6 +25,20 @@ export function positiveIntArg(value: string): number {
   return Number(value);
 }
 
+/**
+ * A comma-separated, repeatable list option (`--x a,b --x c` gives [a, b, c])
+ * whose default is replaced, not extended, by the first value given.
+ */
+export function listOption(defaults: string[]): {
+  defaults: string[];
+  parse: (v: string, prev: string[]) => string[];
+} {
+  return {
+    defaults,
+    parse: (value, previous) => listArg(value, previous === defaults ? undefined : previous),
+  };
+}
+
 /** Comma-separated list, repeatable: `--x a,b --x c` gives [a, b, c]. */
 export function listArg(value: string, previous: string[] | undefined): string[] {
   const items = value

@@ -1,35 +1,54 @@
 import { fileURLToPath } from "node:url";
-import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from "@temporalio/worker";
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  type LogLevel,
+  NativeConnection,
+  Runtime,
+  Worker,
+} from "@temporalio/worker";
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
+import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
+import { ensureMaintenanceSchedules, maintenanceQueue } from "./maintenance-schedules.js";
 import type { Runtime as AppRuntime } from "./runtime.js";
 
 export interface RunningWorker {
-  /** Resolves when the worker stopped; rejects when it crashed. */
+  /** Resolves when every worker stopped; rejects when one crashed. */
   done: Promise<void>;
   state(): string;
   stop(): Promise<void>;
 }
 
+/** Task queue of the HTTP send activities, next to the workflow queue. */
+export const sendQueue = (taskQueue: string) => `${taskQueue}-sends`;
+
 const WORKFLOWS_PATH = fileURLToPath(new URL("../workflows/index.js", import.meta.url));
 
-let runtimeInstalled = false;
-/** Routes the SDK's own logs (worker and workflow code) into our structured logger, once per process. */
-function installSdkLogger(logger: Logger): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
+/** The SDK's logs (worker, bundler, workflow code) as our structured logs; chatty below WARN unless debugging. */
+function sdkLogger(logger: Logger): DefaultLogger {
   const level = (logger.level === "trace" || logger.level === "debug" ? "DEBUG" : "WARN") as LogLevel;
-  Runtime.install({
-    logger: new DefaultLogger(level, (e) => {
-      const method =
-        e.level === "TRACE" ? "trace" : (e.level.toLowerCase() as "debug" | "info" | "warn" | "error");
-      logger[method]({ sdk: "temporal", ...e.meta }, e.message);
-    }),
+  return new DefaultLogger(level, (e) => {
+    const method =
+      e.level === "TRACE" ? "trace" : (e.level.toLowerCase() as "debug" | "info" | "warn" | "error");
+    logger[method]({ sdk: "temporal", ...e.meta }, e.message);
   });
 }
 
-/** Polls the delivery task queue: runs delivery workflows and their activities; stops with the process. */
+let runtimeInstalled = false;
+function installSdkLogger(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: sdkLogger(logger) });
+}
+
+/**
+ * Polls the three task queues of delivery: workflow tasks (`--task-queue`),
+ * HTTP sends (`<queue>-sends`) and maintenance (`<queue>-maintenance`, with its
+ * schedules ensured). The workflow bundle is built once for all of them.
+ * Stops with the process.
+ */
 export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker> {
   const { settings, logger } = rt;
   installSdkLogger(logger);
@@ -40,28 +59,46 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     ...(settings.temporal.apiKey ? { apiKey: settings.temporal.apiKey } : {}),
   });
   const started = Date.now();
-  const worker = await Worker.create({
-    connection,
-    namespace: settings.temporal.namespace,
-    taskQueue: settings.taskQueue,
+  const workflowBundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
-    activities: createDeliveryActivities({ prisma: rt.db.prisma, logger }),
-    shutdownGraceTime: "30s",
+    logger: sdkLogger(logger),
   });
-  logger.info({ taskQueue: settings.taskQueue, bundleMs: Date.now() - started }, "delivery worker started");
-  const done = worker.run().finally(() => connection.close());
+  const base = { connection, namespace: settings.temporal.namespace, shutdownGraceTime: "30s" } as const;
+  const deps = { prisma: rt.db.prisma, logger };
+  const workers = await Promise.all([
+    Worker.create({ ...base, taskQueue: settings.taskQueue, workflowBundle }),
+    Worker.create({
+      ...base,
+      taskQueue: sendQueue(settings.taskQueue),
+      activities: createDeliveryActivities(deps),
+    }),
+    Worker.create({
+      ...base,
+      taskQueue: maintenanceQueue(settings.taskQueue),
+      workflowBundle,
+      activities: createMaintenanceActivities(deps),
+    }),
+  ]);
+  logger.info(
+    { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
+    "delivery workers started",
+  );
+  const done = Promise.all(workers.map((w) => w.run()))
+    .then(() => undefined)
+    .finally(() => connection.close());
   done.catch((err) => {
     logger.fatal({ err }, "delivery worker crashed");
     void rt.shutdown.close().then(() => process.exit(1));
   });
   const running: RunningWorker = {
     done,
-    state: () => worker.getState(),
+    state: () => workers.find((w) => w.getState() !== "RUNNING")?.getState() ?? "RUNNING",
     async stop() {
-      if (worker.getState() === "RUNNING") worker.shutdown();
-      await done;
+      for (const w of workers) if (w.getState() === "RUNNING") w.shutdown();
+      await done.catch(() => {});
     },
   };
-  rt.shutdown.add("worker", () => running.stop());
+  rt.shutdown.add("workers", () => running.stop());
+  await ensureMaintenanceSchedules(rt);
   return running;
 }

@@ -13,7 +13,9 @@ import {
 import type { DeliveryPolicy, EventMessage } from "../workflows/types.js";
 import { openConsumer } from "./broker/index.js";
 import type { BrokerConsumer, BrokerMessage } from "./broker/types.js";
+import { sendQueue } from "./delivery-worker.js";
 import { deliveryKey, parseEventMessage, UnparsableMessage, webhookIdFor } from "./event-message.js";
+import { messagesConsumed, workflowsStarted } from "./metrics.js";
 import type { Runtime } from "./runtime.js";
 
 /** Messages handled at once per consumer process. */
@@ -38,6 +40,7 @@ export async function startDelivery(
   config: Config,
   event: EventMessage,
   workflowId: string,
+  replayOf?: string,
 ): Promise<{ webhookId: string; started: boolean }> {
   const webhookId = webhookIdFor(workflowId);
   const host = new URL(config.endpoint).host;
@@ -45,7 +48,16 @@ export async function startDelivery(
     await rt.temporal.workflow.start(deliverWebhook, {
       taskQueue: rt.settings.taskQueue,
       workflowId,
-      args: [{ webhookId, configId: config.id, event, policy: deliveryPolicy(rt) }],
+      args: [
+        {
+          webhookId,
+          configId: config.id,
+          event,
+          policy: deliveryPolicy(rt),
+          sendTaskQueue: sendQueue(rt.settings.taskQueue),
+          ...(replayOf ? { replayOf } : {}),
+        },
+      ],
       workflowIdReusePolicy: "REJECT_DUPLICATE",
       staticSummary: `${event.type} → ${host}`,
       typedSearchAttributes: [
@@ -88,6 +100,7 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
         },
         "unparsable event message dropped",
       );
+      messagesConsumed.inc({ topic: msg.topic, result: "rejected" });
       return;
     }
     const configs = await db.prisma.config.findMany({
@@ -97,13 +110,16 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
     const results = await Promise.all(
       configs.map((c) => startDelivery(rt, c, event, deliveryWorkflowId(c.id, key))),
     );
+    const started = results.filter((r) => r.started).length;
+    workflowsStarted.inc(started);
+    messagesConsumed.inc({ topic: msg.topic, result: "delivered" });
     logger.info(
       {
         topic: msg.topic,
         type: event.type,
         key,
         configs: configs.length,
-        started: results.filter((r) => r.started).length,
+        started,
         redelivery: msg.deliveryCount > 1,
       },
       "event consumed",

@@ -15,11 +15,13 @@ export const attemptsQuery = defineQuery<AttemptSummary[]>("attempts");
 
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
-const { sendAttempt, claimRetry } = proxyActivities<DeliveryActivities>({
-  startToCloseTimeout: "2 minutes",
-  heartbeatTimeout: "20 seconds",
-  retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
-});
+const activities = (taskQueue: string) =>
+  proxyActivities<DeliveryActivities>({
+    taskQueue,
+    startToCloseTimeout: "2 minutes",
+    heartbeatTimeout: "20 seconds",
+    retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
+  });
 
 /**
  * Delivers one event to one config: first send, then durable backoff timers
@@ -27,6 +29,7 @@ const { sendAttempt, claimRetry } = proxyActivities<DeliveryActivities>({
  * going away. Every transition is mirrored into the attempts table.
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
+  const { sendAttempt, claimRetry } = activities(input.sendTaskQueue);
   const attempts: AttemptSummary[] = [];
   setHandler(attemptsQuery, () => attempts);
 

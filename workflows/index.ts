@@ -1,2 +1,3 @@
-// Every workflow the delivery worker registers (this file is the bundle's entry).
+// Every workflow the workers register (this file is the bundle's entry).
 export { deliverWebhook } from "./delivery.js";
+export { attemptsRetention, staleAttemptsRecovery } from "./maintenance.js";

@@ -25,6 +25,10 @@ export interface DeliveryInput {
   configId: string;
   event: EventMessage;
   policy: DeliveryPolicy;
+  /** Task queue of the HTTP send activities (scaled apart from workflow tasks). */
+  sendTaskQueue: string;
+  /** The webhook this delivery replays, when it is a replay. */
+  replayOf?: string;
 }
 
 export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";

@@ -12,6 +12,23 @@ function client(brokers: string[], logger: Logger, clientId: string): Kafka {
 }
 
 /**
+ * A KRaft broker answers the metadata request that auto-creates a topic with
+ * UNKNOWN_TOPIC_OR_PARTITION, which kafkajs does not retry on subscribe; the
+ * topic exists moments later, so subscribing is tried again for a few seconds.
+ */
+async function subscribe(consumer: Consumer, topics: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await consumer.subscribe({ topics, fromBeginning: true });
+      return;
+    } catch (err) {
+      if ((err as { type?: string }).type !== "UNKNOWN_TOPIC_OR_PARTITION" || attempt >= 20) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
  * A consumer-group member over the topics. An offset is committed only after
  * the handler returned; a handler error makes kafkajs seek back and deliver the
  * message again.
@@ -31,7 +48,7 @@ export class KafkaConsumer implements BrokerConsumer {
     } catch (err) {
       throw new Error(`cannot reach Kafka at ${brokers.join(",")}: ${(err as Error).message}`);
     }
-    await this.consumer.subscribe({ topics, fromBeginning: true });
+    await subscribe(this.consumer, topics);
     const deliveries = new Map<string, number>();
     await this.consumer.run({
       eachMessage: async ({ topic, partition, message }) => {

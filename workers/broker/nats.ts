@@ -75,8 +75,8 @@ export class NatsConsumer implements BrokerConsumer {
     const { logger, topics, durable, concurrency } = this.opts;
     this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
     const jsm = await this.nc.jetstreamManager();
-    const stream = await ensureStream(jsm, this.opts.stream, topics);
     for (const topic of topics) {
+      const stream = await ensureStream(jsm, this.opts.stream, [topic]);
       const name = `${durable}-${topic.replace(/[^A-Za-z0-9_-]/g, "_")}`;
       const existing = await jsm.consumers.info(stream, name).catch(() => undefined);
       if (!existing) {

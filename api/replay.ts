@@ -1,0 +1,39 @@
+import { createHash } from "node:crypto";
+import type { PrismaClient } from "../common/db/database.js";
+import { startDelivery } from "../workers/event-consumer.js";
+import type { Runtime } from "../workers/runtime.js";
+import type { EventMessage } from "../workflows/types.js";
+import { ApiError, notFound, validation } from "./errors.js";
+
+export interface ReplayResult {
+  webhookID: string;
+  replayOf: string;
+  workflowID: string;
+  /** False when this idempotency key already replayed the webhook. */
+  created: boolean;
+}
+
+export type Replayer = (webhookId: string, idempotencyKey: string | undefined) => Promise<ReplayResult>;
+
+/**
+ * A replay is a new delivery of the original event to the original config,
+ * through a new workflow whose id derives from the original webhook and the
+ * caller's Idempotency-Key: the same key never starts a second replay.
+ */
+export function createReplayer(rt: Runtime, prisma: PrismaClient): Replayer {
+  return async (webhookId, key) => {
+    if (!key) throw validation("the Idempotency-Key header is required to replay a webhook");
+    if (key.length > 255) throw validation("Idempotency-Key must be at most 255 characters");
+    const first = await prisma.attempt.findFirst({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
+    if (!first) throw notFound(`webhook ${webhookId} not found`);
+    const config = await prisma.config.findUnique({ where: { id: first.configId } });
+    if (!config) throw new ApiError(409, "CONFLICT", `config ${first.configId} of this webhook was deleted`);
+    if (!config.active)
+      throw new ApiError(409, "CONFLICT", `config ${config.id} is inactive; activate it to replay`);
+    const event = JSON.parse(first.payload) as EventMessage;
+    const keyHash = createHash("sha256").update(key).digest("hex").slice(0, 24);
+    const workflowId = `replay:${webhookId}:${keyHash}`;
+    const { webhookId: newId, started } = await startDelivery(rt, config, event, workflowId, webhookId);
+    return { webhookID: newId, replayOf: webhookId, workflowID: workflowId, created: started };
+  };
+}

@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import { expect } from "chai";
+import pg from "pg";
+import { DeliveryEnv } from "../support/delivery-env.js";
+import { Receiver } from "../support/receiver.js";
+
+describe("delivery operations: replay, metrics, maintenance schedules", function () {
+  this.timeout(120_000);
+  const env = new DeliveryEnv();
+  let receiver: Receiver;
+
+  before(async () => {
+    await env.start(["--retention-period", "1h"]);
+    receiver = await new Receiver().start();
+  });
+  after(async () => {
+    await receiver?.stop();
+    await env.stop();
+  });
+
+  const sql = async <R = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<R[]> => {
+    const client = new pg.Client({ connectionString: env.api.db.url });
+    await client.connect();
+    try {
+      return (await client.query(text, params)).rows as R[];
+    } finally {
+      await client.end();
+    }
+  };
+
+  describe("replay", () => {
+    it("delivers the event again as a new delivery linked to the original, once per Idempotency-Key", async () => {
+      const type = `replay_${Date.now()}`;
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: [`ledger.${type}`] });
+      const event = env.event({ type });
+      await env.publish(event);
+      const original = await env.result(config.id, event.idempotency_key);
+      expect(original.status).to.equal("success");
+      const before = receiver.requests.length;
+
+      const first = await env.api.call("POST", `/webhooks/${original.webhookId}/replay`, undefined, {
+        "idempotency-key": "replay-1",
+      });
+      expect(first.status, first.text).to.equal(202);
+      expect(first.body.data).to.include({ replayOf: original.webhookId, created: true });
+      const replay = await env.temporal.workflow.getHandle(first.body.data.workflowID).result();
+      expect(replay).to.include({ status: "success", webhookId: first.body.data.webhookID });
+      const [req] = receiver.requests.slice(before);
+      expect(req!.headers["svc-webhook-id"]).to.equal(first.body.data.webhookID);
+      expect(JSON.parse(req!.body)).to.include({ idempotency_key: event.idempotency_key });
+
+      const again = await env.api.call("POST", `/webhooks/${original.webhookId}/replay`, undefined, {
+        "idempotency-key": "replay-1",
+      });
+      expect(again.status).to.equal(200);
+      expect(again.body.data).to.deep.equal({ ...first.body.data, created: false });
+      expect(receiver.requests.length).to.equal(before + 1);
+
+      const view = await env.api.call("GET", `/webhooks/${first.body.data.webhookID}`);
+      expect(view.body.data.attempts[0].replayOf).to.equal(original.webhookId);
+    });
+
+    it("requires an Idempotency-Key, a known webhook and an active config", async () => {
+      const missingKey = await env.api.call("POST", `/webhooks/${randomUUID()}/replay`);
+      expect(missingKey.status).to.equal(400);
+      expect(missingKey.body.errorMessage).to.match(/Idempotency-Key header is required/);
+      const unknown = await env.api.call("POST", `/webhooks/${randomUUID()}/replay`, undefined, {
+        "idempotency-key": "k",
+      });
+      expect(unknown.status).to.equal(404);
+      const config = await env.createConfig({
+        endpoint: receiver.url,
+        eventTypes: ["ledger.inactive_replay"],
+      });
+      const test = await env.api.call("GET", `/configs/${config.id}/test`);
+      await env.api.call("PUT", `/configs/${config.id}/deactivate`);
+      const inactive = await env.api.call("POST", `/webhooks/${test.body.data.webhookID}/replay`, undefined, {
+        "idempotency-key": "k",
+      });
+      expect(inactive.status).to.equal(409);
+      expect(inactive.body.errorCode).to.equal("CONFLICT");
+    });
+  });
+
+  describe("metrics", () => {
+    it("exposes attempts by outcome, consumed messages and started workflows in Prometheus format", async () => {
+      const type = `metrics_${Date.now()}`;
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: [`ledger.${type}`] });
+      const event = env.event({ type });
+      await env.publish(event);
+      await env.result(config.id, event.idempotency_key);
+      const res = await fetch(`${env.api.url}/metrics`);
+      expect(res.status).to.equal(200);
+      const text = await res.text();
+      expect(text).to.match(/webhooks_delivery_attempts_total\{status="success",status_class="2xx"\} [1-9]/);
+      expect(text).to.match(
+        new RegExp(`webhooks_messages_consumed_total\\{topic="${env.topic}",result="delivered"\\} [1-9]`),
+      );
+      expect(text).to.match(/webhooks_workflows_started_total [1-9]/);
+      expect(text).to.match(/webhooks_attempt_duration_seconds_count [1-9]/);
+    });
+  });
+
+  describe("maintenance schedules", () => {
+    const scheduleIds = () => [
+      `${env.api.taskQueue}-attempts-retention`,
+      `${env.api.taskQueue}-stale-recovery`,
+    ];
+
+    it("are registered as Temporal Schedules on the maintenance task queue", async () => {
+      for (const id of scheduleIds()) {
+        const d = await env.temporal.schedule.getHandle(id).describe();
+        expect(d.action.type).to.equal("startWorkflow");
+        expect((d.action as { taskQueue: string }).taskQueue).to.equal(`${env.api.taskQueue}-maintenance`);
+      }
+      const retention = await env.temporal.schedule.getHandle(scheduleIds()[0]!).describe();
+      expect(retention.spec.intervals?.[0]?.every).to.equal(3_600_000);
+    });
+
+    it("purge old finished rows, close orphans and recover stale claims when they run", async () => {
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.maintenance"] });
+      const gone = randomUUID();
+      const insert = (status: string, configId: string, ageHours: number, webhookId = randomUUID()) =>
+        sql(
+          `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, retry_attempt, status, created_at, updated_at)
+           VALUES ($1, $2, $3, '{}', '{}', 500, 0, $4::attempt_status, now() - make_interval(hours => $5), now() - make_interval(hours => $5))
+           RETURNING id`,
+          [randomUUID(), webhookId, configId, status, ageHours],
+        ).then((rows) => (rows[0] as { id: string }).id);
+      const oldSuccess = await insert("success", config.id, 800);
+      const recentSuccess = await insert("success", config.id, 1);
+      const oldFailed = await insert("failed", config.id, 2200);
+      const orphan = await insert("to retry", gone, 1);
+      const stale = await insert("retrying", config.id, 1);
+
+      const run = async (id: string) => {
+        const handle = env.temporal.schedule.getHandle(id);
+        const before = (await handle.describe()).info.recentActions.length;
+        await handle.trigger();
+        for (let i = 0; i < 100; i++) {
+          const actions = (await handle.describe()).info.recentActions;
+          if (actions.length > before) {
+            const started = actions.at(-1)!.action;
+            return env.temporal.workflow.getHandle(started.workflow.workflowId).result();
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`schedule ${id} did not run`);
+      };
+      const retention = await run(scheduleIds()[0]!);
+      expect(retention.closed).to.be.at.least(1);
+      const recovery = await run(scheduleIds()[1]!);
+      expect(recovery.recovered).to.be.at.least(1);
+
+      const rows = await sql<{ id: string; status: string }>(
+        "SELECT id, status::text AS status FROM attempts WHERE id = ANY($1)",
+        [[oldSuccess, recentSuccess, oldFailed, orphan, stale]],
+      );
+      const status = Object.fromEntries(rows.map((r) => [r.id, r.status]));
+      expect(status[oldSuccess]).to.equal(undefined);
+      expect(status[oldFailed]).to.equal(undefined);
+      expect(status[recentSuccess]).to.equal("success");
+      expect(status[orphan]).to.equal("failed");
+      expect(status[stale]).to.equal("to retry");
+    });
+  });
+});

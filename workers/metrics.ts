@@ -1,0 +1,45 @@
+import type { RequestHandler } from "express";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+/** Prometheus metrics of a webhooks process, served at /metrics. */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: "webhooks_process_" });
+
+const statusClass = (code: number) => (code === 0 ? "error" : `${Math.floor(code / 100)}xx`);
+
+export const attemptsTotal = new Counter({
+  name: "webhooks_delivery_attempts_total",
+  help: "HTTP attempts by the status they recorded and the answer's class (error = no answer)",
+  labelNames: ["status", "status_class"] as const,
+  registers: [registry],
+});
+
+export const attemptDuration = new Histogram({
+  name: "webhooks_attempt_duration_seconds",
+  help: "Time from sending a webhook to its answer (or the transport error)",
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export const workflowsStarted = new Counter({
+  name: "webhooks_workflows_started_total",
+  help: "Delivery workflows started (one per event and matching config)",
+  registers: [registry],
+});
+
+export const messagesConsumed = new Counter({
+  name: "webhooks_messages_consumed_total",
+  help: "Broker messages handled, by topic and result (delivered = starts done, rejected = unparsable)",
+  labelNames: ["topic", "result"] as const,
+  registers: [registry],
+});
+
+export function recordAttempt(status: string, statusCode: number, durationMs: number): void {
+  attemptsTotal.inc({ status, status_class: statusClass(statusCode) });
+  attemptDuration.observe(durationMs / 1000);
+}
+
+/** GET /metrics in the Prometheus text format. */
+export const metricsHandler: RequestHandler = async (_req, res) => {
+  res.type(registry.contentType).send(await registry.metrics());
+};
