@@ -48,8 +48,8 @@ const FLAG_OF: Partial<Record<keyof BuildContext, string>> = {
   platformMachine: "--platform-machine",
   platformNode: "--platform-node",
   state: "--state",
-  systemCmake: "--system-cmake",
-  cmakeWheel: "--cmake-wheel",
+  systemCmake: "--system-cmake or --no-system-cmake",
+  cmakeWheel: "--cmake-wheel or --no-cmake-wheel",
   abiFlags: "--abi-flags",
 };
 

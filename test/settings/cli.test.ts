@@ -266,6 +266,35 @@ describe("skbuild-settings CLI", function () {
       const noEnv = JSON.parse(run(["evaluate", "--no-process-env", doc2]).stdout);
       expect(noEnv).to.deep.include({ "build-dir": "host", experimental: false });
     });
+    it("--cmake-wheel/--no-cmake-wheel and --system-cmake/--no-system-cmake feed their conditions", () => {
+      const doc3 = file(
+        "cw.toml",
+        [
+          "[tool.scikit-build]",
+          "[[tool.scikit-build.overrides]]",
+          "if.cmake-wheel = true",
+          'build-dir = "cw"',
+          "[[tool.scikit-build.overrides]]",
+          'if.system-cmake = ">=3.20"',
+          "experimental = true",
+        ].join("\n"),
+      );
+      const ev = (...flags: string[]) => {
+        const r = run(["evaluate", "--no-host", ...flags, doc3]);
+        const s = JSON.parse(r.stdout);
+        return { dir: s["build-dir"], exp: s.experimental, stderr: r.stderr };
+      };
+      const none = ev();
+      expect(none).to.include({ dir: "", exp: false });
+      expect(none.stderr).to.contain("give --cmake-wheel or --no-cmake-wheel");
+      expect(ev("--cmake-wheel")).to.include({ dir: "cw" });
+      expect(ev("--no-cmake-wheel")).to.include({ dir: "" });
+      expect(ev("--system-cmake", "3.10", "--system-cmake", "3.22")).to.include({ exp: true });
+      expect(ev("--system-cmake", "3.10")).to.include({ exp: false });
+      const noCmake = ev("--no-system-cmake");
+      expect(noCmake).to.include({ exp: false });
+      expect(noCmake.stderr).to.not.contain("system-cmake");
+    });
     it("--failed applies the retry override", () => {
       const r = run(["evaluate", "--no-host", "--failed", doc()]);
       expect(JSON.parse(r.stdout).build["tool-args"]).to.deep.equal(["-j1"]);
