@@ -84,9 +84,17 @@ describe("entity client against the real entity server over HTTP", () => {
 
   before(async () => {
     h = await openHarness();
-    const server = testServer(h).registerAction("count", async (ctx) => {
-      return (await ctx.binding.repository.list({ where: {}, skip: 0, take: 1000 })).length;
-    });
+    const server = testServer(h)
+      .registerAction("count", async (ctx) => {
+        return (await ctx.binding.repository.list({ where: {}, skip: 0, take: 1000 })).length;
+      })
+      // A custom action on one entity that changes it and answers the entity.
+      .addEntityAction(
+        "config",
+        "deactivate",
+        async (ctx) => ctx.binding.repository.update(ctx.id(), { active: false }),
+        { writes: true },
+      );
     http = await serveHttp(server);
     baseUrl = http.baseUrl;
     const c = await h.prisma.config.create({
@@ -191,9 +199,20 @@ describe("entity client against the real entity server over HTTP", () => {
         expect(client.identityMap.get(Config, id)).to.equal(undefined);
       });
 
-      it("runs custom actions", async () => {
+      it("runs custom actions on the resource and on one entity", async () => {
         expect(await Attempt.execute("GET", "count")).to.equal(2);
         expect(transport.sent[0]!.url).to.equal(`${baseUrl}/attempt/count.${format}`);
+        const c = await Config.find(configId);
+        c.active = true;
+        const answer = await c.call("deactivate");
+        expect(transport.sent[2]!.method).to.equal("POST");
+        expect(transport.sent[2]!.url).to.equal(`${baseUrl}/config/${configId}/deactivate.${format}`);
+        expect(answer).to.equal(c);
+        expect(c.active).to.equal(false);
+        const viaFind = await Config.find(configId, "deactivate");
+        expect(transport.sent[3]!.url).to.equal(`${baseUrl}/config/${configId}/deactivate.${format}`);
+        expect(viaFind).to.equal(c);
+        await h.prisma.config.update({ where: { id: configId }, data: { active: true } });
       });
 
       it("surfaces HTTP errors as typed exceptions with status and body", async () => {
