@@ -12,7 +12,7 @@ import { createReplayer } from "./replay.js";
 export async function runServe(settings: WebhooksSettings): Promise<void> {
   const rt = await startRuntime(settings, "serve");
   const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
-  const consumer = settings.worker ? await startEventConsumer(rt) : undefined;
+  const consumer = settings.worker && settings.consume ? await startEventConsumer(rt) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
   if (settings.auditTopic) {
     const publisher = await openPublisher(settings, rt.logger);

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import { durationArg, listenArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
@@ -13,6 +13,7 @@ import type { WebhooksSettings } from "../workers/settings.js";
 const d = (text: string) => durationArg(text);
 const TOPICS = listOption(["default"]);
 const KAFKA_BROKERS = listOption(["127.0.0.1:9092"]);
+const QUEUES = listOption(["workflows", "sends", "maintenance"]);
 
 function addSharedOptions(cmd: Command): Command {
   return cmd
@@ -138,6 +139,33 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        "--task-queues <queues>",
+        "queues this process polls: workflows (<task-queue>), sends (<task-queue>-sends), maintenance (<task-queue>-maintenance)",
+      )
+        .default(QUEUES.defaults, "workflows,sends,maintenance")
+        .argParser((v, prev: string[]) => {
+          const queues = QUEUES.parse(v, prev);
+          const bad = queues.find((q) => !QUEUES.defaults.includes(q));
+          if (bad)
+            throw new InvalidArgumentError(
+              `unknown queue "${bad}"; expected workflows, sends or maintenance`,
+            );
+          return [...new Set(queues)];
+        }),
+    )
+    .option("--no-consume", "do not consume events from the broker (scale task queues only)")
+    .addOption(
+      new Option("--max-concurrent-sends <n>", "HTTP sends in flight per process")
+        .default(100)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option("--max-concurrent-workflow-tasks <n>", "workflow tasks run at once per process")
+        .default(40)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
         "--audit-topic <topic>",
         'broker topic every API call is published to ("" disables)',
       ).default("audit"),
@@ -197,6 +225,10 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     kafkaConsumerGroup: opt("kafkaConsumerGroup"),
     temporal,
     taskQueue: opt("taskQueue"),
+    taskQueues: opt("taskQueues"),
+    consume: o.consume !== false,
+    maxConcurrentSends: opt("maxConcurrentSends"),
+    maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
     auditTopic: opt("auditTopic"),
     ...(str("authJwksUrl")
       ? {

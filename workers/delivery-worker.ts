@@ -44,10 +44,10 @@ function installSdkLogger(logger: Logger): void {
 }
 
 /**
- * Polls the three task queues of delivery: workflow tasks (`--task-queue`),
- * HTTP sends (`<queue>-sends`) and maintenance (`<queue>-maintenance`, with its
- * schedules ensured). The workflow bundle is built once for all of them.
- * Stops with the process.
+ * Polls the task queues of delivery chosen by --task-queues: workflow tasks
+ * (`--task-queue`), HTTP sends (`<queue>-sends`) and maintenance
+ * (`<queue>-maintenance`, with its schedules ensured). The workflow bundle is
+ * built once for all of them. Stops with the process.
  */
 export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker> {
   const { settings, logger } = rt;
@@ -65,19 +65,38 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
   });
   const base = { connection, namespace: settings.temporal.namespace, shutdownGraceTime: "30s" } as const;
   const deps = { prisma: rt.db.prisma, logger };
+  const polls = new Set(settings.taskQueues);
   const workers = await Promise.all([
-    Worker.create({ ...base, taskQueue: settings.taskQueue, workflowBundle }),
-    Worker.create({
-      ...base,
-      taskQueue: sendQueue(settings.taskQueue),
-      activities: createDeliveryActivities(deps),
-    }),
-    Worker.create({
-      ...base,
-      taskQueue: maintenanceQueue(settings.taskQueue),
-      workflowBundle,
-      activities: createMaintenanceActivities(deps),
-    }),
+    ...(polls.has("workflows")
+      ? [
+          Worker.create({
+            ...base,
+            taskQueue: settings.taskQueue,
+            workflowBundle,
+            maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks,
+          }),
+        ]
+      : []),
+    ...(polls.has("sends")
+      ? [
+          Worker.create({
+            ...base,
+            taskQueue: sendQueue(settings.taskQueue),
+            activities: createDeliveryActivities(deps),
+            maxConcurrentActivityTaskExecutions: settings.maxConcurrentSends,
+          }),
+        ]
+      : []),
+    ...(polls.has("maintenance")
+      ? [
+          Worker.create({
+            ...base,
+            taskQueue: maintenanceQueue(settings.taskQueue),
+            workflowBundle,
+            activities: createMaintenanceActivities(deps),
+          }),
+        ]
+      : []),
   ]);
   logger.info(
     { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
@@ -99,6 +118,6 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     },
   };
   rt.shutdown.add("workers", () => running.stop());
-  await ensureMaintenanceSchedules(rt);
+  if (polls.has("maintenance")) await ensureMaintenanceSchedules(rt);
   return running;
 }

@@ -11,7 +11,7 @@ import type { WebhooksSettings } from "./settings.js";
 export async function runWorker(settings: WebhooksSettings): Promise<void> {
   const rt = await startRuntime(settings, "worker");
   const worker = await startDeliveryWorker(rt);
-  const consumer = await startEventConsumer(rt);
+  const consumer = settings.consume ? await startEventConsumer(rt) : undefined;
   const app = express();
   app.get("/_healthcheck", healthHandler(healthChecks(rt, worker, consumer)));
   app.get("/metrics", metricsHandler);

@@ -31,6 +31,12 @@ export interface WebhooksSettings {
   // Temporal.
   temporal: TemporalOptions;
   taskQueue: string;
+  /** Which of the three task queues this process polls. */
+  taskQueues: ("workflows" | "sends" | "maintenance")[];
+  /** Whether this process consumes broker events. */
+  consume: boolean;
+  maxConcurrentSends: number;
+  maxConcurrentWorkflowTasks: number;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;

@@ -77,7 +77,8 @@ export class ServiceProcess {
 
   /** Sends SIGTERM and resolves with the exit code. */
   stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
-    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    if (this.child.exitCode !== null || this.child.signalCode !== null)
+      return Promise.resolve(this.child.exitCode);
     return new Promise((resolve) => {
       this.child.once("exit", (code) => resolve(code));
       this.child.kill(signal);

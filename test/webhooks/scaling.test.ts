@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { Client, Connection } from "@temporalio/client";
+import { expect } from "chai";
+import { connect, type NatsConnection } from "nats";
+import pg from "pg";
+import { freePort } from "../support/ports.js";
+import { ServiceProcess } from "../support/process.js";
+import { Receiver } from "../support/receiver.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+
+/**
+ * Workers scaled per task queue: one process consumes events and runs workflow
+ * tasks, two run only HTTP sends; one of those is killed -9 mid-run.
+ */
+describe("scaling by task queue and surviving a killed worker", function () {
+  this.timeout(180_000);
+  const topic = `events-${randomBytes(4).toString("hex")}`;
+  const stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
+  let api: WebhooksUnderTest;
+  let receiver: Receiver;
+  let nats: NatsConnection;
+  let temporal: Client;
+  const workers: ServiceProcess[] = [];
+
+  const startWorker = async (queues: string, consume: boolean) => {
+    const port = await freePort();
+    const w = new ServiceProcess("webhooks", [
+      "worker",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--storage-sqldb-conn-string",
+      api.db.url,
+      "--temporal-address",
+      api.temporalAddress,
+      "--task-queue",
+      api.taskQueue,
+      "--task-queues",
+      queues,
+      ...(consume ? [] : ["--no-consume"]),
+      "--broker-topics",
+      topic,
+      "--nats-stream",
+      stream,
+      "--nats-consumer",
+      `scale-${stream.toLowerCase()}`,
+      "--min-backoff-delay",
+      "200ms",
+      "--max-backoff-delay",
+      "1s",
+      "--max-concurrent-sends",
+      "5",
+    ]);
+    workers.push(w);
+    await w.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
+    return w;
+  };
+
+  before(async () => {
+    api = await startWebhooks({ args: ["--audit-topic", ""] });
+    receiver = await new Receiver().start();
+    nats = await connect({ servers: "nats://127.0.0.1:4222" });
+    temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+  });
+
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await receiver?.stop();
+    await api?.stop();
+    await (await nats?.jetstreamManager())?.streams.delete(stream).catch(() => {});
+    await nats?.close();
+    await temporal?.connection.close();
+  });
+
+  it("completes every delivery on the remaining worker, with one attempt row each", async () => {
+    const flow = await startWorker("workflows,maintenance", true);
+    const sendA = await startWorker("sends", false);
+    const sendB = await startWorker("sends", false);
+    // Slow answers keep sends in flight on both send workers when one dies.
+    receiver.respond = (_req, res) => {
+      setTimeout(() => res.writeHead(200).end("ok"), 400);
+    };
+    const created = await api.call("POST", "/configs", {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.scaled"],
+    });
+    const configId: string = created.body.data.id;
+    const keys = Array.from({ length: 40 }, (_, i) => `scale-${i}-${randomBytes(3).toString("hex")}`);
+    const js = nats.jetstream();
+    for (const key of keys) {
+      await js.publish(
+        topic,
+        JSON.stringify({ idempotency_key: key, app: "ledger", type: "scaled", payload: { key } }),
+      );
+    }
+    // Both send workers take work; then one dies with sends in flight.
+    await sendA.waitForOutput('"msg":"webhook attempt"', 60_000);
+    await sendB.waitForOutput('"msg":"webhook attempt"', 60_000);
+    sendA.child.kill("SIGKILL");
+
+    for (const key of keys) {
+      const result = await temporal.workflow.getHandle(`delivery:${configId}:${key}`).result();
+      expect(result.status, key).to.equal("success");
+    }
+    expect(flow.output).to.not.include('"msg":"webhook attempt"');
+
+    const client = new pg.Client({ connectionString: api.db.url });
+    await client.connect();
+    const { rows } = await client.query(
+      "SELECT webhook_id, count(*)::int AS n, min(status::text) AS status FROM attempts WHERE config_id = $1 GROUP BY webhook_id",
+      [configId],
+    );
+    await client.end();
+    expect(rows).to.have.length(keys.length);
+    expect(rows.every((r) => r.n === 1 && r.status === "success")).to.equal(true);
+    const delivered = new Set(receiver.requests.map((r) => JSON.parse(r.body).idempotency_key));
+    expect(delivered.size).to.equal(keys.length);
+    // At most the sends in flight on the killed worker were repeated.
+    expect(receiver.requests.length - keys.length).to.be.at.most(5);
+  });
+});
