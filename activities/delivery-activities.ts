@@ -18,12 +18,13 @@ import { activeSecrets } from "./secrets.js";
 export interface DeliveryDeps {
   prisma: PrismaClient;
   logger: Logger;
+  sendTimeoutMs: number;
 }
 
 export type SendOutcome = { attempt: AttemptSummary } | { skipped: string };
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
-export function createDeliveryActivities({ prisma, logger }: DeliveryDeps) {
+export function createDeliveryActivities({ prisma, logger, sendTimeoutMs }: DeliveryDeps) {
   return {
     /**
      * POSTs the event once and inserts its attempt row. A retry of this activity
@@ -47,6 +48,7 @@ export function createDeliveryActivities({ prisma, logger }: DeliveryDeps) {
         secrets: activeSecrets(config, new Date()),
         idempotencyKey: input.event.idempotency_key,
         test: false,
+        timeoutMs: sendTimeoutMs,
       }).finally(() => clearInterval(heartbeat));
       const now = new Date();
       const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);

@@ -24,6 +24,8 @@ export interface AppDeps {
   auth?: AuthOptions | undefined;
   audit?: { publisher: BrokerPublisher; topic: string } | undefined;
   replay: Replayer;
+  /** Timeout of test deliveries (--send-timeout). */
+  sendTimeoutMs: number;
 }
 
 /** The HTTP application of `serve`: the configs API plus health, info and the OpenAPI document. */
@@ -42,7 +44,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));
-  app.use(configRoutes(deps.prisma));
+  app.use(configRoutes(deps.prisma, deps.sendTimeoutMs));
   app.use(deliveryRoutes(deps.prisma, deps.replay));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger));

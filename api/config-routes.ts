@@ -56,7 +56,7 @@ const closePending = (prisma: PrismaClient, configId: string, reason: string) =>
     data: { status: AttemptStatus.failed, error: reason, updatedAt: new Date() },
   });
 
-export function configRoutes(prisma: PrismaClient): Router {
+export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Router {
   const r = Router();
 
   async function load(id: string): Promise<Config> {
@@ -143,7 +143,7 @@ export function configRoutes(prisma: PrismaClient): Router {
   });
 
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
-    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)));
+    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)), sendTimeoutMs);
     res.json({ data: attemptJson(attempt) });
   });
 

@@ -26,6 +26,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     auth: settings.auth,
     audit,
     replay: createReplayer(rt, rt.db.prisma),
+    sendTimeoutMs: settings.sendTimeout,
   });
   if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
   const server = await listen(app, settings.listen);

@@ -11,7 +11,11 @@ import type { Attempt, Config } from "../generated/prisma/client.js";
  * real deliveries (`svc-webhook-test: true`), recorded as a single attempt
  * (success or failed, never retried).
  */
-export async function sendTestDelivery(prisma: PrismaClient, config: Config): Promise<Attempt> {
+export async function sendTestDelivery(
+  prisma: PrismaClient,
+  config: Config,
+  timeoutMs: number,
+): Promise<Attempt> {
   const webhookId = randomUUID();
   const event = {
     idempotency_key: `test-${webhookId}`,
@@ -29,6 +33,7 @@ export async function sendTestDelivery(prisma: PrismaClient, config: Config): Pr
     secrets: activeSecrets(config, new Date()),
     idempotencyKey: event.idempotency_key,
     test: true,
+    timeoutMs,
   });
   return recordAttempt(prisma, {
     webhookId,

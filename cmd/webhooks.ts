@@ -70,6 +70,11 @@ function addSharedOptions(cmd: Command): Command {
       new Option("--max-attempts <n>", "cap on attempts per webhook").default(15).argParser(positiveIntArg),
     )
     .addOption(
+      new Option("--send-timeout <duration>", "timeout of one HTTP send (connect to end of answer)")
+        .default(d("30s"), "30s")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
       new Option("--retention-period <duration>", "interval of the attempts cleanup")
         .default(d("1h"), "1h")
         .argParser(positiveDurationArg),
@@ -213,6 +218,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     maxBackoffDelay: opt("maxBackoffDelay"),
     abortAfter: opt("abortAfter"),
     maxAttempts: opt("maxAttempts"),
+    sendTimeout: opt("sendTimeout"),
     retentionPeriod: opt("retentionPeriod"),
     retentionSuccessDelay: opt("retentionSuccessDelay"),
     retentionFailedDelay: opt("retentionFailedDelay"),

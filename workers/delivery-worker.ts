@@ -64,7 +64,7 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     logger: sdkLogger(logger),
   });
   const base = { connection, namespace: settings.temporal.namespace, shutdownGraceTime: "30s" } as const;
-  const deps = { prisma: rt.db.prisma, logger };
+  const deps = { prisma: rt.db.prisma, logger, sendTimeoutMs: settings.sendTimeout };
   const polls = new Set(settings.taskQueues);
   const workers = await Promise.all([
     ...(polls.has("workflows")

@@ -17,6 +17,8 @@ export interface WebhooksSettings {
   maxBackoffDelay: number;
   abortAfter: number;
   maxAttempts: number;
+  /** Timeout of one HTTP send (the spec fixes 30 s; a flag lets operators tighten it). */
+  sendTimeout: number;
   retentionPeriod: number;
   retentionSuccessDelay: number;
   retentionFailedDelay: number;
