@@ -28,6 +28,7 @@ descriptors:
   - {key: key6, rate_limit: {unlimited: true}}
   - {key: key7, detailed_metric: true, rate_limit: {unit: minute, requests_per_unit: 70}}
   - {key: vm, value_to_metric: true, rate_limit: {unit: hour, requests_per_unit: 7}}
+  - {key: ip, detailed_metric: true, rate_limit: {unit: hour, requests_per_unit: 7}}
   - key: vmouter
     value_to_metric: true
     descriptors:
@@ -162,6 +163,14 @@ describe("ratelimit matching (gRPC, Redis)", function () {
     expect(await svc.stat("ratelimit.service.rate_limit.test-domain.vmouter_o1.inner.total_hits")).to.equal(
       1,
     );
+  });
+
+  it("stat names replace : and | and the dots of IPv4 addresses with _", async () => {
+    await only("test-domain", [["ip", "10.0.0.1"]]);
+    await only("test-domain", [["ip", "a:b|c"]]);
+    const stats = await svc.stats();
+    expect(stats.get("ratelimit.service.rate_limit.test-domain.ip_10_0_0_1.total_hits")).to.equal(1);
+    expect(stats.get("ratelimit.service.rate_limit.test-domain.ip_a_b_c.total_hits")).to.equal(1);
   });
 
   it("an unknown domain gives no limit and counts domain_not_found", async () => {

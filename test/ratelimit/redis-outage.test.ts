@@ -4,7 +4,8 @@
 // KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and everything recovers when Redis
 // returns. Also the pool's ERROR behaviour when every connection is busy.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
@@ -21,6 +22,7 @@ class PrivateRedis {
     readonly port: number,
     readonly extraArgs: string[] = [],
     readonly password = "",
+    readonly tlsCa?: Buffer,
   ) {}
 
   async start(): Promise<void> {
@@ -44,6 +46,7 @@ class PrivateRedis {
         lazyConnect: true,
         retryStrategy: () => null,
         password: this.password || undefined,
+        tls: this.tlsCa ? { ca: this.tlsCa } : undefined,
       });
       r.on("error", () => {});
       const ok = await r.connect().then(
@@ -238,6 +241,105 @@ describe("ratelimit Redis connection settings", function () {
       (e: grpc.ServiceError) => e,
     );
     expect(err?.details).to.match(/^redis 127\.0\.0\.1:\d+: /);
+  });
+
+  it("KVSTORE_TLS with KVSTORE_TLS_CACERT and client certificates", async () => {
+    const dir = runtime.base;
+    const f = (name: string) => path.join(dir, name);
+    const openssl = (...a: string[]) => execFileSync("openssl", a, { stdio: "ignore" });
+    openssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      f("ca.key"),
+      "-out",
+      f("ca.crt"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=rl-test-ca",
+    );
+    openssl(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      f("server.key"),
+      "-out",
+      f("server.csr"),
+      "-subj",
+      "/CN=localhost",
+    );
+    writeFileSync(f("ext.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      f("server.csr"),
+      "-CA",
+      f("ca.crt"),
+      "-CAkey",
+      f("ca.key"),
+      "-CAcreateserial",
+      "-out",
+      f("server.crt"),
+      "-days",
+      "1",
+      "-extfile",
+      f("ext.cnf"),
+    );
+    const port = await freePort();
+    const redis = new PrivateRedis(
+      port,
+      [
+        "--port",
+        "0",
+        "--tls-port",
+        String(port),
+        "--tls-cert-file",
+        f("server.crt"),
+        "--tls-key-file",
+        f("server.key"),
+        "--tls-ca-cert-file",
+        f("ca.crt"),
+        "--tls-auth-clients",
+        "optional",
+      ],
+      "",
+      readFileSync(f("ca.crt")),
+    );
+    servers.push(redis);
+    await redis.start();
+    const env = { KVSTORE_URL: `127.0.0.1:${port}`, KVSTORE_TLS: "true", KVSTORE_TIMEOUT: "2s" };
+    const trusted = await RateLimitProcess.start({
+      runtime,
+      env: { ...env, KVSTORE_TLS_CACERT: f("ca.crt") },
+    });
+    services.push(trusted);
+    expect((await trusted.call("outage", [[["k", uniq()]]])).statuses[0]!.limitRemaining).to.equal(99);
+    const withClientCert = await RateLimitProcess.start({
+      runtime,
+      env: {
+        ...env,
+        KVSTORE_TLS_CACERT: f("ca.crt"),
+        KVSTORE_TLS_CLIENT_CERT: f("server.crt"),
+        KVSTORE_TLS_CLIENT_KEY: f("server.key"),
+      },
+    });
+    services.push(withClientCert);
+    expect((await withClientCert.call("outage", [[["k", uniq()]]])).overallCode).to.equal(Code.OK);
+    // Without the CA the server's certificate is not trusted.
+    const untrusted = await RateLimitProcess.start({ runtime, env });
+    services.push(untrusted);
+    const failed = await untrusted.call("outage", [[["k", uniq()]]]).then(
+      () => false,
+      () => true,
+    );
+    expect(failed).to.equal(true);
   });
 
   it("KVSTORE_SOCKET_TYPE=unix connects to a socket path", async () => {

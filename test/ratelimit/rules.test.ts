@@ -2,6 +2,8 @@
 // accepted forms (units in any case, all seven units, unlimited, wildcards).
 
 import { expect } from "chai";
+import { fromRoot } from "../../common/paths.js";
+import { readConfigFiles } from "../../ratelimit/config-provider.js";
 import { buildConfig, dumpConfig } from "../../ratelimit/rules.js";
 
 const load = (text: string, name = "test.yaml", merge = false) => buildConfig([{ name, text }], merge);
@@ -194,5 +196,21 @@ descriptors:
   it("reads only the first YAML document and lets a repeated map key win last", () => {
     const config = load("domain: d\ndomain: e\ndescriptors: []\n---\ndomain: x\n");
     expect([...config.domains.keys()]).to.deep.equal(["e"]);
+  });
+});
+
+describe("ratelimit example rules", () => {
+  it("ratelimit/examples/config loads", async () => {
+    const files = await readConfigFiles({
+      runtimeRoot: fromRoot("ratelimit", "examples"),
+      runtimeSubdirectory: "",
+      runtimeAppDirectory: "config",
+      runtimeIgnoreDotFiles: false,
+      runtimeWatchRoot: true,
+      mergeDomainConfig: false,
+    });
+    expect(files.map((f) => f.name)).to.deep.equal(["config.example.yaml"]);
+    const config = buildConfig(files, false);
+    expect(dumpConfig(config)).to.include("example.path_/api/*: unit=MINUTE requests_per_unit=100");
   });
 });
