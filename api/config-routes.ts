@@ -3,6 +3,7 @@ import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import { AttemptStatus, type Config } from "../generated/prisma/client.js";
+import { allConfigsJson } from "./config-list.js";
 import { notFound, validation } from "./errors.js";
 import { normalizeSubscription } from "./event-types.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
@@ -69,15 +70,23 @@ export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Route
     const { id, endpoint } = req.query as Record<string, string | undefined>;
     if (id !== undefined && !UUID_RE.test(id))
       throw validation(`id must be a UUID, got ${JSON.stringify(id)}`);
-    if (endpoint !== undefined) checkEndpoint(endpoint);
+    const normalized = endpoint === undefined ? undefined : checkEndpoint(endpoint);
     const page = readPage(req.query, undefined);
+    if (!page) {
+      res.type("application/json").send(await allConfigsJson(prisma, { id, endpoint: normalized }));
+      return;
+    }
     const rows = await prisma.config.findMany({
-      where: { ...(id ? { id } : {}), ...(endpoint ? { endpoint } : {}), ...afterCursor("updatedAt", page) },
+      where: {
+        ...(id ? { id } : {}),
+        ...(normalized ? { endpoint: normalized } : {}),
+        ...afterCursor("updatedAt", page),
+      },
       orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
-      ...(page ? { take: page.pageSize + 1 } : {}),
+      take: page.pageSize + 1,
     });
     const { items, next } = pageOf(rows, page, (c) => c.updatedAt);
-    res.json(cursorJson(items.map(configJson), page && { pageSize: page.pageSize, next }));
+    res.json(cursorJson(items.map(configJson), { pageSize: page.pageSize, next }));
   });
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {

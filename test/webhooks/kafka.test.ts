@@ -188,7 +188,19 @@ describe("Kafka consumer and publisher (real broker on 127.0.0.1:9092)", functio
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      return handle.result();
+      // Bounded, and with the service's output when it does not finish.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${workflowId} did not finish in time:\n${api.process.output.slice(-6000)}`)),
+          60_000,
+        );
+      });
+      try {
+        return await Promise.race([handle.result(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
     };
 
     it("delivers one signed POST for an event published to the Kafka topic", async () => {
