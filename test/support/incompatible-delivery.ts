@@ -1,0 +1,16 @@
+import { proxyActivities, sleep } from "@temporalio/workflow";
+import type { DeliveryActivities } from "../../activities/delivery-activities.js";
+import type { DeliveryInput } from "../../workflows/types.js";
+
+// A deliberately incompatible change to the delivery workflow (a timer before
+// the first send), used to show that replaying the recorded histories catches
+// changes that would break running deliveries.
+
+export async function deliverWebhook(input: DeliveryInput): Promise<void> {
+  const { sendAttempt } = proxyActivities<DeliveryActivities>({
+    taskQueue: input.sendTaskQueue,
+    startToCloseTimeout: "2 minutes",
+  });
+  await sleep("1 second");
+  await sendAttempt({ ...input, retryAttempt: 0 });
+}
