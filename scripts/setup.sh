@@ -148,6 +148,7 @@ ensure_redis
 ensure_nats
 ensure_memcached
 ensure_temporal_cli
+[[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
 log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal"

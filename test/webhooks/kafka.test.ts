@@ -192,7 +192,8 @@ describe("Kafka consumer and publisher (real broker on 127.0.0.1:9092)", functio
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`${workflowId} did not finish in time:\n${api.process.output.slice(-6000)}`)),
+          () =>
+            reject(new Error(`${workflowId} did not finish in time:\n${api.process.output.slice(-6000)}`)),
           60_000,
         );
       });
