@@ -1,0 +1,241 @@
+import { readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connect } from "nats";
+import { sendWebhook } from "../../activities/http-send.js";
+import { verifySignature } from "../../activities/signature.js";
+import { fromRoot } from "../../common/paths.js";
+import { freePort } from "../../test/support/ports.js";
+import { createTestDatabase } from "../../test/support/postgres.js";
+import { ServiceProcess } from "../../test/support/process.js";
+import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
+
+// bench/delivery: events published to NATS, delivered by `webhooks serve
+// --worker` through Temporal workflows to a local receiver that verifies every
+// signature. Baseline in the same script: the same signed send code called
+// directly (no broker, no Temporal, no database) at the same concurrency.
+// Usage: node dist/bench/delivery/run.js [events] [pending-retries]
+
+const EVENTS = Number(process.argv[2] ?? 2000);
+const PENDING = Number(process.argv[3] ?? 10_000);
+const SECRET = Buffer.alloc(24, 9).toString("base64");
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+};
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+
+async function main(): Promise<void> {
+  // Receiver: verifies each signature, records receipt latency by run.
+  const received = new Map<string, number[]>();
+  let badSignatures = 0;
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const ok = verifySignature(
+        SECRET,
+        {
+          id: String(req.headers["svc-webhook-id"]),
+          timestamp: String(req.headers["svc-webhook-timestamp"]),
+          signature: String(req.headers["svc-webhook-signature"]),
+        },
+        body,
+      );
+      if (!ok) badSignatures++;
+      if (req.url === "/failing") return void res.writeHead(503).end();
+      const { payload } = JSON.parse(body.toString("utf8"));
+      const list = received.get(payload.run) ?? [];
+      list.push(Date.now() - payload.sentAt);
+      received.set(payload.run, list);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  const waitFor = async (run: string, n: number, timeoutMs = 600_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while ((received.get(run)?.length ?? 0) < n) {
+      if (Date.now() > deadline) throw new Error(`${run}: ${received.get(run)?.length ?? 0}/${n} delivered`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  // Baseline: the send code alone, 64 at a time.
+  const direct = async (n: number) => {
+    const started = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < n) {
+          next++;
+          const body = JSON.stringify({ payload: { run: "direct", sentAt: Date.now() } });
+          await sendWebhook({
+            endpoint: `${base}/ok`,
+            webhookId: "w",
+            body,
+            secrets: [SECRET],
+            idempotencyKey: "",
+            test: false,
+          });
+        }
+      }),
+    );
+    return n / ((Date.now() - started) / 1000);
+  };
+
+  const db = await createTestDatabase();
+  const temporal = await testTemporal();
+  const port = await freePort();
+  const topic = `bench-${Date.now()}`;
+  const api = new ServiceProcess("webhooks", [
+    "serve",
+    "--worker",
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--storage-sqldb-conn-string",
+    db.url,
+    "--temporal-address",
+    temporal.address,
+    "--broker-topics",
+    topic,
+    "--nats-stream",
+    `BENCH_${Date.now()}`,
+    "--audit-topic",
+    "",
+    "--min-backoff-delay",
+    "1h",
+    "--log-level",
+    "warn",
+    "--max-concurrent-sends",
+    "200",
+    "--max-concurrent-workflow-tasks",
+    "100",
+  ]);
+  const url = `http://127.0.0.1:${port}`;
+  await api.waitHealthy(`${url}/_healthcheck`);
+  const create = async (endpoint: string, type: string) => {
+    const res = await fetch(`${url}/configs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ endpoint, eventTypes: [`bench.${type}`], secret: SECRET }),
+    });
+    if (!res.ok) throw new Error(await res.text());
+  };
+  await create(`${base}/ok`, "ok");
+  await create(`${base}/failing`, "failing");
+  const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+  const js = nc.jetstream();
+  const publish = (run: string, type: string, i: number) =>
+    js.publish(
+      topic,
+      JSON.stringify({
+        idempotency_key: `${run}-${i}`,
+        app: "bench",
+        type,
+        payload: { run, sentAt: Date.now() },
+      }),
+    );
+
+  const burst = async (run: string) => {
+    const started = Date.now();
+    const pubs: Promise<unknown>[] = [];
+    for (let i = 0; i < EVENTS; i++) pubs.push(publish(run, "ok", i));
+    await Promise.all(pubs);
+    await waitFor(run, EVENTS);
+    const lat = received.get(run)!;
+    return {
+      events: EVENTS,
+      perSecond: EVENTS / ((Date.now() - started) / 1000),
+      p50: pct(lat, 0.5),
+      p99: pct(lat, 0.99),
+    };
+  };
+
+  const paced = async (run: string, rate: number, seconds: number) => {
+    const n = rate * seconds;
+    const started = Date.now();
+    for (let i = 0; i < n; i++) {
+      const due = started + (i * 1000) / rate;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+      void publish(run, "ok", i);
+    }
+    await waitFor(run, n);
+    const lat = received.get(run)!;
+    return { rate, events: n, p50: pct(lat, 0.5), p99: pct(lat, 0.99) };
+  };
+
+  process.stderr.write("baseline: direct signed sends…\n");
+  await direct(500);
+  const directRate = await direct(EVENTS);
+  process.stderr.write("warm-up…\n");
+  await burst("warmup");
+  process.stderr.write(`burst of ${EVENTS}…\n`);
+  const idle = await burst("burst");
+  const rssIdle = rssMb(api.child.pid!);
+  const pacedRate = Math.max(10, Math.round(idle.perSecond / 2));
+  process.stderr.write(`paced at ${pacedRate}/s…\n`);
+  const pacedRun = await paced("paced", pacedRate, 10);
+
+  process.stderr.write(`parking ${PENDING} deliveries on retry timers…\n`);
+  const pubs: Promise<unknown>[] = [];
+  for (let i = 0; i < PENDING; i++) pubs.push(publish("pending", "failing", i));
+  await Promise.all(pubs);
+  const deadline = Date.now() + 900_000;
+  for (;;) {
+    const r = await fetch(`${url}/metrics`).then((x) => x.text());
+    const m = /webhooks_delivery_attempts_total\{status="to retry",status_class="5xx"\} (\d+)/.exec(r);
+    if (m && Number(m[1]) >= PENDING) break;
+    if (Date.now() > deadline) throw new Error("pending deliveries did not settle");
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
+  const loaded = await burst("burst-with-pending");
+  const rssLoaded = rssMb(api.child.pid!);
+
+  const rows = [
+    ["direct signed sends (baseline)", directRate, NaN, NaN],
+    [`burst of ${EVENTS} via NATS + Temporal`, idle.perSecond, idle.p50, idle.p99],
+    [`paced at ${pacedRate}/s for 10 s`, pacedRate, pacedRun.p50, pacedRun.p99],
+    [`burst with ${PENDING} on retry timers`, loaded.perSecond, loaded.p50, loaded.p99],
+  ] as const;
+  console.log(`\nwebhook delivery (receiver verifies every signature; bad signatures: ${badSignatures})\n`);
+  console.log("| run | deliveries/s | p50 ms | p99 ms |");
+  console.log("|---|---:|---:|---:|");
+  for (const [name, rate, p50, p99] of rows) {
+    console.log(
+      `| ${name} | ${rate.toFixed(0)} | ${Number.isNaN(p50) ? "" : p50.toFixed(0)} | ${Number.isNaN(p99) ? "" : p99.toFixed(0)} |`,
+    );
+  }
+  console.log(`\nratio to the direct baseline: ${(idle.perSecond / directRate).toFixed(3)}`);
+  console.log(
+    `first-attempt slowdown with ${PENDING} pending: ${((1 - loaded.perSecond / idle.perSecond) * 100).toFixed(1)} %`,
+  );
+  console.log(
+    `serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst, ${rssLoaded.toFixed(0)} MB with pending`,
+  );
+
+  await mkdir(fromRoot("bench", "results"), { recursive: true });
+  const out = fromRoot("bench", "results", "delivery.json");
+  await writeFile(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, directRate, idle, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
+  );
+  console.log(`wrote ${out}`);
+
+  await nc.close();
+  receiver.close();
+  await api.stop();
+  await stopTestTemporal();
+  await db.drop();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
