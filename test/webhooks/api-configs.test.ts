@@ -168,7 +168,9 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
       const byId = await api.call("GET", `/configs?id=${c.id}`);
       expect(byId.body.cursor.data[0]).to.deep.equal(c);
       const rotated = await api.call("PUT", `/configs/${c.id}/secret/change`, { overlap: "1h" });
-      expect((await api.call("GET", `/configs?id=${c.id}`)).body.cursor.data[0]).to.deep.equal(rotated.body.data);
+      expect((await api.call("GET", `/configs?id=${c.id}`)).body.cursor.data[0]).to.deep.equal(
+        rotated.body.data,
+      );
       expect(byId.body.cursor.data.map((x: { id: string }) => x.id)).to.deep.equal([c.id]);
       const byEndpoint = await api.call(
         "GET",
