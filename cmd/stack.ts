@@ -13,7 +13,7 @@ import { type DevServer, startDevServer } from "../common/temporal-dev-server.js
 // child process, waits until each is healthy and prints where everything is.
 // Ctrl-C or SIGTERM stops the children, then Temporal.
 
-const HELP = `usage: npm start [-- --data-dir DIR]
+const HELP = `usage: npm start [-- --data-dir DIR] [--temporal-port 7233] [--ui-port 8233] [--api-port 8080]
 
 Starts the Temporal dev server (gRPC :7233, Web UI :8233) and every service of
 the platform on embedded defaults. Reuses PostgreSQL on :5432 when scripts/setup.sh
@@ -101,6 +101,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       "data-dir": { type: "string", default: fromRoot(".data") },
+      "temporal-port": { type: "string", default: "7233" },
+      "ui-port": { type: "string", default: "8233" },
+      "api-port": { type: "string", default: "8080" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -114,12 +117,17 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop(0));
   const started = Date.now();
 
-  let temporalAddress = "127.0.0.1:7233";
-  let temporalUi = "http://127.0.0.1:8233";
-  if (await portOpen(7233)) {
-    logger.warn("something already listens on :7233; using it as the Temporal server");
+  const temporalPort = Number(values["temporal-port"]);
+  const uiPort = Number(values["ui-port"]);
+  const apiPort = Number(values["api-port"]);
+  let temporalAddress = `127.0.0.1:${temporalPort}`;
+  let temporalUi = `http://127.0.0.1:${uiPort}`;
+  if (await portOpen(temporalPort)) {
+    logger.warn(`something already listens on :${temporalPort}; using it as the Temporal server`);
   } else {
     temporal = await startDevServer({
+      port: temporalPort,
+      uiPort,
       dbFile: path.join(dataDir, "temporal", "dev.db"),
       logFile: path.join(dataDir, "temporal", "server.log"),
       logger,
@@ -141,15 +149,15 @@ async function main(): Promise<void> {
         "--worker",
         "--auto-migrate",
         "--listen",
-        "127.0.0.1:8080",
+        `127.0.0.1:${apiPort}`,
         "--data-dir",
         dataDir,
         "--temporal-address",
         temporalAddress,
         ...(postgres ? ["--storage-sqldb-conn-string", postgres] : []),
       ],
-      health: "http://127.0.0.1:8080/_healthcheck",
-      describe: "Webhooks API + worker  http://127.0.0.1:8080  (/_healthcheck, /openapi.json)",
+      health: `http://127.0.0.1:${apiPort}/_healthcheck`,
+      describe: `Webhooks API + worker   http://127.0.0.1:${apiPort}  (/_healthcheck, /openapi.json, /metrics)`,
     },
   ];
   for (const service of services) {
