@@ -309,7 +309,8 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunRes
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  const m = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return Number(m.toFixed(3));
 };
 
 async function main(): Promise<void> {
