@@ -222,3 +222,25 @@ describe("ratelimit settings", () => {
     expect(out.stderr).to.include('PORT="nope": expected an integer');
   });
 });
+
+describe("ratelimit logs", function () {
+  this.timeout(30_000);
+
+  it("LOG_FORMAT=json writes one object a line with @message, @timestamp and level; the default is text", async () => {
+    const runtime = new Runtime({ "cli.yaml": CONFIG });
+    const json = await RateLimitProcess.start({ runtime, backend: "memory" });
+    const text = new RateLimitProcess({ runtime, backend: "memory", env: { LOG_FORMAT: "text" } });
+    try {
+      const line = json.output.split("\n").find((l) => l.includes("rate limit service started"))!;
+      const o = JSON.parse(line) as Record<string, unknown>;
+      expect(o).to.include({ "@message": "rate limit service started", level: "warn" });
+      expect(String(o["@timestamp"])).to.match(/^\d{4}-\d\d-\d\dT/);
+      await text.until("the text start line", async () =>
+        / WARN rate limit service started grpc=/.test(text.output),
+      );
+    } finally {
+      await Promise.all([json.stop(), text.stop()]);
+      runtime.cleanup();
+    }
+  });
+});
