@@ -14,6 +14,7 @@ import { type DevServer, startDevServer } from "../common/temporal-dev-server.js
 // Ctrl-C or SIGTERM stops the children, then Temporal.
 
 const HELP = `usage: npm start [-- --data-dir DIR] [--temporal-port 7233] [--ui-port 8233] [--api-port 8080]
+       [--ratelimit-port 8082] [--ratelimit-grpc-port 8081] [--ratelimit-debug-port 6070] [--entity-port 8090]
 
 Starts the Temporal dev server (gRPC :7233, Web UI :8233) and every service of
 the platform on embedded defaults. Reuses PostgreSQL on :5432 when scripts/setup.sh
@@ -104,6 +105,10 @@ async function main(): Promise<void> {
       "temporal-port": { type: "string", default: "7233" },
       "ui-port": { type: "string", default: "8233" },
       "api-port": { type: "string", default: "8080" },
+      "ratelimit-port": { type: "string", default: "8082" },
+      "ratelimit-grpc-port": { type: "string", default: "8081" },
+      "ratelimit-debug-port": { type: "string", default: "6070" },
+      "entity-port": { type: "string", default: "8090" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -139,6 +144,13 @@ async function main(): Promise<void> {
   const postgres = (await portOpen(5432))
     ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
     : undefined;
+  const redis = await portOpen(6379);
+  const [ratelimitPort, ratelimitGrpcPort, ratelimitDebugPort, entityPort] = [
+    values["ratelimit-port"],
+    values["ratelimit-grpc-port"],
+    values["ratelimit-debug-port"],
+    values["entity-port"],
+  ].map(Number);
   const cmd = (name: string) => fromRoot("dist", "cmd", `${name}.js`);
   const services: Service[] = [
     {
@@ -159,7 +171,43 @@ async function main(): Promise<void> {
       health: `http://127.0.0.1:${apiPort}/_healthcheck`,
       describe: `Webhooks API + worker   http://127.0.0.1:${apiPort}  (/_healthcheck, /openapi.json, /metrics)`,
     },
+    {
+      name: "ratelimit",
+      args: [cmd("ratelimit")],
+      env: {
+        HOST: "127.0.0.1",
+        PORT: String(ratelimitPort),
+        GRPC_HOST: "127.0.0.1",
+        GRPC_PORT: String(ratelimitGrpcPort),
+        DEBUG_HOST: "127.0.0.1",
+        DEBUG_PORT: String(ratelimitDebugPort),
+        RUNTIME_ROOT: fromRoot("ratelimit", "examples"),
+        ...(redis ? { KVSTORE_URL: "127.0.0.1:6379" } : { BACKEND_TYPE: "memory" }),
+      },
+      health: `http://127.0.0.1:${ratelimitPort}/healthcheck`,
+      describe: `Rate limit service      gRPC 127.0.0.1:${ratelimitGrpcPort}, HTTP http://127.0.0.1:${ratelimitPort} (/json, /healthcheck), debug :${ratelimitDebugPort}; ${redis ? "Redis counters" : "in-memory counters"}, rules in ratelimit/examples/config`,
+    },
+    ...(postgres
+      ? [
+          {
+            name: "entity-server",
+            args: [
+              cmd("entity-server"),
+              "--listen",
+              `127.0.0.1:${entityPort}`,
+              "--storage-sqldb-conn-string",
+              postgres,
+            ],
+            health: `http://127.0.0.1:${entityPort}/_healthcheck`,
+            describe: `Entity server           http://127.0.0.1:${entityPort}  (read-only: /config.json, /attempt.xml)`,
+          },
+        ]
+      : []),
   ];
+  if (!postgres)
+    logger.warn(
+      "entity-server not started: the embedded database admits one process; run scripts/setup.sh for PostgreSQL",
+    );
   for (const service of services) {
     const child = startService(service);
     await waitHealthy(service, child);

@@ -4,10 +4,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { fromRoot } from "../../common/paths.js";
-import { freePort } from "../../test/support/ports.js";
-import { createTestDatabase } from "../../test/support/postgres.js";
-import { ServiceProcess } from "../../test/support/process.js";
-import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
+import { stopTestTemporal } from "../../test/support/temporal.js";
+import { startWebhooks } from "../../test/support/webhooks-server.js";
 
 // bench/api: the configs API under a realistic mix (get 70 %, filtered list 10 %,
 // create 10 %, update 10 %) at increasing concurrency with 10 000 configs
@@ -48,8 +46,9 @@ async function drive(concurrency: number, seconds: number, request: () => Promis
 }
 
 async function main(): Promise<void> {
-  const db = await createTestDatabase();
-  const sql = new pg.Client({ connectionString: db.url });
+  const api = await startWebhooks({ args: ["--audit-topic", "", "--log-level", "warn"] });
+  const url = api.url;
+  const sql = new pg.Client({ connectionString: api.db.url });
   await sql.connect();
   process.stderr.write(`seeding ${STORED} configs…\n`);
   await sql.query(
@@ -62,24 +61,6 @@ async function main(): Promise<void> {
   );
   const ids: string[] = (await sql.query("SELECT id FROM configs")).rows.map((r) => r.id);
   await sql.end();
-
-  const temporal = await testTemporal();
-  const port = await freePort();
-  const api = new ServiceProcess("webhooks", [
-    "serve",
-    "--listen",
-    `127.0.0.1:${port}`,
-    "--storage-sqldb-conn-string",
-    db.url,
-    "--temporal-address",
-    temporal.address,
-    "--audit-topic",
-    "",
-    "--log-level",
-    "warn",
-  ]);
-  const url = `http://127.0.0.1:${port}`;
-  await api.waitHealthy(`${url}/_healthcheck`);
 
   const sample = JSON.stringify({
     data: { id: ids[0], endpoint: "https://receiver.test/hook/1", eventTypes: ["a.b"] },
@@ -156,7 +137,6 @@ async function main(): Promise<void> {
   floor.close();
   await api.stop();
   await stopTestTemporal();
-  await db.drop();
 }
 
 main().catch((err) => {

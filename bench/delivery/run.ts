@@ -6,10 +6,8 @@ import { connect } from "nats";
 import { sendWebhook } from "../../activities/http-send.js";
 import { verifySignature } from "../../activities/signature.js";
 import { fromRoot } from "../../common/paths.js";
-import { freePort } from "../../test/support/ports.js";
-import { createTestDatabase } from "../../test/support/postgres.js";
-import { ServiceProcess } from "../../test/support/process.js";
-import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
+import { stopTestTemporal } from "../../test/support/temporal.js";
+import { startWebhooks } from "../../test/support/webhooks-server.js";
 
 // bench/delivery: events published to NATS, delivered by `webhooks serve
 // --worker` through Temporal workflows to a local receiver that verifies every
@@ -89,36 +87,27 @@ async function main(): Promise<void> {
     return n / ((Date.now() - started) / 1000);
   };
 
-  const db = await createTestDatabase();
-  const temporal = await testTemporal();
-  const port = await freePort();
   const topic = `bench-${Date.now()}`;
-  const api = new ServiceProcess("webhooks", [
-    "serve",
-    "--worker",
-    "--listen",
-    `127.0.0.1:${port}`,
-    "--storage-sqldb-conn-string",
-    db.url,
-    "--temporal-address",
-    temporal.address,
-    "--broker-topics",
-    topic,
-    "--nats-stream",
-    `BENCH_${Date.now()}`,
-    "--audit-topic",
-    "",
-    "--min-backoff-delay",
-    "1h",
-    "--log-level",
-    "warn",
-    "--max-concurrent-sends",
-    "200",
-    "--max-concurrent-workflow-tasks",
-    "100",
-  ]);
-  const url = `http://127.0.0.1:${port}`;
-  await api.waitHealthy(`${url}/_healthcheck`);
+  const api = await startWebhooks({
+    worker: true,
+    args: [
+      "--broker-topics",
+      topic,
+      "--nats-stream",
+      `BENCH_${Date.now()}`,
+      "--audit-topic",
+      "",
+      "--min-backoff-delay",
+      "1h",
+      "--log-level",
+      "warn",
+      "--max-concurrent-sends",
+      "200",
+      "--max-concurrent-workflow-tasks",
+      "100",
+    ],
+  });
+  const url = api.url;
   const create = async (endpoint: string, type: string) => {
     const res = await fetch(`${url}/configs`, {
       method: "POST",
@@ -177,7 +166,7 @@ async function main(): Promise<void> {
   await burst("warmup");
   process.stderr.write(`burst of ${EVENTS}…\n`);
   const idle = await burst("burst");
-  const rssIdle = rssMb(api.child.pid!);
+  const rssIdle = rssMb(api.process.child.pid!);
   const pacedRate = Math.max(10, Math.round(idle.perSecond / 2));
   process.stderr.write(`paced at ${pacedRate}/s…\n`);
   const pacedRun = await paced("paced", pacedRate, 10);
@@ -196,7 +185,7 @@ async function main(): Promise<void> {
   }
   process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
   const loaded = await burst("burst-with-pending");
-  const rssLoaded = rssMb(api.child.pid!);
+  const rssLoaded = rssMb(api.process.child.pid!);
 
   const rows = [
     ["direct signed sends (baseline)", directRate, NaN, NaN],
@@ -232,7 +221,6 @@ async function main(): Promise<void> {
   receiver.close();
   await api.stop();
   await stopTestTemporal();
-  await db.drop();
 }
 
 main().catch((err) => {

@@ -12,8 +12,10 @@ describe("the stack launcher (npm start)", function () {
   let stack: ChildProcess;
   let output = "";
 
-  it("starts Temporal with its Web UI and every service, then stops them all on SIGTERM", async () => {
-    const [temporalPort, uiPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  it("starts Temporal with its Web UI and every service (webhooks, rate limit, entity server), then stops them all on SIGTERM", async () => {
+    const ports: number[] = [];
+    for (let i = 0; i < 7; i++) ports.push(await freePort());
+    const [temporalPort, uiPort, apiPort, rlPort, rlGrpcPort, rlDebugPort, entityPort] = ports;
     const dataDir = await mkdtemp(path.join(tmpdir(), "etp-stack-"));
     stack = spawn(process.execPath, [
       commandPath("stack"),
@@ -25,6 +27,14 @@ describe("the stack launcher (npm start)", function () {
       String(uiPort),
       "--api-port",
       String(apiPort),
+      "--ratelimit-port",
+      String(rlPort),
+      "--ratelimit-grpc-port",
+      String(rlGrpcPort),
+      "--ratelimit-debug-port",
+      String(rlDebugPort),
+      "--entity-port",
+      String(entityPort),
     ]);
     stack.stdout!.on("data", (d) => {
       output += d;
@@ -40,8 +50,22 @@ describe("the stack launcher (npm start)", function () {
     }
     expect(output).to.include(`Temporal Web UI         http://127.0.0.1:${uiPort}`);
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).to.equal(200);
-    const health = await fetch(`http://127.0.0.1:${apiPort}/_healthcheck`);
-    expect(health.status).to.equal(200);
+    for (const url of [
+      `http://127.0.0.1:${apiPort}/_healthcheck`,
+      `http://127.0.0.1:${rlPort}/healthcheck`,
+      `http://127.0.0.1:${entityPort}/_healthcheck`,
+    ]) {
+      expect((await fetch(url)).status, url).to.equal(200);
+    }
+    const decision = await fetch(`http://127.0.0.1:${rlPort}/json`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        domain: "example",
+        descriptors: [{ entries: [{ key: "unknown", value: "x" }] }],
+      }),
+    });
+    expect(decision.status).to.equal(200);
 
     const exited = new Promise<number | null>((resolve) => stack.once("exit", (code) => resolve(code)));
     stack.kill("SIGTERM");
