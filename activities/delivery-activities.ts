@@ -13,19 +13,32 @@ import {
 } from "./attempts-store.js";
 import { decide } from "./delivery-policy.js";
 import { sendWebhook } from "./http-send.js";
+import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
   logger: Logger;
   sendTimeoutMs: number;
+  rateLimit?: RateLimitGate | undefined;
 }
 
 export type SendOutcome = { attempt: AttemptSummary } | { skipped: string };
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
-export function createDeliveryActivities({ prisma, logger, sendTimeoutMs }: DeliveryDeps) {
+export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLimit }: DeliveryDeps) {
   return {
+    /** Milliseconds to wait before the next send of this config's delivery (0: go). */
+    async rateLimitWait(configId: string): Promise<number> {
+      if (!rateLimit) {
+        logger.warn({ configId }, "delivery asks for rate limiting but this worker has no --ratelimit-addr");
+        return 0;
+      }
+      const config = await prisma.config.findUnique({ where: { id: configId }, select: { endpoint: true } });
+      if (!config) return 0; // the send itself records why the delivery ends
+      return rateLimit.waitBeforeSend(configId, new URL(config.endpoint).host);
+    },
+
     /**
      * POSTs the event once and inserts its attempt row. A retry of this activity
      * after the row was written returns that row instead of sending again.

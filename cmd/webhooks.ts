@@ -158,6 +158,12 @@ function addSharedOptions(cmd: Command): Command {
           return [...new Set(queues)];
         }),
     )
+    .addOption(
+      new Option("--ratelimit-addr <host:port>", "rate limit service (gRPC) asked before each send").env(
+        "RATELIMIT_ADDR",
+      ),
+    )
+    .addOption(new Option("--ratelimit-domain <domain>", "domain of those requests").default("webhooks"))
     .option("--no-consume", "do not consume events from the broker (scale task queues only)")
     .addOption(
       new Option("--max-concurrent-sends <n>", "HTTP sends in flight per process")
@@ -235,6 +241,8 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     consume: o.consume !== false,
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
+    ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
+    ratelimitDomain: opt("ratelimitDomain"),
     auditTopic: opt("auditTopic"),
     ...(str("authJwksUrl")
       ? {

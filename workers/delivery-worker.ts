@@ -9,6 +9,7 @@ import {
 } from "@temporalio/worker";
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
+import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import { ensureMaintenanceSchedules, maintenanceQueue } from "./maintenance-schedules.js";
@@ -64,7 +65,11 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     logger: sdkLogger(logger),
   });
   const base = { connection, namespace: settings.temporal.namespace, shutdownGraceTime: "30s" } as const;
-  const deps = { prisma: rt.db.prisma, logger, sendTimeoutMs: settings.sendTimeout };
+  const rateLimit = settings.ratelimitAddr
+    ? createRateLimitGate(settings.ratelimitAddr, settings.ratelimitDomain, logger)
+    : undefined;
+  if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
+  const deps = { prisma: rt.db.prisma, logger, sendTimeoutMs: settings.sendTimeout, rateLimit };
   const polls = new Set(settings.taskQueues);
   const workers = await Promise.all([
     ...(polls.has("workflows")

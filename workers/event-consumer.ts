@@ -56,6 +56,7 @@ export async function startDelivery(
           policy: deliveryPolicy(rt),
           sendTaskQueue: sendQueue(rt.settings.taskQueue),
           ...(replayOf ? { replayOf } : {}),
+          ...(rt.settings.ratelimitAddr ? { rateLimited: true } : {}),
         },
       ],
       workflowIdReusePolicy: "REJECT_DUPLICATE",

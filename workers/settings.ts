@@ -39,6 +39,9 @@ export interface WebhooksSettings {
   consume: boolean;
   maxConcurrentSends: number;
   maxConcurrentWorkflowTasks: number;
+  /** gRPC address of the rate limit service asked before each send; off when absent. */
+  ratelimitAddr?: string;
+  ratelimitDomain: string;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;

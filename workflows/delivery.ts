@@ -29,7 +29,16 @@ const activities = (taskQueue: string) =>
  * going away. Every transition is mirrored into the attempts table.
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
-  const { sendAttempt, claimRetry } = activities(input.sendTaskQueue);
+  const { sendAttempt, claimRetry, rateLimitWait } = activities(input.sendTaskQueue);
+  // Waiting for the rate limit service is a durable timer, never an attempt.
+  const gate = async () => {
+    for (;;) {
+      const waitMs = await rateLimitWait(input.configId);
+      if (waitMs <= 0) return;
+      setCurrentDetails(`waiting ${waitMs} ms for the rate limit service`);
+      await sleep(waitMs);
+    }
+  };
   const attempts: AttemptSummary[] = [];
   setHandler(attemptsQuery, () => attempts);
 
@@ -54,6 +63,7 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       const claim = await claimRetry({ ...input, retryAttempt });
       if (!claim.proceed) return finish("failed", claim.reason);
     }
+    if (input.rateLimited) await gate();
     const outcome = await sendAttempt({ ...input, retryAttempt });
     if ("skipped" in outcome) return finish("failed", outcome.skipped);
     const attempt = outcome.attempt;

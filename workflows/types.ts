@@ -29,6 +29,8 @@ export interface DeliveryInput {
   sendTaskQueue: string;
   /** The webhook this delivery replays, when it is a replay. */
   replayOf?: string;
+  /** Ask the rate limit service before each send (the worker had --ratelimit-addr). */
+  rateLimited?: boolean;
 }
 
 export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";
