@@ -1,0 +1,54 @@
+import { execFileSync } from "node:child_process";
+import { chownSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { freePort } from "./ports.js";
+
+const BIN = "/usr/lib/postgresql/15/bin";
+
+/**
+ * A PostgreSQL cluster of its own (Debian's binaries, run as the postgres
+ * user) that a test may stop and restart without touching the shared server.
+ */
+export class PrivatePostgres {
+  private constructor(
+    readonly dataDir: string,
+    readonly port: number,
+  ) {}
+
+  static async create(): Promise<PrivatePostgres> {
+    const dir = mkdtempSync(path.join(tmpdir(), "etp-pg-"));
+    chownSync(dir, 101, 104);
+    const pg = new PrivatePostgres(path.join(dir, "data"), await freePort());
+    pg.asPostgres(`${BIN}/initdb`, "-D", pg.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8");
+    pg.start();
+    return pg;
+  }
+
+  get url(): string {
+    return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  start(): void {
+    this.asPostgres(
+      `${BIN}/pg_ctl`,
+      "-D",
+      this.dataDir,
+      "-o",
+      `-p ${this.port} -k ${path.dirname(this.dataDir)} -c listen_addresses=127.0.0.1`,
+      "-w",
+      "-l",
+      path.join(path.dirname(this.dataDir), "server.log"),
+      "start",
+    );
+  }
+
+  stop(): void {
+    this.asPostgres(`${BIN}/pg_ctl`, "-D", this.dataDir, "-m", "fast", "-w", "stop");
+  }
+
+  private asPostgres(...argv: string[]): void {
+    const command = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+    execFileSync("su", ["postgres", "-s", "/bin/sh", "-c", command], { stdio: "pipe" });
+  }
+}
