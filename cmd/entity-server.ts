@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import express from "express";
 import { openDatabase } from "../common/db/database.js";
-import { type ListenAddress, listArg, listenArg } from "../common/flags.js";
+import { type ListenAddress, listArg, listenArg, positiveIntArg } from "../common/flags.js";
 import { healthHandler } from "../common/health.js";
 import { listen } from "../common/http-server.js";
 import { createLogger } from "../common/logger.js";
@@ -23,6 +23,7 @@ interface Flags {
   autoMigrate: boolean;
   storageSqldbConnString?: string;
   writable?: string[];
+  storageSqldbPoolMax: number;
   username?: string;
   password?: string;
 }
@@ -41,6 +42,7 @@ async function run(o: Flags): Promise<void> {
     connString: o.storageSqldbConnString,
     embeddedDataDir: o.dataDir,
     autoMigrate: o.autoMigrate,
+    poolMax: o.storageSqldbPoolMax,
     logger,
   });
   shutdown.add("database", () => db.close());
@@ -106,6 +108,14 @@ async function main(argv: string[]): Promise<void> {
         "--storage-sqldb-conn-string <url>",
         "PostgreSQL connection string (default: embedded PGlite database)",
       ).env("DATABASE_URL"),
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-pool-max <n>",
+        "PostgreSQL connections in the pool (the embedded database caps it at 4)",
+      )
+        .default(16)
+        .argParser(positiveIntArg),
     )
     .addOption(
       new Option(

@@ -4,7 +4,8 @@
 // get-by-id and list (20 rows), in JSON and XML. The baseline in the same run is
 // the same get-by-id done directly through Prisma in this process, so the table
 // shows what the HTTP adapter, rendering and the network hop cost on top of the
-// query. Each scenario runs --repeats times; the table quotes medians. Results
+// query; a trivial node:http server measured in the same run shows the ceiling
+// HTTP itself has on the machine at that moment (it is shared, so it moves). Each scenario runs --repeats times; the table quotes medians. Results
 // (every run and the medians) go to bench/results/entity-<time>.json.
 //
 //   node dist/bench/entity/http.bench.js [--seconds 5] [--repeats 3] [--concurrency 32]
@@ -99,8 +100,13 @@ function httpGetter(baseUrl: string, concurrency: number) {
     });
 }
 
-function startServer(dbUrl: string): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = spawn(process.execPath, [CLI, "--listen", "127.0.0.1:0"], {
+// A node:http server that answers "{}" without any work: the ceiling of HTTP on this machine right now.
+const TRIVIAL_SERVER = `require("node:http").createServer((q, s) => { s.setHeader("content-type", "application/json"); s.end("{}"); })
+  .listen(0, "127.0.0.1", function () { console.log(JSON.stringify({ listen: "127.0.0.1:" + this.address().port })); });`;
+
+function startServer(dbUrl: string, trivial = false): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const args = trivial ? ["-e", TRIVIAL_SERVER] : [CLI, "--listen", "127.0.0.1:0"];
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -129,6 +135,7 @@ async function main(): Promise<void> {
   const db = await createTestDatabase();
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 10 }) });
   let server: ChildProcess | undefined;
+  let trivial: ChildProcess | undefined;
   try {
     const ids: string[] = [];
     for (let n = 0; n < 200; n++) {
@@ -145,19 +152,23 @@ async function main(): Promise<void> {
     const started = await startServer(db.url);
     server = started.child;
     const get = httpGetter(started.baseUrl, o.concurrency);
+    const ceiling = await startServer(db.url, true);
+    trivial = ceiling.child;
+    const getTrivial = httpGetter(ceiling.baseUrl, o.concurrency);
 
     const scenarios: [string, (i: number) => Promise<boolean>][] = [
       [
         "prisma findUnique (baseline, in process)",
         async (i) => (await prisma.config.findUnique({ where: { id: ids[i % ids.length]! } })) !== null,
       ],
+      ["trivial node:http server (machine ceiling)", () => getTrivial("/")],
       ["GET /config/{id}.json", (i) => get(`/config/${ids[i % ids.length]}.json`)],
       ["GET /config/{id}.xml", (i) => get(`/config/${ids[i % ids.length]}.xml`)],
       ["GET /config.json (list, 20 rows)", (i) => get(`/config.json?_page=${(i % 10) + 1}`)],
       ["GET /config.xml (list, 20 rows)", (i) => get(`/config.xml?_page=${(i % 10) + 1}`)],
     ];
 
-    await closedLoop(scenarios[1]![1], 1, o.concurrency); // warm-up: JIT, pools, query plans
+    await closedLoop(scenarios[2]![1], 1, o.concurrency); // warm-up: JIT, pools, query plans
     await closedLoop(scenarios[0]![1], 1, o.concurrency);
     const runs: Record<string, RunResult[]> = {};
     for (let r = 0; r < o.repeats; r++) {
@@ -206,6 +217,7 @@ async function main(): Promise<void> {
     console.log(`results: ${path.relative(fromRoot(), file)}`);
   } finally {
     server?.kill("SIGTERM");
+    trivial?.kill("SIGTERM");
     await prisma.$disconnect();
     await db.drop();
   }

@@ -8,12 +8,13 @@ import type {
   Row,
 } from "../server/entity-manager.js";
 import { type ModelInfo, readDataModel } from "./data-model.js";
+import { GetBatcher } from "./get-batcher.js";
 import { isInvalidInput, isRecordNotFound, mapPrismaError } from "./prisma-errors.js";
 
 /** The subset of a Prisma model delegate the repository uses. */
 interface ModelDelegate {
   findUnique(args: { where: Row }): Promise<Row | null>;
-  findMany(args: { where: Row; skip: number; take: number; orderBy: Row }): Promise<Row[]>;
+  findMany(args: { where: Row; skip?: number; take?: number; orderBy?: Row }): Promise<Row[]>;
   create(args: { data: Row }): Promise<Row>;
   update(args: { where: Row; data: Row }): Promise<Row>;
   delete(args: { where: Row }): Promise<Row>;
@@ -80,12 +81,20 @@ function mergeFields(discovered: FieldInfo[], declared: Record<string, string>, 
 }
 
 class PrismaRepository implements EntityRepository {
+  private readonly batcher: GetBatcher<Row>;
+
   constructor(
     readonly entityClass: string,
     readonly identifier: string,
     readonly fields: readonly FieldInfo[],
     private readonly delegate: ModelDelegate,
-  ) {}
+  ) {
+    this.batcher = new GetBatcher<Row>(
+      (ids) => this.delegate.findMany({ where: { [identifier]: { in: ids } } }),
+      (id) => this.delegate.findUnique({ where: this.where(id) }),
+      (row) => String(row[identifier]),
+    );
+  }
 
   private where(id: unknown): Row {
     return { [this.identifier]: id };
@@ -93,7 +102,7 @@ class PrismaRepository implements EntityRepository {
 
   async get(id: unknown): Promise<Row | null> {
     try {
-      return await this.delegate.findUnique({ where: this.where(id) });
+      return await this.batcher.get(id);
     } catch (err) {
       if (isInvalidInput(err)) return null;
       return mapPrismaError(err);

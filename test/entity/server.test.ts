@@ -394,6 +394,16 @@ describe("entity server over Prisma and PostgreSQL", () => {
       );
     });
 
+    it("answers concurrent gets (batched into one query) exactly like single lookups", async () => {
+      const repo = new PrismaEntityManager(h.prisma).repository("Config");
+      const missing = "00000000-0000-0000-0000-000000000000";
+      const ids = [configId, configId.toUpperCase(), "nope", missing, configId];
+      const rows = await Promise.all(ids.map((id) => repo.get(id)));
+      expect(rows.map((r) => r?.id ?? null)).to.deep.equal([configId, configId, null, null, configId]);
+      const clean = await Promise.all([configId, missing].map((id) => repo.get(id)));
+      expect(clean.map((r) => r?.id ?? null)).to.deep.equal([configId, null]);
+    });
+
     it("takes explicit field types over discovered ones", async () => {
       const manager = new PrismaEntityManager(h.prisma);
       const s = new EntityServer(manager).setEntityAlias("Config", "cfg", {
