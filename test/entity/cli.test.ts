@@ -111,6 +111,9 @@ describe("entity-server command", () => {
     const bad = await runToExit(["--listen", "nope"]);
     expect(bad.code).to.equal(1);
     expect(bad.out).to.include("--listen");
+    const badPool = await runToExit(["--storage-sqldb-pool-max", "0"]);
+    expect(badPool.code).to.equal(1);
+    expect(badPool.out).to.include("--storage-sqldb-pool-max");
     const unknownAlias = await runToExit([
       "--storage-sqldb-conn-string",
       db.url,
