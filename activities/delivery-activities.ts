@@ -44,8 +44,11 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
      * after the row was written returns that row instead of sending again.
      */
     async sendAttempt(input: SendAttemptInput): Promise<SendOutcome> {
-      const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
-      if (done) return { attempt: summarize(done) };
+      // Only a retried execution can find its row already written.
+      if (Context.current().info.attempt > 1) {
+        const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
+        if (done) return { attempt: summarize(done) };
+      }
       const config = await prisma.config.findUnique({ where: { id: input.configId } });
       if (!config?.active) {
         const reason = config ? "config deactivated" : "config deleted";

@@ -22,6 +22,13 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * Pollers scaled by the server's feedback instead of the fixed 10: a backlog
+ * gets up to half the slots polling, an idle queue keeps two.
+ */
+const autoscalingPollers = (slots: number) =>
+  ({ type: "autoscaling", minimum: 2, initial: 10, maximum: Math.max(10, Math.floor(slots / 2)) }) as const;
+
 /** Task queue of the HTTP send activities, next to the workflow queue. */
 export const sendQueue = (taskQueue: string) => `${taskQueue}-sends`;
 
@@ -79,6 +86,7 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
             taskQueue: settings.taskQueue,
             workflowBundle,
             maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks,
+            workflowTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentWorkflowTasks),
           }),
         ]
       : []),
@@ -89,6 +97,7 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
             taskQueue: sendQueue(settings.taskQueue),
             activities: createDeliveryActivities(deps),
             maxConcurrentActivityTaskExecutions: settings.maxConcurrentSends,
+            activityTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentSends),
           }),
         ]
       : []),
