@@ -172,7 +172,9 @@ async function main(): Promise<void> {
     await closedLoop(scenarios[0]![1], 1, o.concurrency);
     const runs: Record<string, RunResult[]> = {};
     for (let r = 0; r < o.repeats; r++) {
-      for (const [name, op] of scenarios) {
+      // Rotate the order each repeat so no scenario always runs right after the same neighbour.
+      const order = scenarios.map((_, k) => scenarios[(k + r) % scenarios.length]!);
+      for (const [name, op] of order) {
         const result = await closedLoop(op, o.seconds, o.concurrency);
         runs[name] = [...(runs[name] ?? []), result];
       }
