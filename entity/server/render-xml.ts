@@ -40,10 +40,6 @@ const XML_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 // Characters outside XML 1.0's Char production (with the u flag a lone surrogate is one code point).
 const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
-export function isXmlName(name: string): boolean {
-  return XML_NAME.test(name);
-}
-
 function element(name: string, value: unknown, attrs = ""): string {
   const leaf = (type: string | undefined, text: string) =>
     `<${name}${attrs}${type ? ` type="${type}"` : ""}>${text}</${name}>`;
@@ -115,12 +111,12 @@ function children(obj: Record<string, unknown>): string {
   return body;
 }
 
-export function escapeText(text: string): string {
+function escapeText(text: string): string {
   return text.replace(/[&<>\r]/g, (c) =>
     c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&#13;",
   );
 }
 
-export function escapeAttr(text: string): string {
+function escapeAttr(text: string): string {
   return text.replace(/[&<>"\r\n\t]/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -109,7 +109,7 @@ export class EntityServer {
     return [...this.bindings.keys()];
   }
 
-  /** The alias bound to an entity class, or a field list, for hosts that need them. */
+  /** What an alias serves (entity class, identifier, read-only flag, visible fields), for hosts that list it. */
   describe(alias: string): { entityClass: string; identifier: string; readOnly: boolean; fields: string[] } {
     const b = this.binding(alias);
     return {
