@@ -39,7 +39,8 @@ async function run(o: Flags): Promise<void> {
     "opening database",
   );
   const db = await openDatabase({
-    connString: o.storageSqldbConnString,
+    // An empty DATABASE_URL means "not set": use the embedded database.
+    connString: o.storageSqldbConnString || undefined,
     embeddedDataDir: o.dataDir,
     autoMigrate: o.autoMigrate,
     poolMax: o.storageSqldbPoolMax,

@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import pg from "pg";
@@ -182,6 +185,20 @@ describe("entity-server command", () => {
       const del = await fetch(`${r.baseUrl}/config/${configId}.xml`, { method: "DELETE" });
       expect(del.status).to.equal(405);
     });
+  });
+
+  it("without a connection string (DATABASE_URL empty) serves the embedded database", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "entity-server-"));
+    const r = await start(["--data-dir", dataDir, "--auto-migrate"]);
+    try {
+      expect(r.output()).to.include('"database":"embedded"');
+      const res = await fetch(`${r.baseUrl}/config.json`);
+      expect(res.status).to.equal(200);
+      expect(await res.json()).to.deep.equal([]);
+    } finally {
+      expect(await stop(r)).to.equal(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("accepts writes on --writable aliases and requires --username/--password when set", async () => {
