@@ -57,6 +57,7 @@ ensure_packages() {
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v nats-server >/dev/null || missing+=(nats-server)
   command -v memcached >/dev/null || missing+=(memcached)
+  command -v chromium >/dev/null || missing+=(chromium) # the Temporal Web UI browser test
   if ((${#missing[@]})); then
     no_autostart
     apt_install "${missing[@]}"
