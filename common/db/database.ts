@@ -31,7 +31,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const embedded = opts.connString
     ? undefined
     : await startEmbeddedPostgres(opts.embeddedDataDir, opts.logger);
-  const url = opts.connString ?? embedded!.url;
+  const url = opts.connString || embedded!.url;
   try {
     const migrations = opts.autoMigrate ? await migrate(url, opts.logger) : undefined;
     const max = embedded ? EMBEDDED_MAX_CONNECTIONS : (opts.poolMax ?? 10);
