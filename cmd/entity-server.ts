@@ -1,11 +1,11 @@
 import { Command, Option } from "commander";
 import express from "express";
 import { openDatabase } from "../common/db/database.js";
-import { type ListenAddress, listArg, listenArg, positiveIntArg } from "../common/flags.js";
+import { type ListenAddress, listArg, positiveIntArg } from "../common/flags.js";
 import { healthHandler } from "../common/health.js";
 import { listen } from "../common/http-server.js";
 import { createLogger } from "../common/logger.js";
-import { fromRoot } from "../common/paths.js";
+import { addServiceOptions } from "../common/service-options.js";
 import { Shutdown } from "../common/shutdown.js";
 import { VERSION } from "../common/version.js";
 import { createEntityRouter } from "../entity/http/express-adapter.js";
@@ -79,37 +79,14 @@ async function run(o: Flags): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const program = new Command("entity-server")
+  const program = new Command("entity-server");
+  addServiceOptions(program, ":8090")
     .description(
       `Serves the product's tables (${Object.keys(PRODUCT_ALIASES).join(", ")}) as REST entities in XML or JSON; read-only unless --writable`,
     )
     .version(VERSION, "-v, --version", "print the version")
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ outputError: (text, write) => write(text) })
-    .addOption(
-      new Option("--listen <addr>", "HTTP bind address")
-        .default(listenArg(":8090"), ":8090")
-        .argParser(listenArg),
-    )
-    .addOption(
-      new Option("--log-level <level>", "log level")
-        .choices(["trace", "debug", "info", "warn", "error"])
-        .default("info")
-        .env("LOG_LEVEL"),
-    )
-    .addOption(
-      new Option(
-        "--data-dir <dir>",
-        "folder of the embedded database (used when no connection string is given)",
-      ).default(fromRoot(".data")),
-    )
-    .option("--auto-migrate", "run database migrations at startup", false)
-    .addOption(
-      new Option(
-        "--storage-sqldb-conn-string <url>",
-        "PostgreSQL connection string (default: embedded PGlite database)",
-      ).env("DATABASE_URL"),
-    )
     .addOption(
       new Option(
         "--storage-sqldb-pool-max <n>",

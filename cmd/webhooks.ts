@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
-import { durationArg, listenArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
-import { fromRoot } from "../common/paths.js";
+import { durationArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
+import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
 import { runWorker } from "../workers/run-worker.js";
 import type { WebhooksSettings } from "../workers/settings.js";
@@ -16,31 +16,7 @@ const KAFKA_BROKERS = listOption(["127.0.0.1:9092"]);
 const QUEUES = listOption(["workflows", "sends", "maintenance"]);
 
 function addSharedOptions(cmd: Command): Command {
-  return cmd
-    .addOption(
-      new Option("--listen <addr>", "HTTP bind address")
-        .default(listenArg(":8080"), ":8080")
-        .argParser(listenArg),
-    )
-    .addOption(
-      new Option("--log-level <level>", "log level")
-        .choices(["trace", "debug", "info", "warn", "error"])
-        .default("info")
-        .env("LOG_LEVEL"),
-    )
-    .addOption(
-      new Option(
-        "--data-dir <dir>",
-        "folder of the embedded database (used when no connection string is given)",
-      ).default(fromRoot(".data")),
-    )
-    .option("--auto-migrate", "run database migrations at startup", false)
-    .addOption(
-      new Option(
-        "--storage-sqldb-conn-string <url>",
-        "PostgreSQL connection string (default: embedded PGlite database)",
-      ).env("DATABASE_URL"),
-    )
+  return addServiceOptions(cmd, ":8080")
     .addOption(
       new Option("--retry-period <duration>", "retry poll period")
         .default(d("3s"), "3s")
