@@ -6,8 +6,9 @@ import { connect } from "nats";
 import { sendWebhook } from "../../activities/http-send.js";
 import { verifySignature } from "../../activities/signature.js";
 import { fromRoot } from "../../common/paths.js";
-import { stopTestTemporal } from "../../test/support/temporal.js";
+import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
 
 // bench/delivery: events published to NATS, delivered by `webhooks serve
 // --worker` through Temporal workflows to a local receiver that verifies every
@@ -108,6 +109,17 @@ async function main(): Promise<void> {
     ],
   });
   const url = api.url;
+  const temporalPid = (await testTemporal()).process.pid;
+  const workerPid = api.process.child.pid;
+  // Where the CPU goes during a burst, per delivery, by component.
+  const cpu = new CpuMeter((pid, comm) => {
+    if (pid === workerPid) return "webhooks worker (node)";
+    if (pid === temporalPid) return "Temporal dev server";
+    if (pid === process.pid) return "bench: publisher + receiver";
+    if (comm === "postgres") return "PostgreSQL";
+    if (comm === "nats-server") return "NATS";
+    return undefined;
+  });
   const create = async (endpoint: string, type: string) => {
     const res = await fetch(`${url}/configs`, {
       method: "POST",
@@ -165,7 +177,11 @@ async function main(): Promise<void> {
   process.stderr.write("warm-up…\n");
   await burst("warmup");
   process.stderr.write(`burst of ${EVENTS}…\n`);
+  cpu.start();
   const idle = await burst("burst");
+  const cpuPerDelivery = Object.fromEntries(
+    Object.entries(cpu.delta()).map(([name, ms]) => [name, ms / EVENTS]),
+  );
   const rssIdle = rssMb(api.process.child.pid!);
   const pacedRate = Math.max(10, Math.round(idle.perSecond / 2));
   process.stderr.write(`paced at ${pacedRate}/s…\n`);
@@ -209,11 +225,18 @@ async function main(): Promise<void> {
     `serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst, ${rssLoaded.toFixed(0)} MB with pending`,
   );
 
+  console.log("\nCPU per delivery during the burst (from /proc, independent of other load):\n");
+  console.log("| component | CPU ms/delivery |");
+  console.log("|---|---:|");
+  for (const [name, ms] of Object.entries(cpuPerDelivery).sort((a, b) => b[1] - a[1])) {
+    console.log(`| ${name} | ${ms.toFixed(2)} |`);
+  }
+
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   const out = fromRoot("bench", "results", "delivery.json");
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, directRate, idle, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 
