@@ -35,6 +35,11 @@ export interface Settings {
   grpcUds: string;
   grpcMaxConnectionAgeMs: number | undefined;
   grpcMaxConnectionAgeGraceMs: number | undefined;
+  grpcServerUseTls: boolean;
+  grpcServerTlsCert: string;
+  grpcServerTlsKey: string;
+  grpcClientTlsCaCert: string;
+  grpcClientTlsSan: string;
   debugHost: string;
   debugPort: number;
 
@@ -216,6 +221,20 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
   return s;
 }
 
+/** TLS files are required together; mutual TLS and the SAN check only make sense with TLS on. */
+function grpcTlsProblems(s: Settings, problems: string[]): void {
+  if (s.grpcServerUseTls) {
+    if (!s.grpcServerTlsCert) problems.push("GRPC_SERVER_TLS_CERT: required when GRPC_SERVER_USE_TLS=true");
+    if (!s.grpcServerTlsKey) problems.push("GRPC_SERVER_TLS_KEY: required when GRPC_SERVER_USE_TLS=true");
+  } else if (s.grpcClientTlsCaCert) {
+    // Refused rather than ignored: an operator who set it expects clients to be checked.
+    problems.push("GRPC_CLIENT_TLS_CACERT: mutual TLS requires GRPC_SERVER_USE_TLS=true");
+  }
+  if (s.grpcClientTlsSan && !s.grpcClientTlsCaCert) {
+    problems.push("GRPC_CLIENT_TLS_SAN: the client name check requires GRPC_CLIENT_TLS_CACERT (mutual TLS)");
+  }
+}
+
 /** Reads every setting; throws SettingsError listing all bad values. */
 export function loadSettings(env: Env = process.env): Settings {
   const r = new Reader(env);
@@ -257,6 +276,11 @@ export function loadSettings(env: Env = process.env): Settings {
     grpcUds: r.str("", "GRPC_UDS"),
     grpcMaxConnectionAgeMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE"),
     grpcMaxConnectionAgeGraceMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE_GRACE"),
+    grpcServerUseTls: r.bool(false, "GRPC_SERVER_USE_TLS"),
+    grpcServerTlsCert: r.str("", "GRPC_SERVER_TLS_CERT"),
+    grpcServerTlsKey: r.str("", "GRPC_SERVER_TLS_KEY"),
+    grpcClientTlsCaCert: r.str("", "GRPC_CLIENT_TLS_CACERT"),
+    grpcClientTlsSan: r.str("", "GRPC_CLIENT_TLS_SAN"),
     debugHost: r.str("0.0.0.0", "DEBUG_HOST"),
     debugPort: r.int(6070, 0, 65535, "DEBUG_PORT"),
 
@@ -301,6 +325,7 @@ export function loadSettings(env: Env = process.env): Settings {
     disableStats: r.bool(false, "DISABLE_STATS"),
     extraTags: r.tags("EXTRA_TAGS"),
   };
+  grpcTlsProblems(settings, r.problems);
   if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
 }
