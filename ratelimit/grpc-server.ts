@@ -22,6 +22,7 @@ import type { Health } from "./health.js";
 import type { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { SERVICE_STATS, type StatsStore } from "./stats.js";
+import type { Tracing } from "./tracing.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
 
@@ -56,6 +57,7 @@ export async function startGrpcServer(
   stats: StatsStore,
   health: Health,
   logger: Logger,
+  tracing?: Tracing,
 ): Promise<GrpcListener> {
   // Channelz bookkeeping costs time on every call and nothing here reads it.
   const options: grpc.ServerOptions = { "grpc.enable_channelz": 0 };
@@ -77,15 +79,19 @@ export async function startGrpcServer(
     ) {
       const started = performance.now();
       stats.inc(SERVICE_STATS.totalRequests);
+      const span = tracing?.grpcSpan((name) => call.metadata.get(name)[0]?.toString());
+      span?.setRequest(call.request);
       service.shouldRateLimit(call.request).then(
         (response) => {
           stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
           callback(null, response);
+          span?.end({ response, grpcStatus: "OK" });
         },
         (err: Error) => {
           stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
           logger.debug({ err: err.message, domain: call.request.domain }, "ShouldRateLimit failed");
           callback({ code: grpc.status.UNKNOWN, details: err.message });
+          span?.end({ error: err, grpcStatus: "UNKNOWN" });
         },
       );
     },
