@@ -43,5 +43,6 @@ async function main(): Promise<void> {
 
 main().catch((err: Error) => {
   console.error(`ratelimit: ${err.message}`);
-  process.exit(1);
+  // Settings found unusable only at start (e.g. an unreadable certificate file) exit like bad values.
+  process.exit(err instanceof SettingsError ? 2 : 1);
 });

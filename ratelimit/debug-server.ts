@@ -1,9 +1,11 @@
 // The debug listener on DEBUG_HOST:DEBUG_PORT: `/` lists the paths, `/rlconfig`
-// dumps the loaded rules, `/stats` the current statistics as `name: value` lines.
+// dumps the loaded rules, `/stats` the current statistics as `name: value` lines,
+// `/debug/pprof/` CPU profiles and heap snapshots (see pprof.ts).
 
 import http from "node:http";
 import type { Logger } from "../common/logger.js";
 import { type Listener, listen } from "./http-server.js";
+import { handlePprof, PPROF_PREFIX } from "./pprof.js";
 import { dumpConfig } from "./rules.js";
 import type { RateLimitService } from "./service.js";
 import type { StatsStore } from "./stats.js";
@@ -11,6 +13,7 @@ import type { StatsStore } from "./stats.js";
 const PATHS: Record<string, string> = {
   "/rlconfig": "print out the currently loaded configuration for debugging",
   "/stats": "print out stats",
+  [PPROF_PREFIX]: "CPU profile and heap snapshot (Node inspector formats)",
 };
 
 export async function startDebugServer(
@@ -21,6 +24,7 @@ export async function startDebugServer(
   logger: Logger,
 ): Promise<Listener> {
   const server = http.createServer((req, res) => {
+    if (handlePprof(req, res)) return;
     const url = (req.url ?? "/").split("?")[0];
     let body: string | undefined;
     if (url === "/")

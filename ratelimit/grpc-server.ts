@@ -1,6 +1,7 @@
 // The gRPC listener: envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit,
 // the standard health service (service name `ratelimit`, and "" for the whole
-// server) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS.
+// server) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS,
+// in plain text or TLS (GRPC_SERVER_USE_TLS; mutual with GRPC_CLIENT_TLS_CACERT).
 // Errors are answered with status UNKNOWN and the error text, as the reference does.
 
 import path from "node:path";
@@ -15,10 +16,13 @@ import {
   type RateLimitResponse,
   RateLimitServiceService,
 } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { clientSanInterceptor } from "./client-san.js";
+import { createGrpcServerTls, type GrpcServerTls } from "./grpc-tls.js";
 import type { Health } from "./health.js";
 import type { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { SERVICE_STATS, type StatsStore } from "./stats.js";
+import type { Tracing } from "./tracing.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
 
@@ -27,6 +31,8 @@ export interface GrpcListener {
   /** `host:port` or `unix:/path`. */
   address: string;
   port: number;
+  /** Present when GRPC_SERVER_USE_TLS is on. */
+  tls: GrpcServerTls | undefined;
   shutdown(graceMs: number): Promise<void>;
 }
 
@@ -51,6 +57,7 @@ export async function startGrpcServer(
   stats: StatsStore,
   health: Health,
   logger: Logger,
+  tracing?: Tracing,
 ): Promise<GrpcListener> {
   // Channelz bookkeeping costs time on every call and nothing here reads it.
   const options: grpc.ServerOptions = { "grpc.enable_channelz": 0 };
@@ -59,6 +66,10 @@ export async function startGrpcServer(
   if (settings.grpcMaxConnectionAgeGraceMs !== undefined) {
     options["grpc.max_connection_age_grace_ms"] = settings.grpcMaxConnectionAgeGraceMs;
   }
+  // Read first: a missing or bad certificate file stops the start before anything listens.
+  const tls = settings.grpcServerUseTls ? createGrpcServerTls(settings, logger) : undefined;
+  if (tls && settings.grpcClientTlsSan)
+    options.interceptors = [clientSanInterceptor(settings.grpcClientTlsSan, logger)];
   const server = new grpc.Server(options);
 
   server.addService(RateLimitServiceService, {
@@ -68,15 +79,19 @@ export async function startGrpcServer(
     ) {
       const started = performance.now();
       stats.inc(SERVICE_STATS.totalRequests);
+      const span = tracing?.grpcSpan((name) => call.metadata.get(name)[0]?.toString());
+      span?.setRequest(call.request);
       service.shouldRateLimit(call.request).then(
         (response) => {
           stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
           callback(null, response);
+          span?.end({ response, grpcStatus: "OK" });
         },
         (err: Error) => {
           stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
           logger.debug({ err: err.message, domain: call.request.domain }, "ShouldRateLimit failed");
           callback({ code: grpc.status.UNKNOWN, details: err.message });
+          span?.end({ error: err, grpcStatus: "UNKNOWN" });
         },
       );
     },
@@ -92,20 +107,24 @@ export async function startGrpcServer(
   reflection(logger)?.addToServer(server);
 
   const address = settings.grpcUds ? `unix:${settings.grpcUds}` : `${settings.grpcHost}:${settings.grpcPort}`;
+  const credentials = tls?.credentials ?? grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    );
+    server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p)));
+  }).catch((err: Error) => {
+    tls?.close();
+    throw err;
   });
   const bound = settings.grpcUds ? address : `${settings.grpcHost}:${port}`;
-  logger.info({ address: bound }, "gRPC server listening");
+  logger.info({ address: bound, tls: tls !== undefined }, "gRPC server listening");
 
   return {
     server,
     address: bound,
     port,
+    tls,
     shutdown: (graceMs: number) =>
       new Promise<void>((resolve) => {
+        tls?.close();
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();

@@ -11,6 +11,7 @@ import { CacheError } from "./counter-store.js";
 import type { Health } from "./health.js";
 import { JsonRequestError, requestFromJson, responseToJson } from "./json-codec.js";
 import type { RateLimitService } from "./service.js";
+import type { Tracing } from "./tracing.js";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -65,6 +66,7 @@ export async function startHttpServer(
   service: RateLimitService,
   health: Health,
   logger: Logger,
+  tracing?: Tracing,
 ): Promise<Listener> {
   const server = http.createServer((req, res) => {
     const url = (req.url ?? "/").split("?")[0];
@@ -75,8 +77,13 @@ export async function startHttpServer(
     }
     if (url === "/json") {
       if (req.method !== "POST") return send(res, 405, "Method Not Allowed: use POST");
+      const span = tracing?.httpSpan("POST", "/json", req.headers);
       readBody(req)
-        .then((text) => service.shouldRateLimit(requestFromJson(text)))
+        .then((text) => {
+          const request = requestFromJson(text);
+          span?.setRequest(request);
+          return service.shouldRateLimit(request);
+        })
         .then(
           (response) => {
             const status =
@@ -86,12 +93,17 @@ export async function startHttpServer(
                   ? 429
                   : 500;
             send(res, status, JSON.stringify(responseToJson(response)), "application/json");
+            span?.end({ response, httpStatus: status });
           },
           (err: Error) => {
             if (err instanceof CacheError) {
               logger.warn({ err: err.message }, "/json: counter store error");
               send(res, 500, `Internal Server Error: ${err.message}\n`);
-            } else send(res, 400, `Bad Request: ${err.message}\n`);
+              span?.end({ error: err, httpStatus: 500 });
+            } else {
+              send(res, 400, `Bad Request: ${err.message}\n`);
+              span?.end({ error: err, httpStatus: 400 });
+            }
           },
         );
       return;

@@ -15,6 +15,7 @@ import { RedisCounterStore } from "./redis-counters.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
+import { startTracing, type Tracing } from "./tracing.js";
 
 export interface RunningService {
   settings: Settings;
@@ -25,6 +26,7 @@ export interface RunningService {
   grpc: GrpcListener;
   http: Listener;
   debug: Listener;
+  tracing: Tracing | undefined;
   /** Marks the service unhealthy (as SIGTERM does), then closes every listener and connection. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -77,8 +79,9 @@ export async function startService(settings: Settings, logger: Logger): Promise<
 
   // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG.
   if (!settings.forceStartWithoutInitialConfig) await provider.load();
-  const grpc = await startGrpcServer(settings, service, stats, health, logger);
-  const http = await startHttpServer(settings.host, settings.port, service, health, logger);
+  const tracing = await startTracing(settings.tracing, logger);
+  const grpc = await startGrpcServer(settings, service, stats, health, logger, tracing);
+  const http = await startHttpServer(settings.host, settings.port, service, health, logger, tracing);
   const debug = await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
   if (settings.forceStartWithoutInitialConfig) await provider.load();
   provider.watch();
@@ -110,11 +113,11 @@ export async function startService(settings: Settings, logger: Logger): Promise<
       clearInterval(healthPoll);
       clearInterval(flush);
       await Promise.all([grpc.shutdown(graceMs), http.close(), debug.close(), provider.stop()]);
-      await store.close();
+      await Promise.all([store.close(), tracing?.shutdown()]);
       logger.info("rate limit service stopped");
     })();
     return stopping;
   };
 
-  return { settings, stats, service, health, store, grpc, http, debug, stop };
+  return { settings, stats, service, health, store, grpc, http, debug, tracing, stop };
 }

@@ -27,6 +27,19 @@ export interface KvStoreSettings {
   healthCheckActiveConnection: boolean;
 }
 
+export interface TracingSettings {
+  enabled: boolean;
+  /** TRACING_EXPORTER_PROTOCOL; the OTLP protocol variables choose only the encoding over http. */
+  exporterProtocol: "http" | "grpc";
+  /** OTLP/HTTP body encoding: protobuf unless OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json. */
+  httpEncoding: "protobuf" | "json";
+  serviceName: string;
+  serviceNamespace: string;
+  /** Empty: a random version-4 UUID chosen at start. */
+  serviceInstanceId: string;
+  samplingRate: number;
+}
+
 export interface Settings {
   host: string;
   port: number;
@@ -35,11 +48,17 @@ export interface Settings {
   grpcUds: string;
   grpcMaxConnectionAgeMs: number | undefined;
   grpcMaxConnectionAgeGraceMs: number | undefined;
+  grpcServerUseTls: boolean;
+  grpcServerTlsCert: string;
+  grpcServerTlsKey: string;
+  grpcClientTlsCaCert: string;
+  grpcClientTlsSan: string;
   debugHost: string;
   debugPort: number;
 
   logLevel: string;
   logFormat: "text" | "json";
+  tracing: TracingSettings;
 
   configType: "FILE" | "GRPC_XDS_SOTW";
   forceStartWithoutInitialConfig: boolean;
@@ -216,6 +235,93 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
   return s;
 }
 
+/** TLS files are required together; mutual TLS and the SAN check only make sense with TLS on. */
+function grpcTlsProblems(s: Settings, problems: string[]): void {
+  if (s.grpcServerUseTls) {
+    if (!s.grpcServerTlsCert) problems.push("GRPC_SERVER_TLS_CERT: required when GRPC_SERVER_USE_TLS=true");
+    if (!s.grpcServerTlsKey) problems.push("GRPC_SERVER_TLS_KEY: required when GRPC_SERVER_USE_TLS=true");
+  } else if (s.grpcClientTlsCaCert) {
+    // Refused rather than ignored: an operator who set it expects clients to be checked.
+    problems.push("GRPC_CLIENT_TLS_CACERT: mutual TLS requires GRPC_SERVER_USE_TLS=true");
+  }
+  if (s.grpcClientTlsSan && !s.grpcClientTlsCaCert) {
+    problems.push("GRPC_CLIENT_TLS_SAN: the client name check requires GRPC_CLIENT_TLS_CACERT (mutual TLS)");
+  }
+}
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "warning", "error", "fatal", "panic"] as const;
+
+/** LOG_LEVEL, also with the reference's logrus names: `warning` is warn, `panic` is fatal. */
+function logLevel(r: Reader): string {
+  const level = r.oneOf("warn", LOG_LEVELS, false, "LOG_LEVEL");
+  return level === "warning" ? "warn" : level === "panic" ? "fatal" : level;
+}
+
+/**
+ * TRACING_* and the standard OTLP exporter variables. The exporters read the OTLP ones
+ * (endpoint, headers, timeout, certificates, …) from the environment themselves; the
+ * common ones are checked here so that a typo stops the start instead of losing spans.
+ */
+function tracing(r: Reader, env: Env): TracingSettings {
+  const enabled = r.bool(false, "TRACING_ENABLED");
+  const otlpProtocol = r.oneOf(
+    "http/protobuf",
+    ["grpc", "http/protobuf", "http/json"] as const,
+    false,
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+  );
+  const protocolSet = r.raw("TRACING_EXPORTER_PROTOCOL") !== undefined;
+  let exporterProtocol = r.oneOf("http", ["http", "grpc"] as const, false, "TRACING_EXPORTER_PROTOCOL");
+  if (!protocolSet && otlpProtocol === "grpc") exporterProtocol = "grpc";
+  const t: TracingSettings = {
+    enabled,
+    exporterProtocol,
+    httpEncoding: otlpProtocol === "http/json" ? "json" : "protobuf",
+    serviceName: r.str("RateLimit", "TRACING_SERVICE_NAME"),
+    serviceNamespace: r.str("", "TRACING_SERVICE_NAMESPACE"),
+    serviceInstanceId: r.str("", "TRACING_SERVICE_INSTANCE_ID"),
+    samplingRate: r.float(1, 0, 1, "TRACING_SAMPLING_RATE"),
+  };
+  for (const name of ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]) {
+    const value = env[name];
+    if (!value) continue;
+    let ok = false;
+    try {
+      ok = ["http:", "https:"].includes(new URL(value).protocol);
+    } catch {}
+    // The gRPC exporter also takes host:port, made plain text by OTEL_EXPORTER_OTLP_INSECURE=true.
+    if (exporterProtocol === "grpc" && /^[^/:]+:\d+$/.test(value)) ok = true;
+    if (!ok) {
+      r.problems.push(
+        `${name}=${JSON.stringify(value)}: expected a URL such as http://collector:${exporterProtocol === "grpc" ? "4317 (or host:port)" : "4318"}`,
+      );
+    }
+  }
+  for (const name of ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"]) {
+    for (const item of (env[name] ?? "").split(",")) {
+      if (item.trim() !== "" && item.indexOf("=") <= 0) {
+        r.problems.push(`${name}: item ${JSON.stringify(item)} is not of the form <key>=<value>`);
+      }
+    }
+  }
+  r.int(10_000, 1, 2 ** 31, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT");
+  // The exporter understands only true and false here (not Go's 1/t).
+  for (const name of ["OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE"]) {
+    const value = env[name]?.trim();
+    if (value && !/^(true|false)$/i.test(value)) {
+      r.problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
+    }
+  }
+  for (const name of ["OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"]) {
+    const value = env[name]?.trim();
+    if (value && value !== "gzip" && value !== "none") {
+      r.problems.push(`${name}=${JSON.stringify(value)}: expected gzip or none`);
+    }
+  }
+  return t;
+}
+
 /** Reads every setting; throws SettingsError listing all bad values. */
 export function loadSettings(env: Env = process.env): Settings {
   const r = new Reader(env);
@@ -257,16 +363,17 @@ export function loadSettings(env: Env = process.env): Settings {
     grpcUds: r.str("", "GRPC_UDS"),
     grpcMaxConnectionAgeMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE"),
     grpcMaxConnectionAgeGraceMs: r.duration(undefined, "GRPC_MAX_CONNECTION_AGE_GRACE"),
+    grpcServerUseTls: r.bool(false, "GRPC_SERVER_USE_TLS"),
+    grpcServerTlsCert: r.str("", "GRPC_SERVER_TLS_CERT"),
+    grpcServerTlsKey: r.str("", "GRPC_SERVER_TLS_KEY"),
+    grpcClientTlsCaCert: r.str("", "GRPC_CLIENT_TLS_CACERT"),
+    grpcClientTlsSan: r.str("", "GRPC_CLIENT_TLS_SAN"),
     debugHost: r.str("0.0.0.0", "DEBUG_HOST"),
     debugPort: r.int(6070, 0, 65535, "DEBUG_PORT"),
 
-    logLevel: r.oneOf(
-      "warn",
-      ["trace", "debug", "info", "warn", "error", "fatal"] as const,
-      false,
-      "LOG_LEVEL",
-    ),
+    logLevel: logLevel(r),
     logFormat: r.oneOf("text", ["text", "json"] as const, false, "LOG_FORMAT"),
+    tracing: tracing(r, env),
 
     configType,
     forceStartWithoutInitialConfig: r.bool(false, "FORCE_START_WITHOUT_INITIAL_CONFIG"),
@@ -301,6 +408,7 @@ export function loadSettings(env: Env = process.env): Settings {
     disableStats: r.bool(false, "DISABLE_STATS"),
     extraTags: r.tags("EXTRA_TAGS"),
   };
+  grpcTlsProblems(settings, r.problems);
   if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
 }

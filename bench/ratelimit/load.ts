@@ -7,10 +7,13 @@
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
 //     [--connections 4] [--rate 5000] [--redis 127.0.0.1:6379] [--only name,name]
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof).
+// The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -313,15 +316,45 @@ const median = (xs: number[]) => {
   return Number(m.toFixed(3));
 };
 
+/** An OTLP/HTTP endpoint that accepts and drops span batches (so the service's export cost is real). */
+async function startSpanSink(): Promise<{ url: string; batches: () => number; close: () => void }> {
+  let batches = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      batches++;
+      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    batches: () => batches,
+    close: () => {
+      server.close();
+      server.closeAllConnections();
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
+  const sink = await startSpanSink();
+  // A queue large enough that no span is dropped at these rates (the default 2048 would drop most).
+  const tracing = {
+    TRACING_ENABLED: "true",
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    OTEL_BSP_MAX_QUEUE_SIZE: "100000",
+  };
   const all: Scenario[] = [
     { name: "redis-1desc", backend: "redis", descriptors: 1 },
     { name: "redis-5desc", backend: "redis", descriptors: 5 },
     { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
     { name: "redis-5desc-window", backend: "redis", descriptors: 5, env: batched },
     { name: "memory-1desc", backend: "memory", descriptors: 1 },
+    { name: "tracing-redis-1desc", backend: "redis", descriptors: 1, env: tracing },
+    { name: "tracing-memory-1desc", backend: "memory", descriptors: 1, env: tracing },
     {
       name: `redis-1desc-window-at-${o.rate}rps`,
       backend: "redis",
@@ -357,7 +390,10 @@ async function main(): Promise<void> {
     }
   } finally {
     rmSync(base, { recursive: true, force: true });
+    sink.close();
   }
+  if (scenarios.some((s) => s.env === tracing))
+    console.log(`span batches received by the sink: ${sink.batches()}`);
 
   const summary = scenarios.map((s) => {
     const runs = results.filter((r) => r.scenario === s.name);
