@@ -3,6 +3,7 @@
 // what was expected; all problems are collected and reported together.
 
 import { parseDuration } from "../common/duration.js";
+import { parseRedisAddress, type RedisAddress } from "./redis-address.js";
 
 export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
 export type BackendType = "redis" | "memory";
@@ -25,6 +26,8 @@ export interface KvStoreSettings {
   pipelineWindowMs: number;
   clusterPipelineParallelism: number;
   healthCheckActiveConnection: boolean;
+  /** KVSTORE_URL parsed for KVSTORE_TYPE (set when the store is used). */
+  address?: RedisAddress;
 }
 
 export interface Settings {
@@ -193,10 +196,15 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
     auth: r.str("", ...n("AUTH")),
     sentinelAuth: r.str("", ...n("SENTINEL_AUTH")),
     tls: r.bool(false, ...n("TLS")),
-    tlsClientCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_CERT`),
-    tlsClientKey: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_KEY`),
-    tlsCaCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CACERT`),
-    tlsSkipHostnameVerification: r.bool(false, "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION"),
+    tlsClientCert: r.str("", `${prefix}_TLS_CLIENT_CERT`),
+    tlsClientKey: r.str("", `${prefix}_TLS_CLIENT_KEY`),
+    tlsCaCert: r.str("", `${prefix}_TLS_CACERT`),
+    // The per-second twin falls back to the main store's setting (the reference has only that one).
+    tlsSkipHostnameVerification: r.bool(
+      false,
+      `${prefix}_TLS_SKIP_HOSTNAME_VERIFICATION`,
+      "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION",
+    ),
     poolSize: r.int(10, 1, 10_000, ...n("POOL_SIZE")),
     timeoutMs: r.duration(10_000, ...n("TIMEOUT")) ?? 10_000,
     poolOnEmptyBehavior: r.oneOf(
@@ -241,9 +249,16 @@ export function loadSettings(env: Env = process.env): Settings {
   if (backendType === "redis" && perSecond && !kvPerSecond.url) {
     r.problems.push("KVSTORE_PERSECOND_URL: required when KVSTORE_PERSECOND=true");
   }
-  if (backendType === "redis" && kv.type !== "single") {
-    r.problems.push(`KVSTORE_TYPE=${kv.type}: only "single" is available yet (sentinel and cluster are not)`);
-  }
+  // Each store's address is parsed for its own KVSTORE_TYPE / KVSTORE_PERSECOND_TYPE.
+  const parse = (s: KvStoreSettings, prefix: string) => {
+    try {
+      s.address = parseRedisAddress(`${prefix}_URL`, s.type, s.socketType, s.url);
+    } catch (err) {
+      r.problems.push((err as Error).message);
+    }
+  };
+  if (backendType === "redis" && kv.url) parse(kv, "KVSTORE");
+  if (backendType === "redis" && perSecond && kvPerSecond.url) parse(kvPerSecond, "KVSTORE_PERSECOND");
 
   const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
   if (configType !== "FILE")
