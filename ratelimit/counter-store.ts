@@ -1,5 +1,5 @@
-// What a counter backend (Redis, in-process memory; memcached later) provides to
-// the fixed-window limiter.
+// What a counter backend (Redis, memcached, in-process memory) provides to the
+// fixed-window limiter.
 
 export interface CounterOp {
   key: string;
@@ -26,5 +26,13 @@ export class CacheError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "CacheError";
+  }
+}
+
+/** A cache key the backend cannot store (memcached's length and character rules): the request's fault. */
+export class CacheKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CacheKeyError";
   }
 }

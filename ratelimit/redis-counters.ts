@@ -1,22 +1,68 @@
 // Counters in Redis: INCRBY + EXPIRE for every key of a decision, pipelined in one
 // write on one pooled connection. SECOND windows go to the per-second instance
-// when KVSTORE_PERSECOND is on; the main pipeline runs first, then the per-second one.
+// when KVSTORE_PERSECOND is on (any topology for either store); the main pipeline
+// runs first, then the per-second one. In a Redis Cluster the commands are grouped
+// by key (INCRBY and EXPIRE of one key stay together on its node) and the groups run
+// KVSTORE_CLUSTER_PIPELINE_PARALLELISM at a time, as the reference does.
 
-import type { Redis } from "ioredis";
 import type { Logger } from "../common/logger.js";
 import type { CounterOp, CounterStore } from "./counter-store.js";
+import type { RedisClient } from "./redis-client.js";
 import { RedisPool } from "./redis-pool.js";
-import type { Settings } from "./settings.js";
+import type { KvStoreSettings, Settings } from "./settings.js";
+
+/** Runs `tasks` with at most `limit` of them in flight; results in order. */
+async function bounded<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  if (limit >= tasks.length) return Promise.all(tasks.map((t) => t()));
+  const out: T[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      out[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return out;
+}
+
+/** Groups of one key run in parallel in a cluster: 0 means up to the pool size, which also caps it. */
+export function clusterParallelism(s: KvStoreSettings): number {
+  const p = s.clusterPipelineParallelism;
+  return p === 0 ? s.poolSize : Math.min(p, s.poolSize);
+}
 
 export class RedisCounterStore implements CounterStore {
   readonly main: RedisPool;
   readonly perSecond: RedisPool | undefined;
+  private readonly parallelism = new Map<RedisPool, number>();
 
   constructor(settings: Settings, logger: Logger) {
     this.main = new RedisPool(settings.kvstore, logger, "main");
+    this.parallelism.set(this.main, clusterParallelism(settings.kvstore));
     this.perSecond = settings.kvstorePerSecond
       ? new RedisPool(settings.kvstorePerSecondSettings, logger, "persecond")
       : undefined;
+    if (this.perSecond)
+      this.parallelism.set(this.perSecond, clusterParallelism(settings.kvstorePerSecondSettings));
+  }
+
+  /**
+   * Issues `commands(i)` for every index: all in one turn (one pipeline) on a single
+   * server or sentinel master; per key with bounded parallelism in a cluster.
+   */
+  private send<T>(
+    pool: RedisPool,
+    idx: number[],
+    commands: (conn: RedisClient, i: number) => Promise<T>,
+  ): Promise<T[]> {
+    return pool.with((conn) => {
+      if (pool.topology !== "cluster") return Promise.all(idx.map((i) => commands(conn, i)));
+      return bounded(
+        idx.map((i) => () => commands(conn, i)),
+        this.parallelism.get(pool) ?? 1,
+      );
+    });
   }
 
   /** Splits indices between the main and the per-second store. */
@@ -35,18 +81,14 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(ops);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      // The commands are issued in one turn of the event loop; ioredis's auto-pipelining
-      // sends them in one write (with shared connections, together with other decisions').
-      const replies = await pool.with((conn: Redis) => {
-        const pending: Promise<unknown>[] = [];
-        for (const i of idx) {
-          const op = ops[i]!;
-          pending.push(conn.incrby(op.key, op.addend), conn.expire(op.key, op.expireSeconds));
-        }
-        return Promise.all(pending);
+      // Commands issued in one turn of the event loop leave in one write (ioredis's
+      // auto-pipelining; with shared connections, together with other decisions').
+      const replies = await this.send(pool, idx, (conn, i) => {
+        const op = ops[i]!;
+        return Promise.all([conn.incrby(op.key, op.addend), conn.expire(op.key, op.expireSeconds)]);
       });
       idx.forEach((i, j) => {
-        out[i] = Number(replies[2 * j]);
+        out[i] = Number(replies[j]![0]);
       });
     };
     await run(this.main, mainIdx);
@@ -59,7 +101,7 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(keys);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      const replies = await pool.with((conn: Redis) => Promise.all(idx.map((i) => conn.get(keys[i]!.key))));
+      const replies = await this.send(pool, idx, (conn, i) => conn.get(keys[i]!.key));
       idx.forEach((i, j) => {
         out[i] = replies[j] === null ? 0 : Number(replies[j]);
       });

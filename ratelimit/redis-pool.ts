@@ -6,75 +6,29 @@
 // once); ERROR waits as long, then fails.
 // With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and ioredis's
 // auto-pipelining batches the commands of concurrent decisions into one write.
+// A "connection" is one client of the store's topology (redis-client.ts): with
+// KVSTORE_TYPE=cluster each pooled client holds a connection to every node.
 
-import { readFileSync } from "node:fs";
-import type { ConnectionOptions } from "node:tls";
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster } from "ioredis";
 import type { Logger } from "../common/logger.js";
 import { CacheError } from "./counter-store.js";
+import { describeAddress, parseRedisAddress, type RedisAddress } from "./redis-address.js";
+import { clientConnected, probeCluster, type RedisClient, redisClientFactory } from "./redis-client.js";
 import type { KvStoreSettings } from "./settings.js";
 
 interface Waiter {
-  resolve: (conn: Redis) => void;
+  resolve: (conn: RedisClient) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout | undefined;
 }
 
-/** ioredis options for one store, from KVSTORE_URL / _SOCKET_TYPE / _AUTH / _TLS*. */
-export function redisOptions(s: KvStoreSettings): RedisOptions {
-  const opts: RedisOptions = {
-    connectTimeout: s.timeoutMs,
-    commandTimeout: s.timeoutMs,
-    // Fail fast while disconnected instead of queueing: a decision should not hang.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (times: number) => Math.min(100 * times, 2000),
-    lazyConnect: false,
-  };
-  const url = s.url.trim();
-  if (/^rediss?:\/\//.test(url)) {
-    const u = new URL(url);
-    opts.host = u.hostname.replace(/^\[|\]$/g, "");
-    opts.port = Number(u.port || 6379);
-    if (u.username) opts.username = decodeURIComponent(u.username);
-    if (u.password) opts.password = decodeURIComponent(u.password);
-    const db = u.pathname.replace(/^\//, "");
-    if (db) opts.db = Number(db);
-    if (u.protocol === "rediss:") opts.tls = {};
-  } else if (s.socketType === "unix" || url.startsWith("/")) {
-    opts.path = url;
-  } else {
-    const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(url);
-    if (!m) throw new Error(`KVSTORE_URL=${JSON.stringify(url)}: expected host:port or a unix socket path`);
-    opts.host = m[1] || "127.0.0.1";
-    opts.port = Number(m[2]);
-  }
-  if (s.auth) {
-    const i = s.auth.indexOf(":");
-    if (i >= 0) {
-      opts.username = s.auth.slice(0, i);
-      opts.password = s.auth.slice(i + 1);
-    } else opts.password = s.auth;
-  }
-  if (s.tls) {
-    const tls: ConnectionOptions = {};
-    if (s.tlsCaCert) tls.ca = readFileSync(s.tlsCaCert);
-    if (s.tlsClientCert) tls.cert = readFileSync(s.tlsClientCert);
-    if (s.tlsClientKey) tls.key = readFileSync(s.tlsClientKey);
-    if (s.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined;
-    opts.tls = tls;
-  }
-  // Commands issued in one event-loop turn leave in one write (the per-request pipeline).
-  opts.enableAutoPipelining = true;
-  return opts;
-}
-
 export class RedisPool {
-  private readonly idle: Redis[] = [];
-  private readonly all = new Set<Redis>();
-  private readonly overflow = new Set<Redis>();
+  private readonly idle: RedisClient[] = [];
+  private readonly all = new Set<RedisClient>();
+  private readonly overflow = new Set<RedisClient>();
   private readonly waiters: Waiter[] = [];
-  private readonly options: RedisOptions;
+  private readonly create: () => RedisClient;
+  readonly topology: RedisAddress["type"];
   readonly shared: boolean;
   private nextShared = 0;
   private rotating = false;
@@ -87,14 +41,17 @@ export class RedisPool {
     private readonly logger: Logger,
     readonly label: string,
   ) {
-    this.options = redisOptions(settings);
-    this.address = this.options.path ?? `${this.options.host}:${this.options.port}`;
+    const address =
+      settings.address ?? parseRedisAddress("KVSTORE_URL", settings.type, settings.socketType, settings.url);
+    this.topology = address.type;
+    this.create = redisClientFactory(settings, address);
+    this.address = describeAddress(address);
     this.shared = settings.pipelineWindowMs > 0;
     for (let i = 0; i < settings.poolSize; i++) this.idle.push(this.open());
   }
 
-  private open(): Redis {
-    const conn = new Redis(this.options);
+  private open(): RedisClient {
+    const conn = this.create();
     conn.on("error", (err: Error) => {
       if (err.message !== this.lastError) {
         this.logger.warn(
@@ -113,9 +70,29 @@ export class RedisPool {
     return conn;
   }
 
-  /** True when at least one connection is ready. */
+  private probe: { timer: NodeJS.Timeout; healthy: boolean | undefined } | undefined;
+
+  /**
+   * True when at least one connection is ready; for a cluster, when every master
+   * answered the last PING (probed every second from the first call on, so only
+   * when KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION asks for it).
+   */
   connected(): boolean {
-    for (const c of this.all) if (c.status === "ready") return true;
+    if (this.topology === "cluster" && !this.closed) {
+      if (!this.probe) {
+        const probe = { timer: setInterval(() => run(), 1000), healthy: undefined as boolean | undefined };
+        const run = () => {
+          const client = [...this.all].find((c) => c.status === "ready");
+          if (!(client instanceof Cluster)) probe.healthy = false;
+          else void probeCluster(client).then((ok) => (probe.healthy = ok));
+        };
+        probe.timer.unref();
+        this.probe = probe;
+        run();
+      }
+      if (this.probe.healthy !== undefined) return this.probe.healthy;
+    }
+    for (const c of this.all) if (clientConnected(c)) return true;
     return false;
   }
 
@@ -129,7 +106,7 @@ export class RedisPool {
     return this.connected();
   }
 
-  acquire(): Promise<Redis> | Redis {
+  acquire(): Promise<RedisClient> | RedisClient {
     if (this.closed) throw new CacheError("redis pool is closed");
     if (this.shared) {
       // Every decision of one event-loop turn uses the same connection, so their
@@ -148,10 +125,14 @@ export class RedisPool {
       }
       return conns[this.nextShared % conns.length]!;
     }
+    // A ready connection first: after an outage or a failover some reconnect sooner than others.
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      if (this.idle[i]!.status === "ready") return this.idle.splice(i, 1)[0]!;
+    }
     const conn = this.idle.pop();
     if (conn) return conn;
     const behavior = this.settings.poolOnEmptyBehavior;
-    return new Promise<Redis>((resolve, reject) => {
+    return new Promise<RedisClient>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, timer: undefined };
       if (behavior !== "WAIT") {
         waiter.timer = setTimeout(() => {
@@ -185,7 +166,7 @@ export class RedisPool {
     });
   }
 
-  release(conn: Redis): void {
+  release(conn: RedisClient): void {
     if (this.shared) return;
     const waiter = this.waiters.shift();
     if (waiter) {
@@ -203,7 +184,7 @@ export class RedisPool {
   }
 
   /** Runs `fn` with a connection of the pool; errors become CacheError with the Redis message. */
-  async with<T>(fn: (conn: Redis) => Promise<T>): Promise<T> {
+  async with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
     const conn = await this.acquire();
     try {
       if (conn.status !== "ready") {
@@ -222,6 +203,7 @@ export class RedisPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probe) clearInterval(this.probe.timer);
     for (const w of this.waiters.splice(0)) {
       if (w.timer) clearTimeout(w.timer);
       w.reject(new CacheError("redis pool is closed"));

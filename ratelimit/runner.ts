@@ -10,6 +10,8 @@ import { type GrpcListener, startGrpcServer } from "./grpc-server.js";
 import { Health } from "./health.js";
 import { type Listener, startHttpServer } from "./http-server.js";
 import { OverLimitCache } from "./local-cache.js";
+import { MemcacheCounterStore } from "./memcache-counters.js";
+import type { ResolveSrv } from "./memcache-servers.js";
 import { MemoryCounterStore } from "./memory-counters.js";
 import { RedisCounterStore } from "./redis-counters.js";
 import { RateLimitService } from "./service.js";
@@ -31,7 +33,16 @@ export interface RunningService {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startService(settings: Settings, logger: Logger): Promise<RunningService> {
+/** What tests may replace: the DNS SRV lookup of OBJCACHE_SRV. */
+export interface ServiceDeps {
+  resolveSrv?: ResolveSrv;
+}
+
+export async function startService(
+  settings: Settings,
+  logger: Logger,
+  deps: ServiceDeps = {},
+): Promise<RunningService> {
   const stats = new StatsStore(!settings.disableStats);
 
   let store: CounterStore;
@@ -45,6 +56,11 @@ export async function startService(settings: Settings, logger: Logger): Promise<
         { address: redis.main.address, err: redis.main.lastError },
         "redis not reachable yet; decisions fail until it is",
       );
+  } else if (settings.backendType === "memcache") {
+    const memcache = new MemcacheCounterStore(settings.objcache, logger, deps.resolveSrv);
+    await memcache.start();
+    store = memcache;
+    logger.info({ servers: memcache.servers }, "counters in memcached");
   } else {
     store = new MemoryCounterStore();
     logger.warn(

@@ -2,10 +2,12 @@
 // defaults of the spec. Every bad value is reported with the variable's name and
 // what was expected; all problems are collected and reported together.
 
+import { existsSync } from "node:fs";
 import { parseDuration } from "../common/duration.js";
+import { parseHostPort, parseRedisAddress, type RedisAddress } from "./redis-address.js";
 
 export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
-export type BackendType = "redis" | "memory";
+export type BackendType = "redis" | "memory" | "memcache";
 
 export interface KvStoreSettings {
   socketType: string;
@@ -25,6 +27,21 @@ export interface KvStoreSettings {
   pipelineWindowMs: number;
   clusterPipelineParallelism: number;
   healthCheckActiveConnection: boolean;
+  /** KVSTORE_URL parsed for KVSTORE_TYPE (set when the store is used). */
+  address?: RedisAddress;
+}
+
+/** The object cache (memcached) backend: OBJCACHE_* (legacy MEMCACHE_*). */
+export interface ObjCacheSettings {
+  hostPorts: string[];
+  srv: string;
+  srvRefreshMs: number;
+  maxIdleConns: number;
+  tls: boolean;
+  tlsClientCert: string;
+  tlsClientKey: string;
+  tlsCaCert: string;
+  tlsSkipHostnameVerification: boolean;
 }
 
 export interface TracingSettings {
@@ -87,6 +104,7 @@ export interface Settings {
   kvstore: KvStoreSettings;
   kvstorePerSecond: boolean;
   kvstorePerSecondSettings: KvStoreSettings;
+  objcache: ObjCacheSettings;
 
   useStatsd: boolean;
   statsFlushIntervalMs: number;
@@ -212,10 +230,15 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
     auth: r.str("", ...n("AUTH")),
     sentinelAuth: r.str("", ...n("SENTINEL_AUTH")),
     tls: r.bool(false, ...n("TLS")),
-    tlsClientCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_CERT`),
-    tlsClientKey: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CLIENT_KEY`),
-    tlsCaCert: r.str("", `${prefix === "KVSTORE" ? "KVSTORE" : "KVSTORE_PERSECOND"}_TLS_CACERT`),
-    tlsSkipHostnameVerification: r.bool(false, "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION"),
+    tlsClientCert: r.str("", `${prefix}_TLS_CLIENT_CERT`),
+    tlsClientKey: r.str("", `${prefix}_TLS_CLIENT_KEY`),
+    tlsCaCert: r.str("", `${prefix}_TLS_CACERT`),
+    // The per-second twin falls back to the main store's setting (the reference has only that one).
+    tlsSkipHostnameVerification: r.bool(
+      false,
+      `${prefix}_TLS_SKIP_HOSTNAME_VERIFICATION`,
+      "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION",
+    ),
     poolSize: r.int(10, 1, 10_000, ...n("POOL_SIZE")),
     timeoutMs: r.duration(10_000, ...n("TIMEOUT")) ?? 10_000,
     poolOnEmptyBehavior: r.oneOf(
@@ -322,6 +345,59 @@ function tracing(r: Reader, env: Env): TracingSettings {
   return t;
 }
 
+function objCache(r: Reader, used: boolean): ObjCacheSettings {
+  const n = (suffix: string) => [`OBJCACHE_${suffix}`, `MEMCACHE_${suffix}`];
+  const hostPortRaw = r.raw(...n("HOST_PORT"));
+  const s: ObjCacheSettings = {
+    hostPorts: (hostPortRaw?.[1] ?? "")
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+    srv: r.str("", ...n("SRV")).trim(),
+    srvRefreshMs: r.duration(0, ...n("SRV_REFRESH")) ?? 0,
+    // As the reference's client: 0 (or less) means its default of 2.
+    maxIdleConns: r.int(2, -(2 ** 31), 10_000, ...n("MAX_IDLE_CONNS")),
+    tls: r.bool(false, ...n("TLS")),
+    tlsClientCert: r.str("", ...n("TLS_CLIENT_CERT")),
+    tlsClientKey: r.str("", ...n("TLS_CLIENT_KEY")),
+    tlsCaCert: r.str("", ...n("TLS_CACERT")),
+    tlsSkipHostnameVerification: r.bool(false, ...n("TLS_SKIP_HOSTNAME_VERIFICATION")),
+  };
+  if (s.maxIdleConns <= 0) s.maxIdleConns = 2;
+  if (!used) return s;
+  if (hostPortRaw && s.srv) {
+    r.problems.push(
+      "OBJCACHE_HOST_PORT and OBJCACHE_SRV: set only one of them (a host list or an SRV record)",
+    );
+  } else if (!hostPortRaw && !s.srv) {
+    r.problems.push(
+      "OBJCACHE_HOST_PORT or OBJCACHE_SRV: one is required with BACKEND_TYPE=objcache (host:port,host:port or an SRV name)",
+    );
+  }
+  if (hostPortRaw) {
+    const bad = s.hostPorts.filter((x) => !parseHostPort(x));
+    if (bad.length || !s.hostPorts.length) {
+      r.problems.push(
+        `${hostPortRaw[0]}=${JSON.stringify(hostPortRaw[1])}: expected comma-separated host:port${bad.length ? ` (${bad.map((b) => JSON.stringify(b)).join(", ")} is not host:port)` : ""}`,
+      );
+    }
+  }
+  if (s.tls) {
+    for (const [suffix, file] of [
+      ["TLS_CLIENT_CERT", s.tlsClientCert],
+      ["TLS_CLIENT_KEY", s.tlsClientKey],
+      ["TLS_CACERT", s.tlsCaCert],
+    ] as const) {
+      if (file && !existsSync(file))
+        r.problems.push(`OBJCACHE_${suffix}=${JSON.stringify(file)}: no such file`);
+    }
+    if (Boolean(s.tlsClientCert) !== Boolean(s.tlsClientKey)) {
+      r.problems.push("OBJCACHE_TLS_CLIENT_CERT and OBJCACHE_TLS_CLIENT_KEY: give both or neither");
+    }
+  }
+  return s;
+}
+
 /** Reads every setting; throws SettingsError listing all bad values. */
 export function loadSettings(env: Env = process.env): Settings {
   const r = new Reader(env);
@@ -335,21 +411,30 @@ export function loadSettings(env: Env = process.env): Settings {
   if (backendRaw) {
     const v = backendRaw[1].toLowerCase();
     if (v === "redis" || v === "memory") backendType = v;
-    else if (v === "memcache" || v === "objcache") {
+    // The spec's name and the reference's name of the object cache backend.
+    else if (v === "objcache" || v === "memcache") backendType = "memcache";
+    else
       r.problems.push(
-        `BACKEND_TYPE=${backendRaw[1]}: the object cache (memcached) backend is not available yet`,
+        `BACKEND_TYPE=${JSON.stringify(backendRaw[1])}: expected redis, objcache (or memcache) or memory`,
       );
-    } else r.problems.push(`BACKEND_TYPE=${JSON.stringify(backendRaw[1])}: expected redis or memory`);
   }
+  const objcache = objCache(r, backendType === "memcache");
   if (backendType === "redis" && !kv.url) {
     r.problems.push("KVSTORE_URL: required when BACKEND_TYPE=redis (host:port or a unix socket path)");
   }
   if (backendType === "redis" && perSecond && !kvPerSecond.url) {
     r.problems.push("KVSTORE_PERSECOND_URL: required when KVSTORE_PERSECOND=true");
   }
-  if (backendType === "redis" && kv.type !== "single") {
-    r.problems.push(`KVSTORE_TYPE=${kv.type}: only "single" is available yet (sentinel and cluster are not)`);
-  }
+  // Each store's address is parsed for its own KVSTORE_TYPE / KVSTORE_PERSECOND_TYPE.
+  const parse = (s: KvStoreSettings, prefix: string) => {
+    try {
+      s.address = parseRedisAddress(`${prefix}_URL`, s.type, s.socketType, s.url);
+    } catch (err) {
+      r.problems.push((err as Error).message);
+    }
+  };
+  if (backendType === "redis" && kv.url) parse(kv, "KVSTORE");
+  if (backendType === "redis" && perSecond && kvPerSecond.url) parse(kvPerSecond, "KVSTORE_PERSECOND");
 
   const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
   if (configType !== "FILE")
@@ -402,6 +487,7 @@ export function loadSettings(env: Env = process.env): Settings {
     kvstore: kv,
     kvstorePerSecond: perSecond,
     kvstorePerSecondSettings: kvPerSecond,
+    objcache,
 
     useStatsd: r.bool(true, "USE_PUSH_STATS", "USE_STATSD"),
     statsFlushIntervalMs: r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000,

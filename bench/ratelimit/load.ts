@@ -1,5 +1,7 @@
 // Load generator for the rate limit service: starts the compiled `ratelimit` command
-// (Redis or in-memory counters), drives ShouldRateLimit over gRPC at a fixed
+// (Redis, a per-second Redis, a Redis Cluster, memcached or in-memory counters; the
+// private servers these need are started here and stopped at the end, or the
+// scenario is skipped with the reason), drives ShouldRateLimit over gRPC at a fixed
 // concurrency (closed loop) or a fixed rate (open loop), and prints decisions per
 // second, p50/p99 latency and the service's RSS as a table; the results (each run
 // and the medians) go to bench/results/ratelimit-<time>.json.
@@ -19,6 +21,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromRoot } from "../../common/paths.js";
 import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { startMemcached } from "../../test/support/memcached.js";
+import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
 
 interface Options {
   seconds: number;
@@ -61,9 +65,14 @@ descriptors:
   - {key: k5, rate_limit: {unit: second, requests_per_unit: 1000000000}}
 `;
 
+type Backend = "redis" | "memory" | "objcache";
+/** Private servers a scenario needs: a second Redis for SECOND windows, a cluster, memcached. */
+type Needs = "persecond" | "cluster" | "memcache";
+
 interface Scenario {
   name: string;
-  backend: "redis" | "memory";
+  backend: Backend;
+  needs?: Needs;
   descriptors: number;
   /** Requests per second for an open-loop run; undefined for closed loop at fixed concurrency. */
   rate?: number;
@@ -91,12 +100,7 @@ class Service {
   output = "";
   address = "";
 
-  constructor(
-    root: string,
-    backend: "redis" | "memory",
-    redis: string,
-    extraEnv: Record<string, string> = {},
-  ) {
+  constructor(root: string, backend: Backend, redis: string, extraEnv: Record<string, string> = {}) {
     const cmd = fileURLToPath(new URL("../../cmd/ratelimit.js", import.meta.url));
     // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
     const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
@@ -114,7 +118,7 @@ class Service {
         LOG_FORMAT: "json",
         LOG_LEVEL: "warn",
         CACHE_KEY_PREFIX: `bench_${process.pid}_${Date.now()}:`,
-        ...(backend === "redis" ? { BACKEND_TYPE: "redis", KVSTORE_URL: redis } : { BACKEND_TYPE: "memory" }),
+        ...(backend === "redis" ? { BACKEND_TYPE: "redis", KVSTORE_URL: redis } : { BACKEND_TYPE: backend }),
         ...extraEnv,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -355,6 +359,19 @@ async function main(): Promise<void> {
     { name: "memory-1desc", backend: "memory", descriptors: 1 },
     { name: "tracing-redis-1desc", backend: "redis", descriptors: 1, env: tracing },
     { name: "tracing-memory-1desc", backend: "memory", descriptors: 1, env: tracing },
+    // The 5th descriptor has a SECOND limit: with KVSTORE_PERSECOND it goes to the second Redis.
+    { name: "redis-5desc-persecond", backend: "redis", descriptors: 5, needs: "persecond" },
+    { name: "cluster-1desc", backend: "redis", descriptors: 1, needs: "cluster" },
+    { name: "cluster-5desc", backend: "redis", descriptors: 5, needs: "cluster" },
+    {
+      name: "cluster-5desc-window-par0",
+      backend: "redis",
+      descriptors: 5,
+      needs: "cluster",
+      env: { ...batched, KVSTORE_CLUSTER_PIPELINE_PARALLELISM: "0" },
+    },
+    { name: "memcache-1desc", backend: "objcache", descriptors: 1, needs: "memcache" },
+    { name: "memcache-5desc", backend: "objcache", descriptors: 5, needs: "memcache" },
     {
       name: `redis-1desc-window-at-${o.rate}rps`,
       backend: "redis",
@@ -363,7 +380,37 @@ async function main(): Promise<void> {
       env: batched,
     },
   ];
-  const scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+  let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+
+  // Start the private servers the chosen scenarios need; skip a scenario whose servers cannot start.
+  const needed = new Set(scenarios.flatMap((s) => (s.needs ? [s.needs] : [])));
+  const stops: (() => Promise<unknown>)[] = [];
+  const needEnv = new Map<Needs, Record<string, string>>();
+  const startNeed = async (need: Needs): Promise<Record<string, string>> => {
+    if (need === "persecond") {
+      const r = await SingleRedis.start();
+      stops.push(() => r.stop());
+      return { KVSTORE_PERSECOND: "true", KVSTORE_PERSECOND_URL: r.url };
+    }
+    if (need === "cluster") {
+      const c = await RedisClusterGroup.start(3);
+      stops.push(() => c.stop());
+      return { KVSTORE_TYPE: "cluster", KVSTORE_URL: c.url };
+    }
+    const nodes = await startMemcached(2);
+    stops.push(() => Promise.all(nodes.map((n) => n.kill())));
+    return { OBJCACHE_HOST_PORT: nodes.map((n) => n.address).join(",") };
+  };
+  for (const need of needed) {
+    try {
+      needEnv.set(need, await startNeed(need));
+    } catch (err) {
+      process.stderr.write(`skipping the ${need} scenarios: ${(err as Error).message.split("\n")[0]}\n`);
+    }
+  }
+  scenarios = scenarios
+    .filter((s) => !s.needs || needEnv.has(s.needs))
+    .map((s) => (s.needs ? { ...s, env: { ...needEnv.get(s.needs), ...s.env } } : s));
 
   const loadBefore = loadavg().map((x) => x.toFixed(2));
   const base = mkdtempSync(path.join(tmpdir(), "rl-bench-"));
@@ -391,6 +438,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(base, { recursive: true, force: true });
     sink.close();
+    await Promise.all(stops.map((stop) => stop()));
   }
   if (scenarios.some((s) => s.env === tracing))
     console.log(`span batches received by the sink: ${sink.batches()}`);
