@@ -1,5 +1,6 @@
 // Wires the service together: counter store, local cache, limiter, rules provider,
-// health, and the gRPC, HTTP and debug listeners; stops them all gracefully.
+// health, the gRPC, HTTP and debug listeners and the statistics output; stops them
+// all gracefully.
 
 import type { Logger } from "../common/logger.js";
 import { FileConfigProvider } from "./config-provider.js";
@@ -11,10 +12,13 @@ import { Health } from "./health.js";
 import { type Listener, startHttpServer } from "./http-server.js";
 import { OverLimitCache } from "./local-cache.js";
 import { MemoryCounterStore } from "./memory-counters.js";
+import { PrometheusStats, startPullServer } from "./prometheus-pull.js";
 import { RedisCounterStore } from "./redis-counters.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
+import { startStdoutStats } from "./stats-stdout.js";
+import { StatsdSink } from "./statsd-sink.js";
 
 export interface RunningService {
   settings: Settings;
@@ -25,6 +29,8 @@ export interface RunningService {
   grpc: GrpcListener;
   http: Listener;
   debug: Listener;
+  /** The Prometheus scrape listener (USE_PULL_STATS). */
+  pullStats: Listener | undefined;
   /** Marks the service unhealthy (as SIGTERM does), then closes every listener and connection. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -86,35 +92,60 @@ export async function startService(settings: Settings, logger: Logger): Promise<
   const healthPoll = setInterval(() => health.notify(), 1000);
   healthPoll.unref();
 
-  let flush: NodeJS.Timeout | undefined;
-  if (!settings.disableStats && !settings.useStatsd) {
-    // USE_PUSH_STATS=false: counters' changes since the last flush go to standard output.
-    const last = new Map<string, number>();
-    flush = setInterval(() => {
-      let out = "";
-      for (const [name, value] of stats.snapshot()) {
-        if (last.get(name) !== value) out += `${name}: ${value}\n`;
-        last.set(name, value);
-      }
-      if (out) process.stdout.write(out);
-    }, settings.statsFlushIntervalMs);
-    flush.unref();
-  } else if (!settings.disableStats) {
-    logger.info("statistics push (statsd) is not available yet; read them on the debug port at /stats");
-  }
+  const statsOutput = await startStatsOutput(settings, stats, logger);
 
   let stopping: Promise<void> | undefined;
   const stop = (graceMs = 10_000) => {
     stopping ??= (async () => {
       health.setTerminating();
       clearInterval(healthPoll);
-      clearInterval(flush);
-      await Promise.all([grpc.shutdown(graceMs), http.close(), debug.close(), provider.stop()]);
+      await Promise.all([
+        grpc.shutdown(graceMs),
+        http.close(),
+        debug.close(),
+        provider.stop(),
+        statsOutput.close(),
+      ]);
       await store.close();
       logger.info("rate limit service stopped");
     })();
     return stopping;
   };
 
-  return { settings, stats, service, health, store, grpc, http, debug, stop };
+  return { settings, stats, service, health, store, grpc, http, debug, pullStats: statsOutput.pull, stop };
+}
+
+/**
+ * Where statistics go: nowhere (DISABLE_STATS), Prometheus pull (USE_PULL_STATS, which
+ * replaces pushing), statsd push (USE_PUSH_STATS, the default) or standard output.
+ */
+async function startStatsOutput(
+  settings: Settings,
+  stats: StatsStore,
+  logger: Logger,
+): Promise<{ pull?: Listener; close(): Promise<void> }> {
+  if (settings.disableStats) return { close: async () => {} };
+  if (settings.usePullStats) {
+    const prom = new PrometheusStats(stats, settings.pullStatsMapper, logger);
+    const pull = await startPullServer(settings.pullStatsAddr, settings.pullStatsPath, prom, logger);
+    return { pull, close: () => pull.close() };
+  }
+  if (settings.useStatsd) {
+    const sink = new StatsdSink(
+      stats,
+      {
+        host: settings.statsdHost,
+        port: settings.statsdPort,
+        flushIntervalMs: settings.statsFlushIntervalMs,
+        extraTags: settings.extraTags,
+        tagged: settings.useTaggedPushStats,
+        mogrifiers: settings.taggedPushStatsMogrifiers,
+      },
+      logger,
+    );
+    sink.start();
+    return { close: () => sink.close() };
+  }
+  const out = startStdoutStats(stats, settings.statsFlushIntervalMs);
+  return { close: async () => out.close() };
 }

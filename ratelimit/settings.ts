@@ -2,7 +2,10 @@
 // defaults of the spec. Every bad value is reported with the variable's name and
 // what was expected; all problems are collected and reported together.
 
+import { readFileSync } from "node:fs";
 import { parseDuration } from "../common/duration.js";
+import { defaultMappingYaml, StatsMapper } from "./stats-mapper.js";
+import { compileMogrifier, type Mogrifier } from "./stats-tags.js";
 
 export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
 export type BackendType = "redis" | "memory";
@@ -73,6 +76,18 @@ export interface Settings {
   statsFlushIntervalMs: number;
   disableStats: boolean;
   extraTags: Record<string, string>;
+  statsdHost: string;
+  statsdPort: number;
+  useTaggedPushStats: boolean;
+  taggedPushStatsMogrifiers: Mogrifier[];
+  usePullStats: boolean;
+  pullStatsAddr: { host: string; port: number };
+  pullStatsPath: string;
+  /** PULL_STATS_MAPPER_YAML's path, empty for the built-in mapping. */
+  pullStatsMapperYaml: string;
+  pullStatsResponseTimeAsMilliseconds: boolean;
+  /** The mapping in use: the file's, or the built-in one. */
+  pullStatsMapper: StatsMapper;
 }
 
 type Env = Record<string, string | undefined>;
@@ -249,6 +264,7 @@ export function loadSettings(env: Env = process.env): Settings {
   if (configType !== "FILE")
     r.problems.push("CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not available yet");
 
+  const statsFlushIntervalMs = r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000;
   const settings: Settings = {
     host: r.str("0.0.0.0", "HOST"),
     port: r.int(8080, 0, 65535, "PORT"),
@@ -297,10 +313,71 @@ export function loadSettings(env: Env = process.env): Settings {
     kvstorePerSecondSettings: kvPerSecond,
 
     useStatsd: r.bool(true, "USE_PUSH_STATS", "USE_STATSD"),
-    statsFlushIntervalMs: r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000,
+    statsFlushIntervalMs,
     disableStats: r.bool(false, "DISABLE_STATS"),
     extraTags: r.tags("EXTRA_TAGS"),
+    ...statsOutput(r, statsFlushIntervalMs),
   };
   if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
+}
+
+/** Parses `host:port` as Go does (`:9090` is every interface). */
+export function parseListenAddress(addr: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(addr);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  return { host: m[1] ?? m[2] ?? "", port };
+}
+
+/** Statsd push (with the tagged format's mogrifiers) and Prometheus pull. */
+function statsOutput(r: Reader, flushMs: number) {
+  if (flushMs <= 0) r.problems.push("STATS_FLUSH_INTERVAL=0: expected a positive duration such as 10s");
+  const useTagged = r.bool(false, "USE_TAGGED_PUSH_STATS", "USE_DOG_STATSD");
+  const mogrifiers: Mogrifier[] = [];
+  const names = r.raw("TAGGED_PUSH_STATS_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS");
+  const legacy = names?.[0] === "DOG_STATSD_MOGRIFIERS";
+  for (const rule of (names?.[1] ?? "").split(",").map((n) => n.trim())) {
+    if (!rule) continue;
+    const part = (suffix: string) =>
+      r.str("", `TAGGED_PUSH_STATS_MOGRIFIER_${rule}_${suffix}`, `DOG_STATSD_MOGRIFIER_${rule}_${suffix}`) ||
+      undefined;
+    const m = compileMogrifier(rule, part("PATTERN"), part("NAME"), part("TAGS"));
+    if (typeof m === "string") r.problems.push(legacy ? m.replace("TAGGED_PUSH_STATS_", "DOG_STATSD_") : m);
+    else mogrifiers.push(m);
+  }
+
+  const addrText = r.str(":9090", "PULL_STATS_ADDR");
+  const addr = parseListenAddress(addrText);
+  if (!addr)
+    r.problems.push(
+      `PULL_STATS_ADDR=${JSON.stringify(addrText)}: expected [host]:port, e.g. :9090 or 127.0.0.1:9090`,
+    );
+  const path = r.str("/metrics", "PULL_STATS_PATH");
+  if (!path.startsWith("/"))
+    r.problems.push(`PULL_STATS_PATH=${JSON.stringify(path)}: expected a path starting with /`);
+  const asMs = r.bool(false, "PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS");
+  const mapperFile = r.str("", "PULL_STATS_MAPPER_YAML");
+  let mapper = StatsMapper.fromYaml(defaultMappingYaml(asMs), "built-in mapping");
+  const usePull = r.bool(false, "USE_PULL_STATS");
+  if (mapperFile) {
+    try {
+      mapper = StatsMapper.fromYaml(readFileSync(mapperFile, "utf8"), mapperFile);
+    } catch (err) {
+      r.problems.push(`PULL_STATS_MAPPER_YAML=${mapperFile}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    statsdHost: r.str("localhost", "STATSD_HOST"),
+    statsdPort: r.int(8125, 1, 65535, "STATSD_PORT"),
+    useTaggedPushStats: useTagged,
+    taggedPushStatsMogrifiers: mogrifiers,
+    usePullStats: usePull,
+    pullStatsAddr: addr ?? { host: "", port: 9090 },
+    pullStatsPath: path,
+    pullStatsMapperYaml: mapperFile,
+    pullStatsResponseTimeAsMilliseconds: asMs,
+    pullStatsMapper: mapper,
+  };
 }
