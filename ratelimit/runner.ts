@@ -14,11 +14,13 @@ import { OverLimitCache } from "./local-cache.js";
 import { MemoryCounterStore } from "./memory-counters.js";
 import { PrometheusStats, startPullServer } from "./prometheus-pull.js";
 import { RedisCounterStore } from "./redis-counters.js";
+import type { RateLimitConfig } from "./rules.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
 import { startStdoutStats } from "./stats-stdout.js";
 import { StatsdSink } from "./statsd-sink.js";
+import { XdsConfigProvider } from "./xds-client.js";
 
 export interface RunningService {
   settings: Settings;
@@ -76,17 +78,28 @@ export async function startService(settings: Settings, logger: Logger): Promise<
     requireConfig: settings.healthyWithAtLeastOneConfigLoaded,
     cacheConnected: () => store.connected(),
   });
-  const provider = new FileConfigProvider(settings, stats, logger, (config) => {
+  const onConfig = (config: RateLimitConfig) => {
     service.setConfig(config);
     health.setConfigLoaded(config.domains.size);
-  });
+  };
+  const xds = settings.configType === "GRPC_XDS_SOTW";
+  const provider = xds
+    ? new XdsConfigProvider(settings, stats, logger, onConfig)
+    : new FileConfigProvider(settings, stats, logger, onConfig);
 
-  // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG.
-  if (!settings.forceStartWithoutInitialConfig) await provider.load();
+  // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG;
+  // with xDS that is the first configuration the server sends that passes validation.
+  if (!settings.forceStartWithoutInitialConfig) {
+    if (xds) logger.info({ server: settings.xds.serverUrl }, "waiting for the first configuration from xDS");
+    await provider.load();
+  }
   const grpc = await startGrpcServer(settings, service, stats, health, logger);
   const http = await startHttpServer(settings.host, settings.port, service, health, logger);
   const debug = await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
-  if (settings.forceStartWithoutInitialConfig) await provider.load();
+  if (settings.forceStartWithoutInitialConfig) {
+    if (xds) void provider.load();
+    else await provider.load();
+  }
   provider.watch();
 
   const healthPoll = setInterval(() => health.notify(), 1000);

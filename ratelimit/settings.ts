@@ -30,6 +30,26 @@ export interface KvStoreSettings {
   healthCheckActiveConnection: boolean;
 }
 
+/** The xDS client (CONFIG_TYPE=GRPC_XDS_SOTW). */
+export interface XdsSettings {
+  nodeId: string;
+  nodeMetadata: Record<string, string>;
+  serverUrl: string;
+  connectRetryIntervalMs: number;
+  useTls: boolean;
+  /** PEM contents, read at start (empty when unset). */
+  clientTlsCert: string;
+  clientTlsKey: string;
+  serverTlsCaCert: string;
+  serverTlsSan: string;
+  additionalHeaders: Record<string, string>;
+  backoffJitter: boolean;
+  backoffInitialIntervalMs: number;
+  backoffMaxIntervalMs: number;
+  backoffRandomFactor: number;
+  maxMsgSizeInBytes: number | undefined;
+}
+
 export interface Settings {
   host: string;
   port: number;
@@ -88,6 +108,8 @@ export interface Settings {
   pullStatsResponseTimeAsMilliseconds: boolean;
   /** The mapping in use: the file's, or the built-in one. */
   pullStatsMapper: StatsMapper;
+
+  xds: XdsSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -261,8 +283,6 @@ export function loadSettings(env: Env = process.env): Settings {
   }
 
   const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
-  if (configType !== "FILE")
-    r.problems.push("CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not available yet");
 
   const statsFlushIntervalMs = r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000;
   const settings: Settings = {
@@ -317,6 +337,7 @@ export function loadSettings(env: Env = process.env): Settings {
     disableStats: r.bool(false, "DISABLE_STATS"),
     extraTags: r.tags("EXTRA_TAGS"),
     ...statsOutput(r, statsFlushIntervalMs),
+    xds: xdsSettings(r, configType === "GRPC_XDS_SOTW"),
   };
   if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
@@ -380,4 +401,72 @@ function statsOutput(r: Reader, flushMs: number) {
     pullStatsResponseTimeAsMilliseconds: asMs,
     pullStatsMapper: mapper,
   };
+}
+
+/** CONFIG_GRPC_XDS_* and XDS_CLIENT_*; certificate files are read (and checked) only when used. */
+function xdsSettings(r: Reader, used: boolean): XdsSettings {
+  const positive = (def: number, name: string) => {
+    const v = r.duration(def, name) ?? def;
+    if (v <= 0) r.problems.push(`${name}=0: expected a positive duration such as 3s`);
+    return v;
+  };
+  const useTls = r.bool(false, "CONFIG_GRPC_XDS_SERVER_USE_TLS");
+  const file = (name: string) => {
+    const path = r.str("", name);
+    if (!path || !used || !useTls) return "";
+    try {
+      return readFileSync(path, "utf8");
+    } catch (err) {
+      r.problems.push(
+        `${name}=${path}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+      return "";
+    }
+  };
+  const s: XdsSettings = {
+    nodeId: r.str("default", "CONFIG_GRPC_XDS_NODE_ID"),
+    nodeMetadata: {},
+    serverUrl: r.str("localhost:18000", "CONFIG_GRPC_XDS_SERVER_URL"),
+    connectRetryIntervalMs: positive(3000, "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL"),
+    useTls,
+    clientTlsCert: file("CONFIG_GRPC_XDS_CLIENT_TLS_CERT"),
+    clientTlsKey: file("CONFIG_GRPC_XDS_CLIENT_TLS_KEY"),
+    serverTlsCaCert: file("CONFIG_GRPC_XDS_SERVER_TLS_CACERT"),
+    serverTlsSan: r.str("", "CONFIG_GRPC_XDS_SERVER_TLS_SAN"),
+    additionalHeaders: {},
+    backoffJitter: r.bool(false, "XDS_CLIENT_BACKOFF_JITTER"),
+    backoffInitialIntervalMs: positive(10_000, "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL"),
+    backoffMaxIntervalMs: positive(60_000, "XDS_CLIENT_BACKOFF_MAX_INTERVAL"),
+    backoffRandomFactor: r.float(0.5, 0, 1, "XDS_CLIENT_BACKOFF_RANDOM_FACTOR"),
+    maxMsgSizeInBytes: r.raw("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES")
+      ? r.int(0, 1, 2 ** 31 - 1, "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES")
+      : undefined,
+  };
+  if (s.backoffMaxIntervalMs < s.backoffInitialIntervalMs)
+    r.problems.push(
+      "XDS_CLIENT_BACKOFF_MAX_INTERVAL: must not be shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
+    );
+  if (used && useTls && !s.clientTlsCert !== !s.clientTlsKey)
+    r.problems.push("CONFIG_GRPC_XDS_CLIENT_TLS_CERT, CONFIG_GRPC_XDS_CLIENT_TLS_KEY: set both or neither");
+  for (const [k, v] of Object.entries(r.tags("CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS"))) {
+    const name = k.toLowerCase();
+    // gRPC metadata keys: lower-case token characters; `-bin` keys would need binary values.
+    if (!/^[0-9a-z_.-]+$/.test(name) || name.endsWith("-bin") || name.startsWith("grpc-"))
+      r.problems.push(
+        `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: ${JSON.stringify(k)} cannot be a gRPC header name`,
+      );
+    else s.additionalHeaders[name] = v;
+  }
+  // The reference's node metadata, `k=v,k2=v2`.
+  const meta = r.raw("CONFIG_GRPC_XDS_NODE_METADATA");
+  for (const part of (meta?.[1] ?? "").split(",")) {
+    if (part.trim() === "") continue;
+    const i = part.indexOf("=");
+    if (i <= 0)
+      r.problems.push(
+        `CONFIG_GRPC_XDS_NODE_METADATA: item ${JSON.stringify(part)} is not of the form <key>=<value>`,
+      );
+    else s.nodeMetadata[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return s;
 }
