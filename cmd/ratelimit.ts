@@ -24,6 +24,9 @@ async function main(): Promise<void> {
       http: `${settings.host}:${running.http.port}`,
       debug: `${settings.debugHost}:${running.debug.port}`,
       backend: settings.backendType,
+      ...(running.pullStats
+        ? { pullStats: `${settings.pullStatsAddr.host}:${running.pullStats.port}${settings.pullStatsPath}` }
+        : {}),
     },
     "rate limit service started",
   );

@@ -1,5 +1,6 @@
 // Wires the service together: counter store, local cache, limiter, rules provider,
-// health, and the gRPC, HTTP and debug listeners; stops them all gracefully.
+// health, the gRPC, HTTP and debug listeners and the statistics output; stops them
+// all gracefully.
 
 import type { Logger } from "../common/logger.js";
 import { FileConfigProvider } from "./config-provider.js";
@@ -13,11 +14,16 @@ import { OverLimitCache } from "./local-cache.js";
 import { MemcacheCounterStore } from "./memcache-counters.js";
 import type { ResolveSrv } from "./memcache-servers.js";
 import { MemoryCounterStore } from "./memory-counters.js";
+import { PrometheusStats, startPullServer } from "./prometheus-pull.js";
 import { RedisCounterStore } from "./redis-counters.js";
+import type { RateLimitConfig } from "./rules.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
 import { startTracing, type Tracing } from "./tracing.js";
+import { startStdoutStats } from "./stats-stdout.js";
+import { StatsdSink } from "./statsd-sink.js";
+import { XdsConfigProvider } from "./xds-client.js";
 
 export interface RunningService {
   settings: Settings;
@@ -29,6 +35,8 @@ export interface RunningService {
   http: Listener;
   debug: Listener;
   tracing: Tracing | undefined;
+  /** The Prometheus scrape listener (USE_PULL_STATS). */
+  pullStats: Listener | undefined;
   /** Marks the service unhealthy (as SIGTERM does), then closes every listener and connection. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -88,52 +96,88 @@ export async function startService(
     requireConfig: settings.healthyWithAtLeastOneConfigLoaded,
     cacheConnected: () => store.connected(),
   });
-  const provider = new FileConfigProvider(settings, stats, logger, (config) => {
+  const onConfig = (config: RateLimitConfig) => {
     service.setConfig(config);
     health.setConfigLoaded(config.domains.size);
-  });
+  };
+  const xds = settings.configType === "GRPC_XDS_SOTW";
+  const provider = xds
+    ? new XdsConfigProvider(settings, stats, logger, onConfig)
+    : new FileConfigProvider(settings, stats, logger, onConfig);
 
-  // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG.
-  if (!settings.forceStartWithoutInitialConfig) await provider.load();
+  // Listeners start after the first load attempt unless FORCE_START_WITHOUT_INITIAL_CONFIG;
+  // with xDS that is the first configuration the server sends that passes validation.
+  if (!settings.forceStartWithoutInitialConfig) {
+    if (xds) logger.info({ server: settings.xds.serverUrl }, "waiting for the first configuration from xDS");
+    await provider.load();
+  }
   const tracing = await startTracing(settings.tracing, logger);
   const grpc = await startGrpcServer(settings, service, stats, health, logger, tracing);
   const http = await startHttpServer(settings.host, settings.port, service, health, logger, tracing);
   const debug = await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
-  if (settings.forceStartWithoutInitialConfig) await provider.load();
+  if (settings.forceStartWithoutInitialConfig) {
+    if (xds) void provider.load();
+    else await provider.load();
+  }
   provider.watch();
 
   const healthPoll = setInterval(() => health.notify(), 1000);
   healthPoll.unref();
 
-  let flush: NodeJS.Timeout | undefined;
-  if (!settings.disableStats && !settings.useStatsd) {
-    // USE_PUSH_STATS=false: counters' changes since the last flush go to standard output.
-    const last = new Map<string, number>();
-    flush = setInterval(() => {
-      let out = "";
-      for (const [name, value] of stats.snapshot()) {
-        if (last.get(name) !== value) out += `${name}: ${value}\n`;
-        last.set(name, value);
-      }
-      if (out) process.stdout.write(out);
-    }, settings.statsFlushIntervalMs);
-    flush.unref();
-  } else if (!settings.disableStats) {
-    logger.info("statistics push (statsd) is not available yet; read them on the debug port at /stats");
-  }
+  const statsOutput = await startStatsOutput(settings, stats, logger);
 
   let stopping: Promise<void> | undefined;
   const stop = (graceMs = 10_000) => {
     stopping ??= (async () => {
       health.setTerminating();
       clearInterval(healthPoll);
-      clearInterval(flush);
-      await Promise.all([grpc.shutdown(graceMs), http.close(), debug.close(), provider.stop()]);
+      await Promise.all([
+        grpc.shutdown(graceMs),
+        http.close(),
+        debug.close(),
+        provider.stop(),
+        statsOutput.close(),
+      ]);
       await Promise.all([store.close(), tracing?.shutdown()]);
       logger.info("rate limit service stopped");
     })();
     return stopping;
   };
 
-  return { settings, stats, service, health, store, grpc, http, debug, tracing, stop };
+  return { settings, stats, service, health, store, grpc, http, debug, tracing, pullStats: statsOutput.pull, stop };
+}
+
+/**
+ * Where statistics go: nowhere (DISABLE_STATS), Prometheus pull (USE_PULL_STATS, which
+ * replaces pushing), statsd push (USE_PUSH_STATS, the default) or standard output.
+ */
+async function startStatsOutput(
+  settings: Settings,
+  stats: StatsStore,
+  logger: Logger,
+): Promise<{ pull?: Listener; close(): Promise<void> }> {
+  if (settings.disableStats) return { close: async () => {} };
+  if (settings.usePullStats) {
+    const prom = new PrometheusStats(stats, settings.pullStatsMapper, logger);
+    const pull = await startPullServer(settings.pullStatsAddr, settings.pullStatsPath, prom, logger);
+    return { pull, close: () => pull.close() };
+  }
+  if (settings.useStatsd) {
+    const sink = new StatsdSink(
+      stats,
+      {
+        host: settings.statsdHost,
+        port: settings.statsdPort,
+        flushIntervalMs: settings.statsFlushIntervalMs,
+        extraTags: settings.extraTags,
+        tagged: settings.useTaggedPushStats,
+        mogrifiers: settings.taggedPushStatsMogrifiers,
+      },
+      logger,
+    );
+    sink.start();
+    return { close: () => sink.close() };
+  }
+  const out = startStdoutStats(stats, settings.statsFlushIntervalMs);
+  return { close: async () => out.close() };
 }

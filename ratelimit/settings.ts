@@ -2,9 +2,11 @@
 // defaults of the spec. Every bad value is reported with the variable's name and
 // what was expected; all problems are collected and reported together.
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseDuration } from "../common/duration.js";
 import { parseHostPort, parseRedisAddress, type RedisAddress } from "./redis-address.js";
+import { defaultMappingYaml, StatsMapper } from "./stats-mapper.js";
+import { compileMogrifier, type Mogrifier } from "./stats-tags.js";
 
 export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
 export type BackendType = "redis" | "memory" | "memcache";
@@ -55,6 +57,26 @@ export interface TracingSettings {
   /** Empty: a random version-4 UUID chosen at start. */
   serviceInstanceId: string;
   samplingRate: number;
+}
+
+/** The xDS client (CONFIG_TYPE=GRPC_XDS_SOTW). */
+export interface XdsSettings {
+  nodeId: string;
+  nodeMetadata: Record<string, string>;
+  serverUrl: string;
+  connectRetryIntervalMs: number;
+  useTls: boolean;
+  /** PEM contents, read at start (empty when unset). */
+  clientTlsCert: string;
+  clientTlsKey: string;
+  serverTlsCaCert: string;
+  serverTlsSan: string;
+  additionalHeaders: Record<string, string>;
+  backoffJitter: boolean;
+  backoffInitialIntervalMs: number;
+  backoffMaxIntervalMs: number;
+  backoffRandomFactor: number;
+  maxMsgSizeInBytes: number | undefined;
 }
 
 export interface Settings {
@@ -110,6 +132,20 @@ export interface Settings {
   statsFlushIntervalMs: number;
   disableStats: boolean;
   extraTags: Record<string, string>;
+  statsdHost: string;
+  statsdPort: number;
+  useTaggedPushStats: boolean;
+  taggedPushStatsMogrifiers: Mogrifier[];
+  usePullStats: boolean;
+  pullStatsAddr: { host: string; port: number };
+  pullStatsPath: string;
+  /** PULL_STATS_MAPPER_YAML's path, empty for the built-in mapping. */
+  pullStatsMapperYaml: string;
+  pullStatsResponseTimeAsMilliseconds: boolean;
+  /** The mapping in use: the file's, or the built-in one. */
+  pullStatsMapper: StatsMapper;
+
+  xds: XdsSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -437,9 +473,8 @@ export function loadSettings(env: Env = process.env): Settings {
   if (backendType === "redis" && perSecond && kvPerSecond.url) parse(kvPerSecond, "KVSTORE_PERSECOND");
 
   const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
-  if (configType !== "FILE")
-    r.problems.push("CONFIG_TYPE=GRPC_XDS_SOTW: the xDS provider is not available yet");
 
+  const statsFlushIntervalMs = r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000;
   const settings: Settings = {
     host: r.str("0.0.0.0", "HOST"),
     port: r.int(8080, 0, 65535, "PORT"),
@@ -490,11 +525,141 @@ export function loadSettings(env: Env = process.env): Settings {
     objcache,
 
     useStatsd: r.bool(true, "USE_PUSH_STATS", "USE_STATSD"),
-    statsFlushIntervalMs: r.duration(10_000, "STATS_FLUSH_INTERVAL") ?? 10_000,
+    statsFlushIntervalMs,
     disableStats: r.bool(false, "DISABLE_STATS"),
     extraTags: r.tags("EXTRA_TAGS"),
+    ...statsOutput(r, statsFlushIntervalMs),
+    xds: xdsSettings(r, configType === "GRPC_XDS_SOTW"),
   };
   grpcTlsProblems(settings, r.problems);
   if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
+}
+
+/** Parses `host:port` as Go does (`:9090` is every interface). */
+export function parseListenAddress(addr: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(addr);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  return { host: m[1] ?? m[2] ?? "", port };
+}
+
+/** Statsd push (with the tagged format's mogrifiers) and Prometheus pull. */
+function statsOutput(r: Reader, flushMs: number) {
+  if (flushMs <= 0) r.problems.push("STATS_FLUSH_INTERVAL=0: expected a positive duration such as 10s");
+  const useTagged = r.bool(false, "USE_TAGGED_PUSH_STATS", "USE_DOG_STATSD");
+  const mogrifiers: Mogrifier[] = [];
+  const names = r.raw("TAGGED_PUSH_STATS_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS");
+  const legacy = names?.[0] === "DOG_STATSD_MOGRIFIERS";
+  for (const rule of (names?.[1] ?? "").split(",").map((n) => n.trim())) {
+    if (!rule) continue;
+    const part = (suffix: string) =>
+      r.str("", `TAGGED_PUSH_STATS_MOGRIFIER_${rule}_${suffix}`, `DOG_STATSD_MOGRIFIER_${rule}_${suffix}`) ||
+      undefined;
+    const m = compileMogrifier(rule, part("PATTERN"), part("NAME"), part("TAGS"));
+    if (typeof m === "string") r.problems.push(legacy ? m.replace("TAGGED_PUSH_STATS_", "DOG_STATSD_") : m);
+    else mogrifiers.push(m);
+  }
+
+  const addrText = r.str(":9090", "PULL_STATS_ADDR");
+  const addr = parseListenAddress(addrText);
+  if (!addr)
+    r.problems.push(
+      `PULL_STATS_ADDR=${JSON.stringify(addrText)}: expected [host]:port, e.g. :9090 or 127.0.0.1:9090`,
+    );
+  const path = r.str("/metrics", "PULL_STATS_PATH");
+  if (!path.startsWith("/"))
+    r.problems.push(`PULL_STATS_PATH=${JSON.stringify(path)}: expected a path starting with /`);
+  const asMs = r.bool(false, "PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS");
+  const mapperFile = r.str("", "PULL_STATS_MAPPER_YAML");
+  let mapper = StatsMapper.fromYaml(defaultMappingYaml(asMs), "built-in mapping");
+  const usePull = r.bool(false, "USE_PULL_STATS");
+  if (mapperFile) {
+    try {
+      mapper = StatsMapper.fromYaml(readFileSync(mapperFile, "utf8"), mapperFile);
+    } catch (err) {
+      r.problems.push(`PULL_STATS_MAPPER_YAML=${mapperFile}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    statsdHost: r.str("localhost", "STATSD_HOST"),
+    statsdPort: r.int(8125, 1, 65535, "STATSD_PORT"),
+    useTaggedPushStats: useTagged,
+    taggedPushStatsMogrifiers: mogrifiers,
+    usePullStats: usePull,
+    pullStatsAddr: addr ?? { host: "", port: 9090 },
+    pullStatsPath: path,
+    pullStatsMapperYaml: mapperFile,
+    pullStatsResponseTimeAsMilliseconds: asMs,
+    pullStatsMapper: mapper,
+  };
+}
+
+/** CONFIG_GRPC_XDS_* and XDS_CLIENT_*; certificate files are read (and checked) only when used. */
+function xdsSettings(r: Reader, used: boolean): XdsSettings {
+  const positive = (def: number, name: string) => {
+    const v = r.duration(def, name) ?? def;
+    if (v <= 0) r.problems.push(`${name}=0: expected a positive duration such as 3s`);
+    return v;
+  };
+  const useTls = r.bool(false, "CONFIG_GRPC_XDS_SERVER_USE_TLS");
+  const file = (name: string) => {
+    const path = r.str("", name);
+    if (!path || !used || !useTls) return "";
+    try {
+      return readFileSync(path, "utf8");
+    } catch (err) {
+      r.problems.push(
+        `${name}=${path}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+      return "";
+    }
+  };
+  const s: XdsSettings = {
+    nodeId: r.str("default", "CONFIG_GRPC_XDS_NODE_ID"),
+    nodeMetadata: {},
+    serverUrl: r.str("localhost:18000", "CONFIG_GRPC_XDS_SERVER_URL"),
+    connectRetryIntervalMs: positive(3000, "CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL"),
+    useTls,
+    clientTlsCert: file("CONFIG_GRPC_XDS_CLIENT_TLS_CERT"),
+    clientTlsKey: file("CONFIG_GRPC_XDS_CLIENT_TLS_KEY"),
+    serverTlsCaCert: file("CONFIG_GRPC_XDS_SERVER_TLS_CACERT"),
+    serverTlsSan: r.str("", "CONFIG_GRPC_XDS_SERVER_TLS_SAN"),
+    additionalHeaders: {},
+    backoffJitter: r.bool(false, "XDS_CLIENT_BACKOFF_JITTER"),
+    backoffInitialIntervalMs: positive(10_000, "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL"),
+    backoffMaxIntervalMs: positive(60_000, "XDS_CLIENT_BACKOFF_MAX_INTERVAL"),
+    backoffRandomFactor: r.float(0.5, 0, 1, "XDS_CLIENT_BACKOFF_RANDOM_FACTOR"),
+    maxMsgSizeInBytes: r.raw("XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES")
+      ? r.int(0, 1, 2 ** 31 - 1, "XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES")
+      : undefined,
+  };
+  if (s.backoffMaxIntervalMs < s.backoffInitialIntervalMs)
+    r.problems.push(
+      "XDS_CLIENT_BACKOFF_MAX_INTERVAL: must not be shorter than XDS_CLIENT_BACKOFF_INITIAL_INTERVAL",
+    );
+  if (used && useTls && !s.clientTlsCert !== !s.clientTlsKey)
+    r.problems.push("CONFIG_GRPC_XDS_CLIENT_TLS_CERT, CONFIG_GRPC_XDS_CLIENT_TLS_KEY: set both or neither");
+  for (const [k, v] of Object.entries(r.tags("CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS"))) {
+    const name = k.toLowerCase();
+    // gRPC metadata keys: lower-case token characters; `-bin` keys would need binary values.
+    if (!/^[0-9a-z_.-]+$/.test(name) || name.endsWith("-bin") || name.startsWith("grpc-"))
+      r.problems.push(
+        `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: ${JSON.stringify(k)} cannot be a gRPC header name`,
+      );
+    else s.additionalHeaders[name] = v;
+  }
+  // The reference's node metadata, `k=v,k2=v2`.
+  const meta = r.raw("CONFIG_GRPC_XDS_NODE_METADATA");
+  for (const part of (meta?.[1] ?? "").split(",")) {
+    if (part.trim() === "") continue;
+    const i = part.indexOf("=");
+    if (i <= 0)
+      r.problems.push(
+        `CONFIG_GRPC_XDS_NODE_METADATA: item ${JSON.stringify(part)} is not of the form <key>=<value>`,
+      );
+    else s.nodeMetadata[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return s;
 }

@@ -1,6 +1,8 @@
 // In-process statistics: counters, gauges and timers under dotted names such as
-// `ratelimit.service.rate_limit.<statsKey>.total_hits`. Sinks (standard output now;
-// statsd push and Prometheus pull later) read snapshots from the store.
+// `ratelimit.service.rate_limit.<statsKey>.total_hits`. Counters hold running totals;
+// each sink (standard output, statsd push, Prometheus pull) keeps its own last-seen
+// values to compute deltas. Timer samples are handed to observers as they happen,
+// because sinks need the individual values (statsd `|ms` lines, histograms).
 
 /** Stat names may not contain `:` or `|`, and the dots of IPv4 addresses become `_`. */
 export function sanitizeStatName(name: string): string {
@@ -17,6 +19,7 @@ export class StatsStore {
   private readonly counters = new Map<string, number>();
   private readonly gauges = new Map<string, () => number>();
   private readonly timers = new Map<string, TimerSummary>();
+  private readonly timingObservers: ((name: string, ms: number) => void)[] = [];
 
   constructor(readonly enabled = true) {}
 
@@ -44,6 +47,22 @@ export class StatsStore {
     t.count++;
     t.sumMs += ms;
     if (ms > t.maxMs) t.maxMs = ms;
+    for (const observe of this.timingObservers) observe(name, ms);
+  }
+
+  /** Calls `observe` with every timer sample from now on. */
+  onTiming(observe: (name: string, ms: number) => void): void {
+    this.timingObservers.push(observe);
+  }
+
+  /** Running totals of every counter. */
+  counterEntries(): IterableIterator<[string, number]> {
+    return this.counters.entries();
+  }
+
+  /** The current value of every gauge. */
+  gaugeEntries(): [string, number][] {
+    return [...this.gauges].map(([name, read]) => [name, read()]);
   }
 
   counter(name: string): number {

@@ -25,7 +25,9 @@ fi
 
 rm -rf proto/gen
 mkdir -p proto/gen
-mapfile -t SOURCES < <(cd proto && find envoy -name '*.proto' | sort)
+# Our .proto sources: envoy/, ratelimit/ (the xDS configuration) and google/rpc/ (the
+# WKTs under google/protobuf come from protoc's include directory).
+mapfile -t SOURCES < <(cd proto && find envoy ratelimit google -name '*.proto' | sort)
 echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#SOURCES[@]} files" >&2
 (cd proto && protoc \
   --plugin=protoc-gen-ts_proto=../node_modules/.bin/protoc-gen-ts_proto \

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../../../google/protobuf/struct.js";
 
 export const protobufPackage = "envoy.config.core.v3";
 
@@ -16,6 +17,16 @@ export interface HeaderValue {
   key: string;
   value: string;
   rawValue: Buffer;
+}
+
+/** Identifies the client toward an xDS management server. */
+export interface Node {
+  id: string;
+  cluster: string;
+  metadata: { [key: string]: any } | undefined;
+  userAgentName: string;
+  userAgentVersion?: string | undefined;
+  clientFeatures: string[];
 }
 
 function createBaseHeaderValue(): HeaderValue {
@@ -112,12 +123,170 @@ export const HeaderValue: MessageFns<HeaderValue> = {
   },
 };
 
+function createBaseNode(): Node {
+  return {
+    id: "",
+    cluster: "",
+    metadata: undefined,
+    userAgentName: "",
+    userAgentVersion: undefined,
+    clientFeatures: [],
+  };
+}
+
+export const Node: MessageFns<Node> = {
+  encode(message: Node, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.cluster !== "") {
+      writer.uint32(18).string(message.cluster);
+    }
+    if (message.metadata !== undefined) {
+      Struct.encode(Struct.wrap(message.metadata), writer.uint32(26).fork()).join();
+    }
+    if (message.userAgentName !== "") {
+      writer.uint32(50).string(message.userAgentName);
+    }
+    if (message.userAgentVersion !== undefined) {
+      writer.uint32(58).string(message.userAgentVersion);
+    }
+    for (const v of message.clientFeatures) {
+      writer.uint32(82).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Node {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseNode();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cluster = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.userAgentName = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.userAgentVersion = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.clientFeatures.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Node {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      cluster: isSet(object.cluster) ? globalThis.String(object.cluster) : "",
+      metadata: isObject(object.metadata) ? object.metadata : undefined,
+      userAgentName: isSet(object.userAgentName)
+        ? globalThis.String(object.userAgentName)
+        : isSet(object.user_agent_name)
+        ? globalThis.String(object.user_agent_name)
+        : "",
+      userAgentVersion: isSet(object.userAgentVersion)
+        ? globalThis.String(object.userAgentVersion)
+        : isSet(object.user_agent_version)
+        ? globalThis.String(object.user_agent_version)
+        : undefined,
+      clientFeatures: globalThis.Array.isArray(object?.clientFeatures)
+        ? object.clientFeatures.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.client_features)
+        ? object.client_features.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: Node): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.cluster !== "") {
+      obj.cluster = message.cluster;
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = message.metadata;
+    }
+    if (message.userAgentName !== "") {
+      obj.userAgentName = message.userAgentName;
+    }
+    if (message.userAgentVersion !== undefined) {
+      obj.userAgentVersion = message.userAgentVersion;
+    }
+    if (message.clientFeatures?.length) {
+      obj.clientFeatures = message.clientFeatures;
+    }
+    return obj;
+  },
+};
+
 function bytesFromBase64(b64: string): Uint8Array {
   return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
 }
 
 function base64FromBytes(arr: Uint8Array): string {
   return globalThis.Buffer.from(arr).toString("base64");
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {
