@@ -20,9 +20,9 @@ import type { RateLimitConfig } from "./rules.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
-import { startTracing, type Tracing } from "./tracing.js";
 import { startStdoutStats } from "./stats-stdout.js";
 import { StatsdSink } from "./statsd-sink.js";
+import { startTracing, type Tracing } from "./tracing.js";
 import { XdsConfigProvider } from "./xds-client.js";
 
 export interface RunningService {
@@ -144,7 +144,19 @@ export async function startService(
     return stopping;
   };
 
-  return { settings, stats, service, health, store, grpc, http, debug, tracing, pullStats: statsOutput.pull, stop };
+  return {
+    settings,
+    stats,
+    service,
+    health,
+    store,
+    grpc,
+    http,
+    debug,
+    tracing,
+    pullStats: statsOutput.pull,
+    stop,
+  };
 }
 
 /**
