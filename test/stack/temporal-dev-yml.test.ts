@@ -15,13 +15,13 @@ const flagValues = (args: string[], flag: string) =>
 
 describe("temporal-dev.yml agrees with the launcher", () => {
   const compose = parse(readFileSync(fromRoot("temporal-dev.yml"), "utf8")) as Compose;
-  const launcher = devServerArgs({});
+  const launcher = devServerArgs({ dbFile: "/data/dev.db" });
   const setup = readFileSync(fromRoot("scripts", "setup.sh"), "utf8");
 
   it("runs the same Temporal dev server ports and search attributes", () => {
     const temporal = compose.services.temporal!;
     expect(temporal.command.slice(0, 2)).to.deep.equal(["server", "start-dev"]);
-    for (const flag of ["--port", "--ui-port", "--dynamic-config-value"]) {
+    for (const flag of ["--port", "--ui-port", "--db-filename", "--sqlite-pragma", "--dynamic-config-value"]) {
       expect(flagValues(temporal.command, flag), flag).to.deep.equal(flagValues(launcher, flag));
     }
     expect(flagValues(temporal.command, "--search-attribute")).to.have.members(searchAttributeCliArgs());
