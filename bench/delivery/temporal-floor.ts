@@ -1,0 +1,124 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { Client } from "@temporalio/client";
+import { NativeConnection, Runtime, Worker } from "@temporalio/worker";
+import { fromRoot } from "../../common/paths.js";
+import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
+import {
+  WebhookAttemptCount,
+  WebhookConfigId,
+  WebhookDeliveryStatus,
+  WebhookEndpointHost,
+  WebhookEventType,
+  WebhookId,
+} from "../../workflows/search-attributes.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
+
+// bench/delivery/temporal-floor: the ceiling Temporal puts on deliveries here.
+// Workflows shaped like a delivery (six search attributes at start, one activity,
+// an upsert at the end) whose activity does nothing, against the same dev server
+// as the delivery bench; CPU per workflow is read from /proc, so the ceiling
+// (2 cores / CPU per workflow) holds whatever else the machine runs.
+// Usage: node dist/bench/delivery/temporal-floor.js [workflows-per-variant]
+
+const N = Number(process.argv[2] ?? 400);
+const CONCURRENCY = 32;
+
+async function main(): Promise<void> {
+  Runtime.install({
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
+  });
+  const server = await testTemporal();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const workflowsPath = new URL("./floor-workflows.js", import.meta.url).pathname;
+  const activities = { noop: async () => "ok" };
+  const workers = await Promise.all(
+    ["floor", "floor-sends"].map((taskQueue) =>
+      Worker.create({
+        connection,
+        taskQueue,
+        workflowsPath,
+        activities,
+        maxConcurrentWorkflowTaskExecutions: 100,
+        maxConcurrentActivityTaskExecutions: 200,
+      }),
+    ),
+  );
+  const running = Promise.all(workers.map((w) => w.run()));
+  // A client on the worker's own connection can ask for eager workflow start.
+  const client = new Client({ connection });
+  const cpu = new CpuMeter((pid) =>
+    pid === server.process.pid ? "server" : pid === process.pid ? "worker" : undefined,
+  );
+
+  const variants = [
+    { name: "activity on a second queue (as deliveries)", workflow: "floorRemote", eager: false },
+    { name: "same, eager workflow start", workflow: "floorRemote", eager: true },
+    { name: "local activity", workflow: "floorLocal", eager: false },
+    { name: "local activity, eager workflow start", workflow: "floorLocal", eager: true },
+  ];
+  const rows = [];
+  for (const v of variants) {
+    const tag = `${v.workflow}-${v.eager}-${Date.now()}`;
+    let next = 0;
+    cpu.start();
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < N) {
+          const i = next++;
+          await client.workflow.execute(v.workflow, {
+            taskQueue: "floor",
+            workflowId: `${tag}-${i}`,
+            args: v.workflow === "floorRemote" ? ["floor-sends"] : [],
+            requestEagerStart: v.eager,
+            typedSearchAttributes: [
+              { key: WebhookConfigId, value: "config" },
+              { key: WebhookId, value: `${tag}-${i}` },
+              { key: WebhookEventType, value: "bench.floor" },
+              { key: WebhookEndpointHost, value: "127.0.0.1:1" },
+              { key: WebhookDeliveryStatus, value: "pending" },
+              { key: WebhookAttemptCount, value: 0 },
+            ],
+          });
+        }
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const used = cpu.delta();
+    const serverMs = (used.server ?? 0) / N;
+    const workerMs = (used.worker ?? 0) / N;
+    rows.push({ ...v, perSecond: N / seconds, serverMs, workerMs, ceiling: 2000 / (serverMs + workerMs) });
+    process.stderr.write(`${v.name}: ${(N / seconds).toFixed(0)}/s\n`);
+  }
+
+  console.log(`\nTemporal floor: ${N} no-op workflows per variant, ${CONCURRENCY} at a time\n`);
+  console.log(
+    "| variant | workflows/s | dev server CPU ms/wf | worker+client CPU ms/wf | 2-core ceiling/s |",
+  );
+  console.log("|---|---:|---:|---:|---:|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.name} | ${r.perSecond.toFixed(0)} | ${r.serverMs.toFixed(1)} | ${r.workerMs.toFixed(1)} | ${r.ceiling.toFixed(0)} |`,
+    );
+  }
+  console.log(
+    `\nratio of the eager local variant to the delivery shape: ${(rows[3]!.perSecond / rows[0]!.perSecond).toFixed(2)}`,
+  );
+  await mkdir(fromRoot("bench", "results"), { recursive: true });
+  const out = fromRoot("bench", "results", "delivery-temporal-floor.json");
+  await writeFile(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), workflows: N, rows }, null, 2)}\n`,
+  );
+  console.log(`wrote ${out}`);
+
+  for (const w of workers) w.shutdown();
+  await running;
+  await connection.close();
+  await stopTestTemporal();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
