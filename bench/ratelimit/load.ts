@@ -10,8 +10,11 @@
 //     [--connections 4] [--rate 5000] [--redis 127.0.0.1:6379] [--only name,name]
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof).
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
+// Statistics are pushed (the default) every second to a UDP sink in this process;
+// stats-off-* turns them off and stats-pull-* serves them to a scrape every second.
 
 import { type ChildProcess, spawn } from "node:child_process";
+import dgram from "node:dgram";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
@@ -99,6 +102,8 @@ class Service {
   readonly child: ChildProcess;
   output = "";
   address = "";
+  /** The Prometheus scrape URL with USE_PULL_STATS. */
+  pullStatsUrl = "";
 
   constructor(root: string, backend: Backend, redis: string, extraEnv: Record<string, string> = {}) {
     const cmd = fileURLToPath(new URL("../../cmd/ratelimit.js", import.meta.url));
@@ -136,7 +141,9 @@ class Service {
     while (Date.now() < deadline) {
       const line = this.output.split("\n").find((l) => l.includes("rate limit service started"));
       if (line) {
-        this.address = (JSON.parse(line) as { grpc: string }).grpc;
+        const started = JSON.parse(line) as { grpc: string; pullStats?: string };
+        this.address = started.grpc;
+        if (started.pullStats) this.pullStatsUrl = `http://${started.pullStats}`;
         return;
       }
       if (this.child.exitCode !== null) throw new Error(`service exited:\n${this.output}`);
@@ -261,6 +268,17 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunRes
   latencies.length = 0;
   errors = 0;
 
+  // An operator's Prometheus scrapes; here every second, so its cost is in the run.
+  const scraper = svc.pullStatsUrl
+    ? setInterval(
+        () =>
+          void fetch(svc.pullStatsUrl).then(
+            (r) => r.text(),
+            () => "",
+          ),
+        1000,
+      )
+    : undefined;
   const cpuBefore = svc.cpuSeconds();
   const started = performance.now();
   const end = started + o.seconds * 1000;
@@ -298,6 +316,7 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunRes
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = svc.cpuSeconds() - cpuBefore;
+  clearInterval(scraper);
   for (const c of clients) c.close();
   const sorted = Float64Array.from(latencies).sort();
   const ok = latencies.length;
@@ -341,9 +360,22 @@ async function startSpanSink(): Promise<{ url: string; batches: () => number; cl
   };
 }
 
+/** A statsd daemon stand-in: counts the datagrams the service pushes. */
+async function startStatsdSink(): Promise<{ port: number; datagrams: () => number; close: () => void }> {
+  let datagrams = 0;
+  const socket = dgram.createSocket("udp4");
+  socket.on("message", () => datagrams++);
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+  return { port: socket.address().port, datagrams: () => datagrams, close: () => socket.close() };
+}
+
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
+  const statsd = await startStatsdSink();
+  process.env.STATSD_HOST = "127.0.0.1";
+  process.env.STATSD_PORT = String(statsd.port);
+  process.env.STATS_FLUSH_INTERVAL = "1s";
   const sink = await startSpanSink();
   // A queue large enough that no span is dropped at these rates (the default 2048 would drop most).
   const tracing = {
@@ -357,6 +389,13 @@ async function main(): Promise<void> {
     { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
     { name: "redis-5desc-window", backend: "redis", descriptors: 5, env: batched },
     { name: "memory-1desc", backend: "memory", descriptors: 1 },
+    { name: "stats-off-redis-1desc", backend: "redis", descriptors: 1, env: { DISABLE_STATS: "true" } },
+    {
+      name: "stats-pull-redis-1desc",
+      backend: "redis",
+      descriptors: 1,
+      env: { USE_PULL_STATS: "true", PULL_STATS_ADDR: "127.0.0.1:0" },
+    },
     { name: "tracing-redis-1desc", backend: "redis", descriptors: 1, env: tracing },
     { name: "tracing-memory-1desc", backend: "memory", descriptors: 1, env: tracing },
     // The 5th descriptor has a SECOND limit: with KVSTORE_PERSECOND it goes to the second Redis.
@@ -440,6 +479,8 @@ async function main(): Promise<void> {
     sink.close();
     await Promise.all(stops.map((stop) => stop()));
   }
+  statsd.close();
+  console.log(`statsd datagrams received by the sink: ${statsd.datagrams()}`);
   if (scenarios.some((s) => s.env === tracing))
     console.log(`span batches received by the sink: ${sink.batches()}`);
 
