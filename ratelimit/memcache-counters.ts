@@ -6,7 +6,6 @@
 // on one node (memcache-ring.ts); a node that cannot be reached fails the decisions
 // whose keys it holds, with the node named, like a Redis outage.
 
-import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "node:tls";
 import type { Logger } from "../common/logger.js";
 import { CacheError, type CounterOp, type CounterStore } from "./counter-store.js";
@@ -16,21 +15,12 @@ import { pickNode } from "./memcache-ring.js";
 import { MemcacheServerList, type ResolveSrv } from "./memcache-servers.js";
 import { parseHostPort } from "./redis-address.js";
 import type { ObjCacheSettings } from "./settings.js";
+import { clientTlsOptions } from "./tls-client-options.js";
 
 /** Connect and reply timeout per memcached operation (the spec names no setting). */
 export const MEMCACHE_TIMEOUT_MS = 1000;
 /** memcached reads an expiry above 30 days as a Unix time, not as seconds from now. */
 const RELATIVE_EXPIRY_LIMIT = 30 * 24 * 3600;
-
-function tlsOptions(s: ObjCacheSettings): ConnectionOptions | undefined {
-  if (!s.tls) return undefined;
-  const tls: ConnectionOptions = {};
-  if (s.tlsCaCert) tls.ca = readFileSync(s.tlsCaCert);
-  if (s.tlsClientCert) tls.cert = readFileSync(s.tlsClientCert);
-  if (s.tlsClientKey) tls.key = readFileSync(s.tlsClientKey);
-  if (s.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined;
-  return tls;
-}
 
 export class MemcacheCounterStore implements CounterStore {
   private nodes: MemcacheNode[] = [];
@@ -47,7 +37,7 @@ export class MemcacheCounterStore implements CounterStore {
     resolveSrv?: ResolveSrv,
     private readonly now: () => number = Date.now,
   ) {
-    this.tls = tlsOptions(settings);
+    this.tls = clientTlsOptions(settings);
     this.serverList = new MemcacheServerList(settings, logger, (list) => this.setServers(list), resolveSrv);
   }
 

@@ -3,11 +3,10 @@
 // failovers), or a Redis Cluster client that routes each key to its node (`cluster`).
 // All fail fast while disconnected (no offline queue) so a decision never hangs.
 
-import { readFileSync } from "node:fs";
-import type { ConnectionOptions } from "node:tls";
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import type { RedisAddress } from "./redis-address.js";
 import type { KvStoreSettings } from "./settings.js";
+import { clientTlsOptions } from "./tls-client-options.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -16,16 +15,6 @@ export function splitAuth(auth: string): { username?: string; password?: string 
   if (!auth) return {};
   const i = auth.indexOf(":");
   return i >= 0 ? { username: auth.slice(0, i), password: auth.slice(i + 1) } : { password: auth };
-}
-
-function tlsOptions(s: KvStoreSettings): ConnectionOptions | undefined {
-  if (!s.tls) return undefined;
-  const tls: ConnectionOptions = {};
-  if (s.tlsCaCert) tls.ca = readFileSync(s.tlsCaCert);
-  if (s.tlsClientCert) tls.cert = readFileSync(s.tlsClientCert);
-  if (s.tlsClientKey) tls.key = readFileSync(s.tlsClientKey);
-  if (s.tlsSkipHostnameVerification) tls.checkServerIdentity = () => undefined;
-  return tls;
 }
 
 const retry = (times: number) => Math.min(100 * times, 2000);
@@ -40,7 +29,7 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
     enableAutoPipelining: true,
     ...splitAuth(s.auth),
   };
-  const tls = tlsOptions(s);
+  const tls = clientTlsOptions(s);
   if (tls) common.tls = tls;
 
   if (address.type === "cluster") {

@@ -4,10 +4,7 @@
 // key rules (250 bytes, no whitespace/control characters), OBJCACHE_MAX_IDLE_CONNS,
 // OBJCACHE_SRV with refresh through a local DNS server, OBJCACHE_TLS, and settings.
 
-import { execFileSync } from "node:child_process";
 import { promises as dns } from "node:dns";
-import { writeFileSync } from "node:fs";
-import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import {
@@ -22,6 +19,7 @@ import { loadSettings, type SettingsError } from "../../ratelimit/settings.js";
 import { SrvDnsServer } from "../support/dns-server.js";
 import { MemcachedServer, startMemcached } from "../support/memcached.js";
 import { runCommand } from "../support/process.js";
+import { TestPki } from "./certs.js";
 import { callGrpc, RateLimitProcess, Runtime, request, sleep, uniq } from "./harness.js";
 
 const CONFIG = `domain: mc
@@ -287,73 +285,26 @@ describe("ratelimit memcached over TLS (OBJCACHE_TLS)", function () {
   let runtime: Runtime;
   let node: MemcachedServer | undefined;
   const services: RateLimitProcess[] = [];
+  let pki: TestPki | undefined;
 
   before(() => {
     runtime = new Runtime({ "mc.yaml": CONFIG });
   });
   after(async () => {
+    pki?.cleanup();
     await Promise.all(services.map((s) => s.stop()));
     await node?.kill();
     runtime?.cleanup();
   });
 
   it("connects with OBJCACHE_TLS_CACERT and refuses an untrusted server", async () => {
-    const f = (name: string) => path.join(runtime.base, name);
-    const openssl = (...a: string[]) => execFileSync("openssl", a, { stdio: "ignore" });
-    openssl(
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      f("ca.key"),
-      "-out",
-      f("ca.crt"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=rl-mc-ca",
-    );
-    openssl(
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      f("server.key"),
-      "-out",
-      f("server.csr"),
-      "-subj",
-      "/CN=localhost",
-    );
-    writeFileSync(f("ext.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      f("server.csr"),
-      "-CA",
-      f("ca.crt"),
-      "-CAkey",
-      f("ca.key"),
-      "-CAcreateserial",
-      "-out",
-      f("server.crt"),
-      "-days",
-      "1",
-      "-extfile",
-      f("ext.cnf"),
-    );
-    node = await MemcachedServer.start([
-      "-Z",
-      "-o",
-      `ssl_chain_cert=${f("server.crt")},ssl_key=${f("server.key")}`,
-    ]);
+    pki = new TestPki("rl-mc-ca");
+    const server = pki.issue("localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth");
+    node = await MemcachedServer.start(["-Z", "-o", `ssl_chain_cert=${server.cert},ssl_key=${server.key}`]);
     const env = { BACKEND_TYPE: "objcache", OBJCACHE_HOST_PORT: node.address, OBJCACHE_TLS: "true" };
     const trusted = await RateLimitProcess.start({
       runtime,
-      env: { ...env, OBJCACHE_TLS_CACERT: f("ca.crt") },
+      env: { ...env, OBJCACHE_TLS_CACERT: pki.ca.cert },
     });
     services.push(trusted);
     const v = uniq();

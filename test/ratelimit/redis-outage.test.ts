@@ -4,14 +4,15 @@
 // KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and everything recovers when Redis
 // returns. Also the pool's ERROR behaviour when every connection is busy.
 
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { freePort } from "../support/ports.js";
+import { TestPki } from "./certs.js";
 import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
 
 const CONFIG = "domain: outage\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 100}}]\n";
@@ -210,6 +211,7 @@ describe("ratelimit Redis connection settings", function () {
   let runtime: Runtime;
   const servers: PrivateRedis[] = [];
   const services: RateLimitProcess[] = [];
+  const pki = new TestPki("rl-test-ca");
   before(() => {
     runtime = new Runtime({ "outage.yaml": CONFIG });
   });
@@ -217,6 +219,7 @@ describe("ratelimit Redis connection settings", function () {
     await Promise.all(services.map((s) => s.stop()));
     await Promise.all(servers.map((s) => s.kill()));
     runtime?.cleanup();
+    pki.cleanup();
   });
 
   it("KVSTORE_AUTH takes <password> or <username>:<password>", async () => {
@@ -244,54 +247,8 @@ describe("ratelimit Redis connection settings", function () {
   });
 
   it("KVSTORE_TLS with KVSTORE_TLS_CACERT and client certificates", async () => {
-    const dir = runtime.base;
-    const f = (name: string) => path.join(dir, name);
-    const openssl = (...a: string[]) => execFileSync("openssl", a, { stdio: "ignore" });
-    openssl(
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      f("ca.key"),
-      "-out",
-      f("ca.crt"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=rl-test-ca",
-    );
-    openssl(
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      f("server.key"),
-      "-out",
-      f("server.csr"),
-      "-subj",
-      "/CN=localhost",
-    );
-    writeFileSync(f("ext.cnf"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      f("server.csr"),
-      "-CA",
-      f("ca.crt"),
-      "-CAkey",
-      f("ca.key"),
-      "-CAcreateserial",
-      "-out",
-      f("server.crt"),
-      "-days",
-      "1",
-      "-extfile",
-      f("ext.cnf"),
-    );
+    const server = pki.issue("localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth");
+    const client = pki.issue("rl-client", "DNS:rl-client", "clientAuth");
     const port = await freePort();
     const redis = new PrivateRedis(
       port,
@@ -301,23 +258,23 @@ describe("ratelimit Redis connection settings", function () {
         "--tls-port",
         String(port),
         "--tls-cert-file",
-        f("server.crt"),
+        server.cert,
         "--tls-key-file",
-        f("server.key"),
+        server.key,
         "--tls-ca-cert-file",
-        f("ca.crt"),
+        pki.ca.cert,
         "--tls-auth-clients",
         "optional",
       ],
       "",
-      readFileSync(f("ca.crt")),
+      readFileSync(pki.ca.cert),
     );
     servers.push(redis);
     await redis.start();
     const env = { KVSTORE_URL: `127.0.0.1:${port}`, KVSTORE_TLS: "true", KVSTORE_TIMEOUT: "2s" };
     const trusted = await RateLimitProcess.start({
       runtime,
-      env: { ...env, KVSTORE_TLS_CACERT: f("ca.crt") },
+      env: { ...env, KVSTORE_TLS_CACERT: pki.ca.cert },
     });
     services.push(trusted);
     expect((await trusted.call("outage", [[["k", uniq()]]])).statuses[0]!.limitRemaining).to.equal(99);
@@ -325,9 +282,9 @@ describe("ratelimit Redis connection settings", function () {
       runtime,
       env: {
         ...env,
-        KVSTORE_TLS_CACERT: f("ca.crt"),
-        KVSTORE_TLS_CLIENT_CERT: f("server.crt"),
-        KVSTORE_TLS_CLIENT_KEY: f("server.key"),
+        KVSTORE_TLS_CACERT: pki.ca.cert,
+        KVSTORE_TLS_CLIENT_CERT: client.cert,
+        KVSTORE_TLS_CLIENT_KEY: client.key,
       },
     });
     services.push(withClientCert);
