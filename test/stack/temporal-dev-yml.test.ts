@@ -21,7 +21,13 @@ describe("temporal-dev.yml agrees with the launcher", () => {
   it("runs the same Temporal dev server ports and search attributes", () => {
     const temporal = compose.services.temporal!;
     expect(temporal.command.slice(0, 2)).to.deep.equal(["server", "start-dev"]);
-    for (const flag of ["--port", "--ui-port", "--db-filename", "--sqlite-pragma", "--dynamic-config-value"]) {
+    for (const flag of [
+      "--port",
+      "--ui-port",
+      "--db-filename",
+      "--sqlite-pragma",
+      "--dynamic-config-value",
+    ]) {
       expect(flagValues(temporal.command, flag), flag).to.deep.equal(flagValues(launcher, flag));
     }
     expect(flagValues(temporal.command, "--search-attribute")).to.have.members(searchAttributeCliArgs());
