@@ -56,7 +56,9 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
         return { skipped: reason };
       }
       const body = JSON.stringify(input.event);
-      const heartbeat = setInterval(() => Context.current().heartbeat(), 5000);
+      // Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them alive.
+      const ctx = Context.current();
+      const heartbeat = setInterval(() => ctx.info.isLocal || ctx.heartbeat(), 5000);
       const result = await sendWebhook({
         endpoint: config.endpoint,
         webhookId: input.webhookId,

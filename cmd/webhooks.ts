@@ -147,6 +147,14 @@ function addSharedOptions(cmd: Command): Command {
         .argParser(positiveIntArg),
     )
     .addOption(
+      new Option(
+        "--send-mode <mode>",
+        "how new deliveries send: queue (activities on <task-queue>-sends) or local (local activities of the workflow worker)",
+      )
+        .choices(["queue", "local"])
+        .default("queue"),
+    )
+    .addOption(
       new Option("--max-concurrent-workflow-tasks <n>", "workflow tasks run at once per process")
         .default(40)
         .argParser(positiveIntArg),
@@ -217,6 +225,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     consume: o.consume !== false,
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
+    sendMode: opt("sendMode"),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),
     auditTopic: opt("auditTopic"),

@@ -85,6 +85,11 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
             ...base,
             taskQueue: settings.taskQueue,
             workflowBundle,
+            // For deliveries started with --send-mode local, whichever process they
+            // land on; this queue never gets (remote) activity tasks.
+            activities: createDeliveryActivities(deps),
+            enableNonLocalActivities: false,
+            maxConcurrentLocalActivityExecutions: settings.maxConcurrentSends,
             maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks,
             workflowTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentWorkflowTasks),
           }),

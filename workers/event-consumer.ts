@@ -57,6 +57,7 @@ export async function startDelivery(
           sendTaskQueue: sendQueue(rt.settings.taskQueue),
           ...(replayOf ? { replayOf } : {}),
           ...(rt.settings.ratelimitAddr ? { rateLimited: true } : {}),
+          ...(rt.settings.sendMode === "local" ? { localSends: true } : {}),
         },
       ],
       workflowIdReusePolicy: "REJECT_DUPLICATE",

@@ -3,6 +3,9 @@ import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 
 /** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
+/** How deliveries started by this process send their POSTs (see WorkerSettings.sendMode). */
+export type SendMode = "queue" | "local";
+
 export interface WebhooksSettings {
   listen: ListenAddress;
   worker: boolean;
@@ -39,6 +42,12 @@ export interface WebhooksSettings {
   consume: boolean;
   maxConcurrentSends: number;
   maxConcurrentWorkflowTasks: number;
+  /**
+   * Where new deliveries send: `queue`, as activities on `<task-queue>-sends` (scaled
+   * apart), or `local`, as local activities of the workflow worker (fewer Temporal
+   * round trips per delivery, no separate send capacity).
+   */
+  sendMode: SendMode;
   /** gRPC address of the rate limit service asked before each send; off when absent. */
   ratelimitAddr?: string;
   ratelimitDomain: string;

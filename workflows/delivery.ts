@@ -1,6 +1,7 @@
 import {
   defineQuery,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -15,13 +16,17 @@ export const attemptsQuery = defineQuery<AttemptSummary[]>("attempts");
 
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
-const activities = (taskQueue: string) =>
-  proxyActivities<DeliveryActivities>({
-    taskQueue,
-    startToCloseTimeout: "2 minutes",
-    heartbeatTimeout: "20 seconds",
-    retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
-  });
+const retry = { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" } as const;
+const activities = (input: DeliveryInput) =>
+  input.localSends
+    ? // In the workflow worker: no activity task, one workflow task fewer per send.
+      proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout: "2 minutes", retry })
+    : proxyActivities<DeliveryActivities>({
+        taskQueue: input.sendTaskQueue,
+        startToCloseTimeout: "2 minutes",
+        heartbeatTimeout: "20 seconds",
+        retry,
+      });
 
 /**
  * Delivers one event to one config: first send, then durable backoff timers
@@ -29,7 +34,7 @@ const activities = (taskQueue: string) =>
  * going away. Every transition is mirrored into the attempts table.
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
-  const { sendAttempt, claimRetry, rateLimitWait } = activities(input.sendTaskQueue);
+  const { sendAttempt, claimRetry, rateLimitWait } = activities(input);
   // Waiting for the rate limit service is a durable timer, never an attempt.
   const gate = async () => {
     for (;;) {

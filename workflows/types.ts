@@ -31,6 +31,8 @@ export interface DeliveryInput {
   replayOf?: string;
   /** Ask the rate limit service before each send (the worker had --ratelimit-addr). */
   rateLimited?: boolean;
+  /** Send as local activities of the workflow worker (--send-mode local) instead of on sendTaskQueue. */
+  localSends?: boolean;
 }
 
 export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";

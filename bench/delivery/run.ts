@@ -14,10 +14,11 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // --worker` through Temporal workflows to a local receiver that verifies every
 // signature. Baseline in the same script: the same signed send code called
 // directly (no broker, no Temporal, no database) at the same concurrency.
-// Usage: node dist/bench/delivery/run.js [events] [pending-retries]
+// Usage: node dist/bench/delivery/run.js [events] [pending-retries] [send-mode: queue|local]
 
 const EVENTS = Number(process.argv[2] ?? 2000);
 const PENDING = Number(process.argv[3] ?? 10_000);
+const SEND_MODE = process.argv[4] ?? "queue";
 const SECRET = Buffer.alloc(24, 9).toString("base64");
 
 const pct = (xs: number[], p: number) => {
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
       "200",
       "--max-concurrent-workflow-tasks",
       "100",
+      "--send-mode",
+      SEND_MODE,
     ],
   });
   const url = api.url;
@@ -209,7 +212,9 @@ async function main(): Promise<void> {
     [`paced at ${pacedRate}/s for 10 s`, pacedRate, pacedRun.p50, pacedRun.p99],
     [`burst with ${PENDING} on retry timers`, loaded.perSecond, loaded.p50, loaded.p99],
   ] as const;
-  console.log(`\nwebhook delivery (receiver verifies every signature; bad signatures: ${badSignatures})\n`);
+  console.log(
+    `\nwebhook delivery, --send-mode ${SEND_MODE} (receiver verifies every signature; bad signatures: ${badSignatures})\n`,
+  );
   console.log("| run | deliveries/s | p50 ms | p99 ms |");
   console.log("|---|---:|---:|---:|");
   for (const [name, rate, p50, p99] of rows) {
@@ -233,10 +238,10 @@ async function main(): Promise<void> {
   }
 
   await mkdir(fromRoot("bench", "results"), { recursive: true });
-  const out = fromRoot("bench", "results", "delivery.json");
+  const out = fromRoot("bench", "results", `delivery-${SEND_MODE}.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 

@@ -9,11 +9,20 @@ import { stopTestTemporal } from "../support/temporal.js";
 // Re-records the delivery workflow histories replayed by
 // test/webhooks/replay-histories.test.ts, from real runs against a Temporal
 // dev server. Run after an intended workflow change:
-//   npm run build && node dist/test/histories/record.js
+//   npm run build && node dist/test/histories/record.js [scenario …]
+// (all scenarios when none is named).
 
 type Respond = (calls: number) => [number, Record<string, string>?];
 
-const scenarios: { name: string; respond: Respond; after?: "deactivate" | "replay" }[] = [
+interface Scenario {
+  name: string;
+  respond: Respond;
+  after?: "deactivate" | "replay";
+  /** Recorded with `--send-mode local` (sends as local activities). */
+  local?: true;
+}
+
+const scenarios: Scenario[] = [
   { name: "success", respond: () => [200] },
   { name: "retries-then-success", respond: (n) => [n <= 2 ? 500 : 200] },
   { name: "permanent-failure", respond: () => [410] },
@@ -21,13 +30,34 @@ const scenarios: { name: string; respond: Respond; after?: "deactivate" | "repla
   { name: "config-deactivated", respond: () => [500], after: "deactivate" },
   { name: "server-requested-delay", respond: (n) => (n === 1 ? [429, { "retry-after": "1" }] : [200]) },
   { name: "replay", respond: () => [200], after: "replay" },
+  { name: "local-retries-then-success", respond: (n) => [n <= 1 ? 500 : 200], local: true },
 ];
 
 async function main(): Promise<void> {
-  const env = await new DeliveryEnv().start(["--max-attempts", "4"]);
+  const only = process.argv.slice(2);
+  const chosen = scenarios.filter((s) => only.length === 0 || only.includes(s.name));
+  const unknown = only.filter((name) => !scenarios.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(", ")}`);
   const receiver = await new Receiver().start();
   try {
-    for (const s of scenarios) {
+    for (const local of [false, true]) {
+      const group = chosen.filter((s) => Boolean(s.local) === local);
+      if (group.length) await record(group, local, receiver);
+    }
+  } finally {
+    await receiver.stop();
+    await stopTestTemporal();
+  }
+}
+
+async function record(group: Scenario[], local: boolean, receiver: Receiver): Promise<void> {
+  const env = await new DeliveryEnv().start([
+    "--max-attempts",
+    "4",
+    ...(local ? ["--send-mode", "local"] : []),
+  ]);
+  try {
+    for (const s of group) {
       const type = s.name.replace(/-/g, "_");
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: [`ledger.${type}`] });
       let calls = 0;
@@ -56,9 +86,7 @@ async function main(): Promise<void> {
       process.stderr.write(`recorded ${path.basename(file)} (${history.events?.length} events)\n`);
     }
   } finally {
-    await receiver.stop();
     await env.stop();
-    await stopTestTemporal();
   }
 }
 

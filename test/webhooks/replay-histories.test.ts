@@ -45,6 +45,7 @@ describe("replaying recorded delivery histories", function () {
       "config-deactivated",
       "server-requested-delay",
       "replay",
+      "local-retries-then-success",
     ]);
   });
 
