@@ -44,8 +44,10 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
      * after the row was written returns that row instead of sending again.
      */
     async sendAttempt(input: SendAttemptInput): Promise<SendOutcome> {
-      // Only a retried execution can find its row already written.
-      if (Context.current().info.attempt > 1) {
+      // Only a retried execution can find its row already written; a local activity
+      // re-run by another worker after a crash starts again at attempt 1, so it looks too.
+      const { attempt, isLocal } = Context.current().info;
+      if (attempt > 1 || isLocal) {
         const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
         if (done) return { attempt: summarize(done) };
       }
