@@ -22,7 +22,7 @@ describe("scaling by task queue and surviving a killed worker", function () {
   let temporal: Client;
   const workers: ServiceProcess[] = [];
 
-  const startWorker = async (queues: string, consume: boolean) => {
+  const startWorker = async (queues: string, consume: boolean, extra: string[] = []) => {
     const port = await freePort();
     const w = new ServiceProcess("webhooks", [
       "worker",
@@ -49,6 +49,7 @@ describe("scaling by task queue and surviving a killed worker", function () {
       "1s",
       "--max-concurrent-sends",
       "5",
+      ...extra,
     ]);
     workers.push(w);
     await w.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
@@ -79,19 +80,7 @@ describe("scaling by task queue and surviving a killed worker", function () {
     receiver.respond = (_req, res) => {
       setTimeout(() => res.writeHead(200).end("ok"), 400);
     };
-    const created = await api.call("POST", "/configs", {
-      endpoint: receiver.url,
-      eventTypes: ["ledger.scaled"],
-    });
-    const configId: string = created.body.data.id;
-    const keys = Array.from({ length: 40 }, (_, i) => `scale-${i}-${randomBytes(3).toString("hex")}`);
-    const js = nats.jetstream();
-    for (const key of keys) {
-      await js.publish(
-        topic,
-        JSON.stringify({ idempotency_key: key, app: "ledger", type: "scaled", payload: { key } }),
-      );
-    }
+    const { configId, keys } = await publishDeliveries("ledger.scaled", 40);
     // Both send workers take work; then one dies with sends in flight.
     await sendA.waitForOutput('"msg":"webhook attempt"', 60_000);
     await sendB.waitForOutput('"msg":"webhook attempt"', 60_000);
@@ -103,6 +92,47 @@ describe("scaling by task queue and surviving a killed worker", function () {
     }
     expect(flow.output).to.not.include('"msg":"webhook attempt"');
 
+    await expectDeliveredOnce(configId, keys);
+  });
+
+  it("with --send-mode local, completes every delivery after a workflow worker is killed mid-send", async () => {
+    // The first test's workers would consume these events in queue mode.
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+    const local = ["--send-mode", "local"];
+    const flowA = await startWorker("workflows", true, local);
+    const flowB = await startWorker("workflows", false, local);
+    receiver.respond = (_req, res) => {
+      setTimeout(() => res.writeHead(200).end("ok"), 400);
+    };
+    const { configId, keys } = await publishDeliveries("ledger.scaled_local", 40);
+    await flowA.waitForOutput('"msg":"webhook attempt"', 60_000);
+    await flowB.waitForOutput('"msg":"webhook attempt"', 60_000);
+    flowB.child.kill("SIGKILL");
+    for (const key of keys) {
+      const result = await temporal.workflow.getHandle(`delivery:${configId}:${key}`).result();
+      expect(result.status, key).to.equal("success");
+    }
+    await expectDeliveredOnce(configId, keys);
+  });
+
+  /** One config and `n` events for it; resolves once they are published. */
+  async function publishDeliveries(eventType: string, n: number) {
+    const created = await api.call("POST", "/configs", {
+      endpoint: receiver.url.replace("/hook", `/${eventType}`),
+      eventTypes: [eventType],
+    });
+    const configId: string = created.body.data.id;
+    const [app, type] = eventType.split(".");
+    const keys = Array.from({ length: n }, (_, i) => `scale-${i}-${randomBytes(3).toString("hex")}`);
+    const js = nats.jetstream();
+    for (const key of keys) {
+      await js.publish(topic, JSON.stringify({ idempotency_key: key, app, type, payload: { key } }));
+    }
+    return { configId, keys };
+  }
+
+  /** One success row per delivery; at most the sends in flight on the killed worker repeated. */
+  async function expectDeliveredOnce(configId: string, keys: string[]) {
     const client = new pg.Client({ connectionString: api.db.url });
     await client.connect();
     const { rows } = await client.query(
@@ -112,9 +142,8 @@ describe("scaling by task queue and surviving a killed worker", function () {
     await client.end();
     expect(rows).to.have.length(keys.length);
     expect(rows.every((r) => r.n === 1 && r.status === "success")).to.equal(true);
-    const delivered = new Set(receiver.requests.map((r) => JSON.parse(r.body).idempotency_key));
-    expect(delivered.size).to.equal(keys.length);
-    // At most the sends in flight on the killed worker were repeated.
-    expect(receiver.requests.length - keys.length).to.be.at.most(5);
-  });
+    const mine = receiver.requests.filter((r) => keys.includes(JSON.parse(r.body).idempotency_key));
+    expect(new Set(mine.map((r) => JSON.parse(r.body).idempotency_key)).size).to.equal(keys.length);
+    expect(mine.length - keys.length).to.be.at.most(5);
+  }
 });
