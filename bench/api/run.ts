@@ -46,7 +46,11 @@ async function drive(concurrency: number, seconds: number, request: () => Promis
 }
 
 async function main(): Promise<void> {
-  const api = await startWebhooks({ args: ["--audit-topic", "", "--log-level", "warn"] });
+  const api = await startWebhooks({
+    args: ["--audit-topic", "", "--log-level", "warn"],
+    // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
+    nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? [],
+  });
   const url = api.url;
   const sql = new pg.Client({ connectionString: api.db.url });
   await sql.connect();
