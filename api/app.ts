@@ -1,4 +1,5 @@
 import express, { type Express } from "express";
+import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
@@ -7,7 +8,9 @@ import type { BrokerPublisher } from "../workers/broker/types.js";
 import { metricsHandler } from "../workers/metrics.js";
 import { auditTrail } from "./audit.js";
 import { type AuthOptions, requireToken } from "./auth.js";
+import { ConfigListCache } from "./config-list-cache.js";
 import { configRoutes } from "./config-routes.js";
+import { configStore } from "./config-store.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
@@ -18,6 +21,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 export interface AppDeps {
   prisma: PrismaClient;
+  /** Prisma's pool, for the hot paths in plain SQL. */
+  pool: pg.Pool;
   logger: Logger;
   checks: Record<string, HealthCheck>;
   /** Bearer-token authentication of every API route (health, info and the document stay open). */
@@ -44,7 +49,15 @@ export function createApp(deps: AppDeps): Express {
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));
-  app.use(configRoutes(deps.prisma, deps.sendTimeoutMs));
+  const etagOf = app.get("etag fn") as ((body: Buffer) => string | undefined) | undefined;
+  app.use(
+    configRoutes({
+      prisma: deps.prisma,
+      store: configStore(deps.pool),
+      listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
+      sendTimeoutMs: deps.sendTimeoutMs,
+    }),
+  );
   app.use(deliveryRoutes(deps.prisma, deps.replay));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger));

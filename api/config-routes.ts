@@ -3,7 +3,8 @@ import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import { AttemptStatus, type Config } from "../generated/prisma/client.js";
-import { allConfigsJson } from "./config-list.js";
+import type { ConfigListCache } from "./config-list-cache.js";
+import type { ConfigStore } from "./config-store.js";
 import { notFound, validation } from "./errors.js";
 import { normalizeSubscription } from "./event-types.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
@@ -57,12 +58,22 @@ const closePending = (prisma: PrismaClient, configId: string, reason: string) =>
     data: { status: AttemptStatus.failed, error: reason, updatedAt: new Date() },
   });
 
-export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Router {
+export interface ConfigRoutesDeps {
+  prisma: PrismaClient;
+  /** Hot paths in plain SQL (get, create, replace, filtered list). */
+  store: ConfigStore;
+  /** The unfiltered, unpaged list. */
+  listCache: ConfigListCache;
+  sendTimeoutMs: number;
+}
+
+export function configRoutes({ prisma, store, listCache, sendTimeoutMs }: ConfigRoutesDeps): Router {
   const r = Router();
+  const missing = (id: string) => notFound(`config ${id} not found`);
 
   async function load(id: string): Promise<Config> {
-    const config = UUID_RE.test(id) ? await prisma.config.findUnique({ where: { id } }) : null;
-    if (!config) throw notFound(`config ${id} not found`);
+    const config = UUID_RE.test(id) ? await store.find(id) : null;
+    if (!config) throw missing(id);
     return config;
   }
 
@@ -72,8 +83,16 @@ export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Route
       throw validation(`id must be a UUID, got ${JSON.stringify(id)}`);
     const normalized = endpoint === undefined ? undefined : checkEndpoint(endpoint);
     const page = readPage(req.query, undefined);
+    if (!page && id === undefined && normalized === undefined) {
+      const list = await listCache.get();
+      // The ETag express would compute, computed once per rendering instead of per 3 MB answer.
+      res.set("content-type", "application/json; charset=utf-8");
+      if (list.etag) res.set("etag", list.etag);
+      res.send(list.body);
+      return;
+    }
     if (!page) {
-      res.type("application/json").send(await allConfigsJson(prisma, { id, endpoint: normalized }));
+      res.json(cursorJson((await store.list({ id, endpoint: normalized })).map(configJson)));
       return;
     }
     const rows = await prisma.config.findMany({
@@ -90,8 +109,7 @@ export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Route
   });
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    const config = await prisma.config.create({ data: readConfigUser(req.body) });
-    res.json({ data: configJson(config) });
+    res.json({ data: configJson(await store.insert(readConfigUser(req.body))) });
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -100,11 +118,9 @@ export function configRoutes(prisma: PrismaClient, sendTimeoutMs: number): Route
 
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const data = readConfigUser(req.body);
-    const current = await load(String(req.params.id));
-    const config = await prisma.config.update({
-      where: { id: current.id },
-      data: { ...data, previousSecret: null, previousSecretExpiresAt: null, updatedAt: new Date() },
-    });
+    const id = String(req.params.id);
+    const config = UUID_RE.test(id) ? await store.replace(id, data) : null;
+    if (!config) throw missing(id);
     res.json({ data: configJson(config) });
   });
 

@@ -21,6 +21,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
   }
   const app = createApp({
     prisma: rt.db.prisma,
+    pool: rt.db.pool,
     logger: rt.logger,
     checks: healthChecks(rt, worker, consumer),
     auth: settings.auth,

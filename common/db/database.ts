@@ -19,6 +19,8 @@ export interface DatabaseOptions {
 
 export interface Database {
   prisma: PrismaClient;
+  /** The connection pool Prisma runs on, for hot paths in plain SQL (no per-query Prisma cost). */
+  pool: pg.Pool;
   /** Where the database is reachable (the embedded one too, on a loopback port). */
   url: string;
   embedded: boolean;
@@ -35,15 +37,19 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   try {
     const migrations = opts.autoMigrate ? await migrate(url, opts.logger) : undefined;
     const max = embedded ? EMBEDDED_MAX_CONNECTIONS : (opts.poolMax ?? 10);
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max }) });
+    const pool = new pg.Pool({ connectionString: url, max });
+    pool.on("error", (err) => opts.logger?.warn({ err: err.message }, "idle database connection failed"));
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     await prisma.$queryRaw`SELECT 1`;
     return {
       prisma,
+      pool,
       url,
       embedded: embedded !== undefined,
       ...(migrations ? { migrations } : {}),
       async close() {
         await prisma.$disconnect();
+        await pool.end();
         await embedded?.stop();
       },
     };

@@ -37,8 +37,10 @@ export class ServiceProcess {
   readonly child: ChildProcess;
   output = "";
 
-  constructor(name: string, args: string[], env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
+  constructor(name: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeArgs, commandPath(name), ...args], {
+      env: { ...process.env, ...env },
+    });
     this.child.stdout?.on("data", (d) => {
       this.output += d;
     });

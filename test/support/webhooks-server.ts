@@ -23,31 +23,42 @@ export interface ApiAnswer {
 
 /** `webhooks serve` on a fresh migrated database and the shared test Temporal server. */
 export async function startWebhooks(
-  opts: { worker?: boolean; args?: string[] } = {},
+  opts: {
+    worker?: boolean;
+    args?: string[];
+    nodeArgs?: string[];
+    /** Another instance's database, shared (and left for its owner to drop). */
+    db?: TestDatabase;
+  } = {},
 ): Promise<WebhooksUnderTest> {
-  const db = await createTestDatabase();
+  const db = opts.db ?? (await createTestDatabase());
   const temporal = await testTemporal();
   const port = await freePort();
   const taskQueue = `test-${port}-${Date.now()}`;
-  const proc = new ServiceProcess("webhooks", [
-    "serve",
-    ...(opts.worker ? ["--worker"] : []),
-    "--listen",
-    `127.0.0.1:${port}`,
-    "--storage-sqldb-conn-string",
-    db.url,
-    "--temporal-address",
-    temporal.address,
-    "--task-queue",
-    taskQueue,
-    ...(opts.args ?? []),
-  ]);
+  const proc = new ServiceProcess(
+    "webhooks",
+    [
+      "serve",
+      ...(opts.worker ? ["--worker"] : []),
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--storage-sqldb-conn-string",
+      db.url,
+      "--temporal-address",
+      temporal.address,
+      "--task-queue",
+      taskQueue,
+      ...(opts.args ?? []),
+    ],
+    {},
+    opts.nodeArgs,
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     await proc.waitHealthy(`${url}/_healthcheck`);
   } catch (err) {
     await proc.stop();
-    await db.drop();
+    if (!opts.db) await db.drop();
     throw err;
   }
   return {
@@ -73,7 +84,7 @@ export async function startWebhooks(
     },
     async stop() {
       await proc.stop();
-      await db.drop();
+      if (!opts.db) await db.drop();
     },
   };
 }
