@@ -155,6 +155,12 @@ function addSharedOptions(cmd: Command): Command {
         .default("queue"),
     )
     .addOption(
+      new Option(
+        "--max-cached-workflows <n>",
+        "deliveries kept in the worker's memory between their tasks (default: the SDK's, from the heap size)",
+      ).argParser(positiveIntArg),
+    )
+    .addOption(
       new Option("--max-concurrent-workflow-tasks <n>", "workflow tasks run at once per process")
         .default(40)
         .argParser(positiveIntArg),
@@ -226,6 +232,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
     sendMode: opt("sendMode"),
+    ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),
     auditTopic: opt("auditTopic"),

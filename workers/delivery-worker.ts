@@ -91,6 +91,7 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
             enableNonLocalActivities: false,
             maxConcurrentLocalActivityExecutions: settings.maxConcurrentSends,
             maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks,
+            ...(settings.maxCachedWorkflows ? { maxCachedWorkflows: settings.maxCachedWorkflows } : {}),
             workflowTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentWorkflowTasks),
           }),
         ]

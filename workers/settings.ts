@@ -48,6 +48,8 @@ export interface WebhooksSettings {
    * round trips per delivery, no separate send capacity).
    */
   sendMode: SendMode;
+  /** Workflows the worker keeps cached between tasks; the SDK's default (from the heap size) when absent. */
+  maxCachedWorkflows?: number;
   /** gRPC address of the rate limit service asked before each send; off when absent. */
   ratelimitAddr?: string;
   ratelimitDomain: string;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client, Connection } from "@temporalio/client";
 import { connect } from "nats";
 import { sendWebhook } from "../../activities/http-send.js";
 import { verifySignature } from "../../activities/signature.js";
@@ -109,6 +110,8 @@ async function main(): Promise<void> {
       "100",
       "--send-mode",
       SEND_MODE,
+      // e.g. BENCH_WORKER_ARGS="--max-cached-workflows 200"
+      ...(process.env.BENCH_WORKER_ARGS ?? "").split(" ").filter(Boolean),
     ],
   });
   const url = api.url;
@@ -130,9 +133,10 @@ async function main(): Promise<void> {
       body: JSON.stringify({ endpoint, eventTypes: [`bench.${type}`], secret: SECRET }),
     });
     if (!res.ok) throw new Error(await res.text());
+    return ((await res.json()) as { data: { id: string } }).data.id;
   };
   await create(`${base}/ok`, "ok");
-  await create(`${base}/failing`, "failing");
+  const failingConfig = await create(`${base}/failing`, "failing");
   const nc = await connect({ servers: "nats://127.0.0.1:4222" });
   const js = nc.jetstream();
   const publish = (run: string, type: string, i: number) =>
@@ -194,14 +198,20 @@ async function main(): Promise<void> {
   const pubs: Promise<unknown>[] = [];
   for (let i = 0; i < PENDING; i++) pubs.push(publish("pending", "failing", i));
   await Promise.all(pubs);
-  const deadline = Date.now() + 900_000;
+  // Parked means the workflow finished the task after its first attempt and sleeps on
+  // its retry timer (its status attribute says so), not merely that the attempt row exists.
+  const temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+  const parkedQuery = `WebhookDeliveryStatus = "to retry" AND WebhookConfigId = "${failingConfig}"`;
+  const parkStarted = Date.now();
+  const deadline = parkStarted + 1_800_000;
   for (;;) {
-    const r = await fetch(`${url}/metrics`).then((x) => x.text());
-    const m = /webhooks_delivery_attempts_total\{status="to retry",status_class="5xx"\} (\d+)/.exec(r);
-    if (m && Number(m[1]) >= PENDING) break;
-    if (Date.now() > deadline) throw new Error("pending deliveries did not settle");
-    await new Promise((res) => setTimeout(res, 500));
+    const { count } = await temporal.workflow.count(parkedQuery);
+    if (count >= PENDING) break;
+    if (Date.now() > deadline) throw new Error(`only ${count}/${PENDING} deliveries parked`);
+    await new Promise((res) => setTimeout(res, 1000));
   }
+  const parkSeconds = (Date.now() - parkStarted) / 1000;
+  await temporal.connection.close();
   process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
   const loaded = await burst("burst-with-pending");
   const rssLoaded = rssMb(api.process.child.pid!);
@@ -229,6 +239,7 @@ async function main(): Promise<void> {
   console.log(
     `serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst, ${rssLoaded.toFixed(0)} MB with pending`,
   );
+  console.log(`parking ${PENDING} deliveries on retry timers took ${parkSeconds.toFixed(0)} s`);
 
   console.log("\nCPU per delivery during the burst (from /proc, independent of other load):\n");
   console.log("| component | CPU ms/delivery |");
@@ -241,7 +252,7 @@ async function main(): Promise<void> {
   const out = fromRoot("bench", "results", `delivery-${SEND_MODE}.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, parkSeconds, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 

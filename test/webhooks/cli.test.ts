@@ -53,6 +53,8 @@ describe("webhooks command", () => {
     ["--listen", "localhost"],
     ["--broker", "rabbitmq"],
     ["--min-backoff-delay", "0s"],
+    ["--send-mode", "remote"],
+    ["--max-cached-workflows", "0"],
   ]) {
     it(`rejects ${flag} ${value} with a message naming the flag`, async () => {
       const r = await runCommand("webhooks", ["serve", flag!, value!]);
