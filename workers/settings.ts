@@ -2,10 +2,10 @@ import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 
-/** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
-/** How deliveries started by this process send their POSTs (see WorkerSettings.sendMode). */
+/** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
 export type SendMode = "queue" | "local";
 
+/** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
 export interface WebhooksSettings {
   listen: ListenAddress;
   worker: boolean;
