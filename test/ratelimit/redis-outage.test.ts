@@ -4,82 +4,33 @@
 // KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and everything recovers when Redis
 // returns. Also the pool's ERROR behaviour when every connection is busy.
 
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { freePort } from "../support/ports.js";
+import { baseArgs, RedisServer } from "../support/redis-servers.js";
 import { TestPki } from "./certs.js";
-import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
+import { RateLimitProcess, Runtime, uniq } from "./harness.js";
 
 const CONFIG = "domain: outage\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 100}}]\n";
 
-class PrivateRedis {
-  child: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    readonly extraArgs: string[] = [],
-    readonly password = "",
-    readonly tlsCa?: Buffer,
-  ) {}
-
-  async start(): Promise<void> {
-    const args = [
-      "--port",
-      String(this.port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      ...this.extraArgs,
-    ];
-    this.child = spawn("redis-server", args, { stdio: "ignore" });
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const r = new Redis({
-        port: this.port,
-        host: "127.0.0.1",
-        lazyConnect: true,
-        retryStrategy: () => null,
-        password: this.password || undefined,
-        tls: this.tlsCa ? { ca: this.tlsCa } : undefined,
-      });
-      r.on("error", () => {});
-      const ok = await r.connect().then(
-        () => r.ping().then(() => true),
-        () => false,
-      );
-      r.disconnect();
-      if (ok) return;
-      await sleep(50);
-    }
-    throw new Error(`redis-server on ${this.port} did not start`);
-  }
-
-  kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      child.once("exit", () => resolve());
-      child.kill("SIGKILL");
-    });
-  }
-}
+/** A private redis-server on `port`; `extraArgs` come last, so they may override the port. */
+const privateRedis = (port: number, extraArgs: string[] = [], password?: string, tlsCa?: Buffer) =>
+  new RedisServer(port, [...baseArgs(port, tmpdir()), ...extraArgs], undefined, password, tlsCa);
 
 describe("ratelimit with Redis down and back", function () {
   this.timeout(60_000);
   let runtime: Runtime;
-  let redis: PrivateRedis;
+  let redis: RedisServer;
   let svc: RateLimitProcess | undefined;
 
   before(async () => {
     runtime = new Runtime({ "outage.yaml": CONFIG });
-    redis = new PrivateRedis(await freePort());
+    redis = privateRedis(await freePort());
     await redis.start();
   });
   after(async () => {
@@ -209,7 +160,7 @@ describe("ratelimit with Redis down and back", function () {
 describe("ratelimit Redis connection settings", function () {
   this.timeout(60_000);
   let runtime: Runtime;
-  const servers: PrivateRedis[] = [];
+  const servers: RedisServer[] = [];
   const services: RateLimitProcess[] = [];
   const pki = new TestPki("rl-test-ca");
   before(() => {
@@ -223,7 +174,7 @@ describe("ratelimit Redis connection settings", function () {
   });
 
   it("KVSTORE_AUTH takes <password> or <username>:<password>", async () => {
-    const redis = new PrivateRedis(await freePort(), ["--requirepass", "s3cret"], "s3cret");
+    const redis = privateRedis(await freePort(), ["--requirepass", "s3cret"], "s3cret");
     servers.push(redis);
     await redis.start();
     for (const auth of ["s3cret", "default:s3cret"]) {
@@ -250,7 +201,7 @@ describe("ratelimit Redis connection settings", function () {
     const server = pki.issue("localhost", "DNS:localhost,IP:127.0.0.1", "serverAuth");
     const client = pki.issue("rl-client", "DNS:rl-client", "clientAuth");
     const port = await freePort();
-    const redis = new PrivateRedis(
+    const redis = privateRedis(
       port,
       [
         "--port",
@@ -266,7 +217,7 @@ describe("ratelimit Redis connection settings", function () {
         "--tls-auth-clients",
         "optional",
       ],
-      "",
+      undefined,
       readFileSync(pki.ca.cert),
     );
     servers.push(redis);
@@ -301,7 +252,7 @@ describe("ratelimit Redis connection settings", function () {
 
   it("KVSTORE_SOCKET_TYPE=unix connects to a socket path", async () => {
     const socket = path.join(runtime.base, "redis.sock");
-    const redis = new PrivateRedis(await freePort(), ["--unixsocket", socket]);
+    const redis = privateRedis(await freePort(), ["--unixsocket", socket]);
     servers.push(redis);
     await redis.start();
     const svc = await RateLimitProcess.start({

@@ -25,7 +25,12 @@ export async function waitFor(what: string, fn: () => Promise<boolean>, timeoutM
 }
 
 /** One command on a fresh connection to 127.0.0.1:port (no retries). */
-export async function redisCommand(port: number, args: string[], password?: string): Promise<unknown> {
+export async function redisCommand(
+  port: number,
+  args: string[],
+  password?: string,
+  tlsCa?: Buffer,
+): Promise<unknown> {
   const r = new Redis({
     port,
     host: "127.0.0.1",
@@ -33,6 +38,7 @@ export async function redisCommand(port: number, args: string[], password?: stri
     retryStrategy: () => null,
     maxRetriesPerRequest: 0,
     password,
+    ...(tlsCa ? { tls: { ca: tlsCa } } : {}),
   });
   r.on("error", () => {});
   try {
@@ -54,6 +60,8 @@ export class RedisServer {
     readonly args: string[],
     readonly configFile?: string,
     readonly password?: string,
+    /** CA of a server that listens with TLS only (`--port 0 --tls-port …`). */
+    readonly tlsCa?: Buffer,
   ) {}
 
   async start(): Promise<void> {
@@ -69,7 +77,7 @@ export class RedisServer {
     try {
       await waitFor(
         `redis-server on ${this.port}`,
-        async () => (await redisCommand(this.port, ["PING"], this.password)) === "PONG",
+        async () => (await redisCommand(this.port, ["PING"], this.password, this.tlsCa)) === "PONG",
         10_000,
       );
     } catch (err) {
@@ -91,7 +99,8 @@ export class RedisServer {
   }
 }
 
-const baseArgs = (port: number, dir: string) => [
+/** A server without persistence on 127.0.0.1:port, its files (if any) in `dir`. */
+export const baseArgs = (port: number, dir: string) => [
   "--port",
   String(port),
   "--bind",
