@@ -1,12 +1,12 @@
 // The `ratelimit-client` command, the unix-socket listener (GRPC_UDS), and the
 // settings read from the environment (names, defaults, and errors for bad values).
 
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
-import { commandPath, RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { runCommand } from "../support/process.js";
+import { RateLimitProcess, Runtime, uniq } from "./harness.js";
 
 const CONFIG = `domain: cli
 descriptors:
@@ -16,22 +16,6 @@ descriptors:
     descriptors:
       - {key: inner, rate_limit: {unit: day, requests_per_unit: 7}}
 `;
-
-function run(name: string, args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe("ratelimit-client command", function () {
   this.timeout(60_000);
@@ -49,7 +33,7 @@ describe("ratelimit-client command", function () {
 
   it("sends repeatable -descriptors with comma-separated pairs and prints the response", async () => {
     const v = uniq();
-    const out = await run("ratelimit-client", [
+    const out = await runCommand("ratelimit-client", [
       "-dial_string",
       svc.grpcAddress,
       "-domain",
@@ -70,7 +54,7 @@ describe("ratelimit-client command", function () {
       [1, "HOUR"],
       [6, "DAY"],
     ]);
-    const again = await run("ratelimit-client", [
+    const again = await runCommand("ratelimit-client", [
       "-dial_string",
       svc.grpcAddress,
       "-domain",
@@ -78,7 +62,7 @@ describe("ratelimit-client command", function () {
       "-descriptors",
       `a=${v}`,
     ]);
-    const third = await run("ratelimit-client", [
+    const third = await runCommand("ratelimit-client", [
       "-dial_string",
       svc.grpcAddress,
       "-domain",
@@ -91,7 +75,7 @@ describe("ratelimit-client command", function () {
   });
 
   it("prints the service's error and exits 1", async () => {
-    const out = await run("ratelimit-client", [
+    const out = await runCommand("ratelimit-client", [
       "-dial_string",
       svc.grpcAddress,
       "-domain",
@@ -104,10 +88,10 @@ describe("ratelimit-client command", function () {
   });
 
   it("rejects bad flags with usage and exit code 2", async () => {
-    const bad = await run("ratelimit-client", ["-domain", "d", "-descriptors", "novalue"]);
+    const bad = await runCommand("ratelimit-client", ["-domain", "d", "-descriptors", "novalue"]);
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.include("expected name=value pairs");
-    const unknown = await run("ratelimit-client", ["-bogus", "x"]);
+    const unknown = await runCommand("ratelimit-client", ["-bogus", "x"]);
     expect(unknown.code).to.equal(2);
     expect(unknown.stderr).to.include("flag provided but not defined: -bogus");
     expect(unknown.stderr).to.include("-dial_string");
@@ -119,7 +103,7 @@ describe("ratelimit-client command", function () {
     try {
       expect(uds.grpcAddress).to.equal(`unix:${socket}`);
       expect((await uds.call("cli", [[["a", uniq()]]])).overallCode).to.equal(Code.OK);
-      const out = await run("ratelimit-client", [
+      const out = await runCommand("ratelimit-client", [
         "-dial_string",
         `unix:${socket}`,
         "-domain",
@@ -217,7 +201,7 @@ describe("ratelimit settings", () => {
   });
 
   it("the command exits 2 and names the variable when a setting is bad", async () => {
-    const out = await run("ratelimit", [], { PORT: "nope" });
+    const out = await runCommand("ratelimit", [], { PORT: "nope" });
     expect(out.code).to.equal(2);
     expect(out.stderr).to.include('PORT="nope": expected an integer');
   });
