@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
+import { Client, Connection } from "@temporalio/client";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
+import { waitForWorkflow } from "./temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
 /**
@@ -84,17 +85,7 @@ export class DeliveryEnv {
   // biome-ignore lint/suspicious/noExplicitAny: the workflow result is checked field by field
   async result(configId: string, ik: string, timeoutMs = 30_000): Promise<any> {
     const handle = this.temporal.workflow.getHandle(this.workflowId(configId, ik));
-    // The consumer starts the workflow asynchronously after the publish.
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await handle.describe();
-        break;
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await waitForWorkflow(handle, timeoutMs);
     return handle.result();
   }
 

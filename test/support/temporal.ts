@@ -1,6 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type WorkflowHandle, WorkflowNotFoundError } from "@temporalio/client";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { freePort } from "./ports.js";
 
@@ -21,4 +22,18 @@ export function testTemporal(): Promise<DevServer> {
 export async function stopTestTemporal(): Promise<void> {
   if (server) await (await server).stop();
   server = undefined;
+}
+
+/** Resolves once the workflow exists (consumers start workflows asynchronously after a publish). */
+export async function waitForWorkflow(handle: WorkflowHandle, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await handle.describe();
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }

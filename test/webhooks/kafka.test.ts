@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
+import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
 import { verifySignature } from "../../activities/signature.js";
 import { createLogger } from "../../common/logger.js";
@@ -10,6 +10,7 @@ import { KafkaConsumer, KafkaPublisher } from "../../workers/broker/kafka.js";
 import type { BrokerMessage } from "../../workers/broker/types.js";
 import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
+import { waitForWorkflow } from "../support/temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 const BROKERS = ["127.0.0.1:9092"];
@@ -178,16 +179,7 @@ describe("Kafka consumer and publisher (real broker on 127.0.0.1:9092)", functio
     // biome-ignore lint/suspicious/noExplicitAny: the workflow result is checked field by field
     const result = async (workflowId: string, timeoutMs = 30_000): Promise<any> => {
       const handle = temporal.workflow.getHandle(workflowId);
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        try {
-          await handle.describe();
-          break;
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
+      await waitForWorkflow(handle, timeoutMs);
       // Bounded, and with the service's output when it does not finish.
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
