@@ -34,12 +34,23 @@ export const messagesConsumed = new Counter({
   registers: [registry],
 });
 
+export const configListRefreshes = new Counter({
+  name: "webhooks_config_list_refreshes_total",
+  help: "Refreshes of the API's cached full config list by how: changes (only the configs written since), full (every config read again), uncached (version unreadable, rendered per request)",
+  labelNames: ["kind"] as const,
+  registers: [registry],
+});
+
 export function recordAttempt(status: string, statusCode: number, durationMs: number): void {
   attemptsTotal.inc({ status, status_class: statusClass(statusCode) });
   attemptDuration.observe(durationMs / 1000);
 }
 
-/** GET /metrics in the Prometheus text format. */
-export const metricsHandler: RequestHandler = async (_req, res) => {
-  res.type(registry.contentType).send(await registry.metrics());
-};
+/** GET /metrics in the Prometheus text format, from `source` (this process's registry by default). */
+export const metricsHandlerFrom =
+  (source: () => Promise<string>): RequestHandler =>
+  async (_req, res) => {
+    res.type(registry.contentType).send(await source());
+  };
+
+export const metricsHandler = metricsHandlerFrom(() => registry.metrics());

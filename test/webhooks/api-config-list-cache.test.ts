@@ -1,6 +1,7 @@
 import { get } from "node:http";
 import { expect } from "chai";
 import pg from "pg";
+import { renderList } from "../../api/config-list.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 interface Listed {
@@ -12,8 +13,9 @@ interface Listed {
 
 /**
  * The full list is served from a per-instance cache checked against
- * config_list_version: every write, from any instance or straight SQL, must
- * show on the next list of every instance.
+ * config_list_version and refreshed from config_list_changes: every write,
+ * from any instance or straight SQL, must show on the next list of every
+ * instance, exactly as a fresh rendering by PostgreSQL shows it.
  */
 describe("full config list cache (two API instances on one PostgreSQL)", function () {
   this.timeout(120_000);
@@ -69,6 +71,95 @@ describe("full config list cache (two API instances on one PostgreSQL)", functio
     expect((await list(a)).map((c) => c.id)).to.deep.equal([first.id]);
   });
 
+  /** The list as PostgreSQL renders it from scratch, without any cache. */
+  const rendered = async (): Promise<Listed[]> => {
+    const pool = new pg.Pool({ connectionString: a.db.url, max: 1 });
+    try {
+      return JSON.parse((await renderList(pool)).body).cursor.data;
+    } finally {
+      await pool.end();
+    }
+  };
+  /** webhooks_config_list_refreshes_total of an instance, by kind. */
+  const refreshes = async (api: WebhooksUnderTest) => {
+    const text = (await api.call("GET", "/metrics")).text;
+    const count = (kind: string) =>
+      Number(
+        new RegExp(`^webhooks_config_list_refreshes_total\\{kind="${kind}"\\} (\\d+)`, "m").exec(text)?.[1] ??
+          0,
+      );
+    return { changes: count("changes"), full: count("full") };
+  };
+  const version = async () =>
+    Number((await sql.query("SELECT version FROM config_list_version")).rows[0].version);
+
+  it("keeps an incrementally refreshed list equal to a fresh rendering across mixed writes", async () => {
+    const ids = [] as string[];
+    for (let i = 0; i < 6; i++) ids.push((await create(i % 2 ? a : b, `mixed-${i}`)).id);
+    await list(a); // warm: from here on a only applies changes
+    const before = await refreshes(a);
+    const steps: [string, () => Promise<unknown>][] = [
+      [
+        "update through b",
+        () => b.call("PUT", `/configs/${ids[2]}`, { endpoint: "https://cache.test/u", eventTypes: ["x.y"] }),
+      ],
+      ["delete through b", () => b.call("DELETE", `/configs/${ids[4]}`)],
+      ["create through b", async () => ids.push((await create(b, "mixed-new")).id)],
+      // Moves a row down the list: updated_at into the past.
+      [
+        "SQL backdate",
+        () => sql.query("UPDATE configs SET updated_at = now() - interval '1 day' WHERE id = $1", [ids[5]]),
+      ],
+      ["SQL bulk rename", () => sql.query("UPDATE configs SET name = name || '!' WHERE name LIKE 'mixed-%'")],
+      [
+        "SQL insert and delete in one transaction",
+        () =>
+          sql.query(`BEGIN; INSERT INTO configs (id, endpoint, event_types, secret) VALUES (gen_random_uuid(), 'https://cache.test/tx', '{a.b}', 's');
+          DELETE FROM configs WHERE id = '${ids[0]}'; COMMIT`),
+      ],
+      [
+        "secret overlap through b",
+        () => b.call("PUT", `/configs/${ids[1]}/secret/change`, { overlap: "1h" }),
+      ],
+    ];
+    for (const [what, step] of steps) {
+      const done = (await step()) as { status?: number; text?: string };
+      if (done?.status !== undefined) expect(done.status, `${what}: ${done.text}`).to.equal(200);
+      expect(await list(a), what).to.deep.equal(await rendered());
+    }
+    const after = await refreshes(a);
+    expect(after.full, "full loads").to.equal(before.full);
+    expect(after.changes - before.changes, "refreshes from changes").to.equal(steps.length);
+  });
+
+  it("does not change the version for a write that touches no config", async () => {
+    await list(a);
+    const before = await version();
+    const r = await b.call("PUT", "/configs/00000000-0000-4000-8000-000000000000", {
+      endpoint: "https://cache.test/none",
+      eventTypes: ["a.b"],
+    });
+    expect(r.status).to.equal(404);
+    await sql.query("DELETE FROM configs WHERE id = '00000000-0000-4000-8000-000000000000'");
+    expect(await version()).to.equal(before);
+  });
+
+  it("loads the whole list again when it fell behind the kept changes", async () => {
+    const kept = await create(a, "behind");
+    await list(a);
+    // 1 001 single-row statements: the oldest versions a's cache needs are pruned.
+    await sql.query(`DO $$ BEGIN FOR i IN 1..1001 LOOP
+      UPDATE configs SET name = 'behind-' || i WHERE id = '${kept.id}'; END LOOP; END $$`);
+    expect(
+      Number((await sql.query("SELECT count(DISTINCT version) AS n FROM config_list_changes")).rows[0].n),
+    ).to.equal(1000);
+    const before = await refreshes(a);
+    const now = await list(a);
+    expect((await refreshes(a)).full).to.equal(before.full + 1);
+    expect(now.find((c) => c.id === kept.id)?.name).to.equal("behind-1001");
+    expect(now).to.deep.equal(await rendered());
+  });
+
   it("sees writes made directly in the database, even ones that keep updated_at", async () => {
     const c = await create(a, "direct");
     await list(a);
@@ -122,7 +213,8 @@ describe("full config list cache (two API instances on one PostgreSQL)", functio
 
   it("falls back to the database on every request when the version cannot be read", async () => {
     await list(a); // cached
-    await sql.query("DROP TRIGGER configs_bump_list_version ON configs");
+    for (const t of ["insert", "update", "delete", "truncate"])
+      await sql.query(`DROP TRIGGER configs_log_${t} ON configs`);
     await sql.query("DROP TABLE config_list_version");
     const c = await create(b, "no-version");
     // Without the trigger nothing would invalidate the cache: only a fallback sees the new row.
