@@ -5,7 +5,7 @@ import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
-import { metricsHandler } from "../workers/metrics.js";
+import { metricsHandler, metricsHandlerFrom } from "../workers/metrics.js";
 import { auditTrail } from "./audit.js";
 import { type AuthOptions, requireToken } from "./auth.js";
 import { ConfigListCache } from "./config-list-cache.js";
@@ -31,6 +31,8 @@ export interface AppDeps {
   replay: Replayer;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
+  /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
+  metrics?: (() => Promise<string>) | undefined;
 }
 
 /** The HTTP application of `serve`: the configs API plus health, info and the OpenAPI document. */
@@ -45,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
   app.get("/openapi.json", (_req, res) => {
     res.json(openapi);
   });
-  app.get("/metrics", metricsHandler);
+  app.get("/metrics", deps.metrics ? metricsHandlerFrom(deps.metrics) : metricsHandler);
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
   app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));

@@ -1,15 +1,29 @@
+import cluster from "node:cluster";
+import { AggregatorRegistry } from "prom-client";
 import { listen } from "../common/http-server.js";
 import { openPublisher } from "../workers/broker/index.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
 import { startEventConsumer } from "../workers/event-consumer.js";
+import { registry } from "../workers/metrics.js";
 import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
+import { clusterMetrics, READY, runPrimary } from "./cluster.js";
 import { createReplayer } from "./replay.js";
 
-/** `webhooks serve`: the configs API, and with --worker the delivery worker in the same process. */
+/**
+ * `webhooks serve`: the configs API, and with --worker the delivery worker in
+ * the same process; with --processes N, N processes serving the API (cluster.ts).
+ */
 export async function runServe(settings: WebhooksSettings): Promise<void> {
+  const processes = settings.processes ?? 1;
+  if (processes > 1 && cluster.isPrimary) return runPrimary(settings, processes);
+  if (cluster.isWorker) {
+    // Answers the primary's requests for this process's metrics.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([registry]);
+  }
   const rt = await startRuntime(settings, "serve");
   const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
   const consumer = settings.worker && settings.consume ? await startEventConsumer(rt) : undefined;
@@ -28,10 +42,16 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     audit,
     replay: createReplayer(rt, rt.db.prisma),
     sendTimeoutMs: settings.sendTimeout,
+    metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
   if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
   const server = await listen(app, settings.listen);
   rt.shutdown.add("http server", () => server.close());
+  if (cluster.isWorker) {
+    process.send?.({ type: READY, port: server.port });
+    rt.logger.info({ port: server.port }, "API process serving");
+    return;
+  }
   rt.logger.info(
     { listen: `${settings.listen.host}:${server.port}`, worker: Boolean(worker) },
     "webhooks API listening",

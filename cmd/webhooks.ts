@@ -266,6 +266,18 @@ function checkPolicy(s: WebhooksSettings): void {
   }
 }
 
+function checkProcesses(s: WebhooksSettings): void {
+  if ((s.processes ?? 1) === 1) return;
+  if (s.worker)
+    throw new Error(
+      "--processes serves the API only: run the delivery worker as separate `webhooks worker` processes",
+    );
+  if (!s.storageSqldbConnString)
+    throw new Error(
+      "--processes needs PostgreSQL (--storage-sqldb-conn-string): the embedded database serves one process",
+    );
+}
+
 async function main(argv: string[]): Promise<void> {
   const program = new Command("webhooks")
     .description("Webhook delivery: configs API, broker consumer and durable Temporal delivery workflows")
@@ -281,9 +293,18 @@ async function main(argv: string[]): Promise<void> {
       ),
   )
     .option("--worker", "also run the worker inside serve", false)
+    .addOption(
+      new Option(
+        "--processes <n>",
+        "processes serving the API on the one port (one per core to use them all)",
+      )
+        .default(1)
+        .argParser(positiveIntArg),
+    )
     .action(async (o: Flags) => {
-      const settings = toSettings(o, Boolean(o.worker));
+      const settings = { ...toSettings(o, Boolean(o.worker)), processes: o.processes as number };
       checkPolicy(settings);
+      checkProcesses(settings);
       await runServe(settings);
     });
 

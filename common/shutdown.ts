@@ -1,3 +1,4 @@
+import cluster from "node:cluster";
 import type { Logger } from "./logger.js";
 
 type Step = { name: string; run: () => Promise<unknown> | unknown };
@@ -5,6 +6,8 @@ type Step = { name: string; run: () => Promise<unknown> | unknown };
 /**
  * Runs registered close steps in reverse order on SIGTERM or SIGINT, once.
  * A second signal while closing forces exit; a stuck close is cut off.
+ * A cluster worker stops on SIGTERM only: Ctrl-C sends SIGINT to the whole
+ * process group, and its primary answers that by sending SIGTERM to each.
  */
 export class Shutdown {
   private readonly steps: Step[] = [];
@@ -14,7 +17,8 @@ export class Shutdown {
     private readonly logger: Logger,
     private readonly timeoutMs = 30_000,
   ) {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    if (cluster.isWorker) process.on("SIGINT", () => {});
+    for (const signal of cluster.isWorker ? (["SIGTERM"] as const) : (["SIGTERM", "SIGINT"] as const)) {
       process.on(signal, () => {
         if (this.closing) {
           logger.warn({ signal }, "second signal while shutting down: exiting now");

@@ -9,6 +9,8 @@ export type SendMode = "queue" | "local";
 export interface WebhooksSettings {
   listen: ListenAddress;
   worker: boolean;
+  /** `serve` only: processes serving the API on the one port (api/cluster.ts); 1 when absent. */
+  processes?: number;
   logLevel: string;
   dataDir: string;
   autoMigrate: boolean;

@@ -14,13 +14,13 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { fromRoot } from "../../common/paths.js";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { createTestDatabase } from "../../test/support/postgres.js";
+import { httpClient } from "../support/http-client.js";
 
 const CLI = fileURLToPath(new URL("../../cmd/entity-server.js", import.meta.url));
 const TARGET_GET_RPS = 3000;
@@ -88,16 +88,14 @@ async function closedLoop(
   };
 }
 
+/** GET answering whether the status was 200 (a transport error counts as a failed request). */
 function httpGetter(baseUrl: string, concurrency: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const client = httpClient(baseUrl, concurrency);
   return (path: string) =>
-    new Promise<boolean>((resolve) => {
-      const req = http.get(`${baseUrl}${path}`, { agent }, (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode === 200));
-      });
-      req.on("error", () => resolve(false));
-    });
+    client.request("GET", path).then(
+      (a) => a.status === 200,
+      () => false,
+    );
 }
 
 // A node:http server that answers "{}" without any work: the ceiling of HTTP on this machine right now.
