@@ -154,6 +154,10 @@ function addSharedOptions(cmd: Command): Command {
         .choices(["queue", "local"])
         .default("queue"),
     )
+    .option(
+      "--no-eager-start",
+      "start deliveries through the task queue even when this process runs their workflow worker",
+    )
     .addOption(
       new Option(
         "--max-cached-workflows <n>",
@@ -232,6 +236,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
     sendMode: opt("sendMode"),
+    eagerStart: o.eagerStart !== false,
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),

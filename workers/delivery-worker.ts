@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { Client } from "@temporalio/client";
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -122,9 +123,18 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
     "delivery workers started",
   );
+  if (polls.has("workflows") && settings.eagerStart) {
+    // The SDK reserves a slot of a worker on this connection for the same namespace and
+    // queue and falls back to a plain start when none is free; the server then hands the
+    // first workflow task back in the start's answer instead of queueing it for a poll.
+    rt.eagerStarter = new Client({ connection, namespace: settings.temporal.namespace });
+  }
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
-    .finally(() => connection.close());
+    .finally(() => {
+      rt.eagerStarter = undefined;
+      return connection.close();
+    });
   done.catch((err) => {
     logger.fatal({ err }, "delivery worker crashed");
     void rt.shutdown.close().then(() => process.exit(1));

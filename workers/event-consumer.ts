@@ -15,7 +15,7 @@ import { openConsumer } from "./broker/index.js";
 import type { BrokerConsumer, BrokerMessage } from "./broker/types.js";
 import { sendQueue } from "./delivery-worker.js";
 import { deliveryKey, parseEventMessage, UnparsableMessage, webhookIdFor } from "./event-message.js";
-import { messagesConsumed, workflowsStarted } from "./metrics.js";
+import { messagesConsumed, workflowsStarted, workflowsStartedEagerly } from "./metrics.js";
 import type { Runtime } from "./runtime.js";
 
 /** Messages handled at once per consumer process. */
@@ -41,13 +41,15 @@ export async function startDelivery(
   event: EventMessage,
   workflowId: string,
   replayOf?: string,
-): Promise<{ webhookId: string; started: boolean }> {
+): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = webhookIdFor(workflowId);
   const host = new URL(config.endpoint).host;
+  const eager = rt.eagerStarter;
   try {
-    await rt.temporal.workflow.start(deliverWebhook, {
+    const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
       taskQueue: rt.settings.taskQueue,
       workflowId,
+      requestEagerStart: eager !== undefined,
       args: [
         {
           webhookId,
@@ -71,9 +73,10 @@ export async function startDelivery(
         { key: WebhookAttemptCount, value: 0 },
       ],
     });
-    return { webhookId, started: true };
+    return { webhookId, started: true, eager: handle.eagerlyStarted };
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return { webhookId, started: false };
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return { webhookId, started: false, eager: false };
     throw err;
   }
 }
@@ -113,7 +116,9 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
       configs.map((c) => startDelivery(rt, c, event, deliveryWorkflowId(c.id, key))),
     );
     const started = results.filter((r) => r.started).length;
+    const eager = results.filter((r) => r.eager).length;
     workflowsStarted.inc(started);
+    workflowsStartedEagerly.inc(eager);
     messagesConsumed.inc({ topic: msg.topic, result: "delivered" });
     logger.info(
       {
@@ -122,6 +127,7 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
         key,
         configs: configs.length,
         started,
+        eager,
         redelivery: msg.deliveryCount > 1,
       },
       "event consumed",

@@ -27,6 +27,12 @@ export const workflowsStarted = new Counter({
   registers: [registry],
 });
 
+export const workflowsStartedEagerly = new Counter({
+  name: "webhooks_workflows_started_eagerly_total",
+  help: "Of the started delivery workflows, those whose first workflow task the server handed straight to this process's worker (eager start)",
+  registers: [registry],
+});
+
 export const messagesConsumed = new Counter({
   name: "webhooks_messages_consumed_total",
   help: "Broker messages handled, by topic and result (delivered = starts done, rejected = unparsable)",

@@ -15,6 +15,12 @@ export interface Runtime {
   db: Database;
   temporal: Client;
   temporalConnection: Connection;
+  /**
+   * A client on the workflow worker's own NativeConnection, set by startDeliveryWorker
+   * while this process polls the delivery workflow queue with --eager-start; deliveries
+   * started through it ask for eager start (the SDK requires that shared connection).
+   */
+  eagerStarter?: Client;
 }
 
 export async function startRuntime(settings: WebhooksSettings, role: string): Promise<Runtime> {

@@ -50,6 +50,12 @@ export interface WebhooksSettings {
    * round trips per delivery, no separate send capacity).
    */
   sendMode: SendMode;
+  /**
+   * Whether deliveries this process starts ask for eager workflow start when it also
+   * runs the delivery workflow worker (their first workflow task then runs here
+   * without a trip through the task queue).
+   */
+  eagerStart: boolean;
   /** Workflows the worker keeps cached between tasks; the SDK's default (from the heap size) when absent. */
   maxCachedWorkflows?: number;
   /** gRPC address of the rate limit service asked before each send; off when absent. */

@@ -213,7 +213,11 @@ async function main(): Promise<void> {
   const parkSeconds = (Date.now() - parkStarted) / 1000;
   await temporal.connection.close();
   process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
+  cpu.start();
   const loaded = await burst("burst-with-pending");
+  const cpuPerDeliveryLoaded = Object.fromEntries(
+    Object.entries(cpu.delta()).map(([name, ms]) => [name, ms / EVENTS]),
+  );
   const rssLoaded = rssMb(api.process.child.pid!);
 
   const rows = [
@@ -240,19 +244,24 @@ async function main(): Promise<void> {
     `serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst, ${rssLoaded.toFixed(0)} MB with pending`,
   );
   console.log(`parking ${PENDING} deliveries on retry timers took ${parkSeconds.toFixed(0)} s`);
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
+  const eagerStarts = counter("webhooks_workflows_started_eagerly_total");
+  const starts = counter("webhooks_workflows_started_total");
+  console.log(`started with eager workflow start: ${eagerStarts} of ${starts}`);
 
-  console.log("\nCPU per delivery during the burst (from /proc, independent of other load):\n");
-  console.log("| component | CPU ms/delivery |");
-  console.log("|---|---:|");
+  console.log("\nCPU per delivery during the bursts (from /proc, independent of other load):\n");
+  console.log(`| component | CPU ms/delivery | with ${PENDING} pending |`);
+  console.log("|---|---:|---:|");
   for (const [name, ms] of Object.entries(cpuPerDelivery).sort((a, b) => b[1] - a[1])) {
-    console.log(`| ${name} | ${ms.toFixed(2)} |`);
+    console.log(`| ${name} | ${ms.toFixed(2)} | ${(cpuPerDeliveryLoaded[name] ?? 0).toFixed(2)} |`);
   }
 
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   const out = fromRoot("bench", "results", `delivery-${SEND_MODE}.json`);
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, parkSeconds, rssIdle, rssLoaded, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, cpuPerDeliveryLoaded, parkSeconds, rssIdle, rssLoaded, starts, eagerStarts, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 
