@@ -99,7 +99,8 @@ describe("scaling by task queue and surviving a killed worker", function () {
     // The first test's workers would consume these events in queue mode.
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     const local = ["--send-mode", "local"];
-    const flowA = await startWorker("workflows", true, local);
+    // Eager start would hand the consumer's own worker every delivery it has a slot for; both must get some.
+    const flowA = await startWorker("workflows", true, [...local, "--no-eager-start"]);
     const flowB = await startWorker("workflows", false, local);
     receiver.respond = (_req, res) => {
       setTimeout(() => res.writeHead(200).end("ok"), 400);
