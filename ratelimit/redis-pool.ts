@@ -184,8 +184,18 @@ export class RedisPool {
   }
 
   /** Runs `fn` with a connection of the pool; errors become CacheError with the Redis message. */
-  async with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
-    const conn = await this.acquire();
+  with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
+    let conn: RedisClient | Promise<RedisClient>;
+    try {
+      conn = this.acquire();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // A connection at hand (the usual case) is used in this turn, without waiting for a microtask.
+    return conn instanceof Promise ? conn.then((c) => this.use(c, fn)) : this.use(conn, fn);
+  }
+
+  private async use<T>(conn: RedisClient, fn: (conn: RedisClient) => Promise<T>): Promise<T> {
     try {
       if (conn.status !== "ready") {
         throw new CacheError(

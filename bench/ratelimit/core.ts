@@ -83,7 +83,12 @@ async function withStore(label: string, store: CounterStore, window: boolean) {
   );
   const service = new RateLimitService(settings, limiter, stats);
   service.setConfig(config);
-  if (store instanceof RedisCounterStore) await store.waitReady(5000);
+  if (store instanceof RedisCounterStore) {
+    await store.waitReady(5000);
+    // waitReady returns with the first ready connection; on a busy machine the other pooled
+    // connections may still be connecting, and a decision given one of them fails.
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   const r = await measure(label, async (i) => {
     const response = await service.shouldRateLimit(RateLimitRequest.decode(frames[i % frames.length]!));
     RateLimitResponse.encode(response).finish();
