@@ -99,8 +99,9 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(ops);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      // Commands issued in one turn of the event loop leave in one write (ioredis's
-      // auto-pipelining; with shared connections, together with other decisions').
+      // The decision's commands leave in one write (the pool corks the socket; with shared
+      // connections, together with the other decisions of the turn; a cluster client
+      // groups them per node).
       const counts =
         pool.topology === "cluster"
           ? (await this.send(pool, idx, (conn, i) => incrementAll(conn, ops, [i]))).map((c) => c[0]!)
