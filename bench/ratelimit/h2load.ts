@@ -7,7 +7,7 @@
 // answered with a gRPC error are counted by the caller from the service's statistics.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -103,7 +103,12 @@ export async function h2loadMissing(cmd = "h2load"): Promise<string | undefined>
   }
 }
 
-/** Runs h2load once with `frame` as the request body; throws with its output when it fails. */
+/**
+ * Runs h2load with `frame` as the request body; throws with its output when it fails.
+ * A run that made no request at all (seen now and then with --rps: no connection is
+ * opened and h2load still exits 0) is repeated once, then reported as an error rather
+ * than as 0 requests/s.
+ */
 export async function runH2load(
   plan: Omit<H2loadPlan, "bodyFile" | "logFile">,
   frame: Uint8Array,
@@ -117,10 +122,17 @@ export async function runH2load(
       logFile: path.join(dir, "log.tsv"),
     };
     writeFileSync(full.bodyFile, frame);
-    const { code, output } = await run(cmd, h2loadArgs(full));
-    if (code !== 0) throw new Error(`h2load exited with ${code}:\n${output}`);
-    if (process.env.H2LOAD_DEBUG) process.stderr.write(`${h2loadArgs(full).join(" ")}\n${output}\n`);
-    return parseH2loadLog(readFileSync(full.logFile, "utf8"));
+    let output = "";
+    for (let attempt = 0; attempt < 2; attempt++) {
+      rmSync(full.logFile, { force: true });
+      const res = await run(cmd, h2loadArgs(full));
+      output = res.output;
+      if (res.code !== 0) throw new Error(`h2load exited with ${res.code}:\n${output}`);
+      if (process.env.H2LOAD_DEBUG) process.stderr.write(`${h2loadArgs(full).join(" ")}\n${output}\n`);
+      const log = parseH2loadLog(existsSync(full.logFile) ? readFileSync(full.logFile, "utf8") : "");
+      if (log.latenciesMs.length + log.failed > 0) return log;
+    }
+    throw new Error(`h2load made no requests:\n${output}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

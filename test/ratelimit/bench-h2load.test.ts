@@ -47,6 +47,16 @@ describe("ratelimit bench: h2load generator", () => {
     expect(() => parseH2loadLog("garbage\n")).to.throw(/unexpected h2load log line/);
   });
 
+  it("reports a run that made no request as an error, not as 0 requests/s", async () => {
+    // `true` exits 0 without writing a log, as h2load does when it never connects.
+    const plan = { address: "127.0.0.1:9", seconds: 1, connections: 1, concurrency: 1 };
+    let error: Error | undefined;
+    await runH2load(plan, Buffer.alloc(5), "true").catch((err: Error) => {
+      error = err;
+    });
+    expect(error?.message).to.match(/h2load made no requests/);
+  });
+
   it("names the missing program", async () => {
     expect(await h2loadMissing("/nonexistent/h2load")).to.match(/not found.*nghttp2-client/);
   });
