@@ -99,7 +99,8 @@ export class FixedWindowLimiter {
     }
 
     // Which increments to send (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes them).
-    const effective = addends.slice();
+    // A copy only when the pre-check may change it; otherwise the requested addends are sent.
+    const effective = this.opts.stopCacheKeyIncrementWhenOverlimit ? addends.slice() : addends;
     if (this.opts.stopCacheKeyIncrementWhenOverlimit) {
       if (anyLocalHit) effective.fill(0);
       else {

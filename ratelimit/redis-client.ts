@@ -25,8 +25,9 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
     connectTimeout: s.timeoutMs,
     commandTimeout: s.timeoutMs,
     maxRetriesPerRequest: 0,
-    // Commands issued in one event-loop turn leave in one write (the per-request pipeline).
-    enableAutoPipelining: true,
+    // No auto-pipelining on single/sentinel connections: the pool corks the socket instead
+    // (redis-pool.ts), which gives the same single write without a Pipeline per batch.
+    enableAutoPipelining: false,
     ...splitAuth(s.auth),
   };
   const tls = clientTlsOptions(s);
@@ -36,6 +37,7 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
     const opts: ClusterOptions = {
       redisOptions: common,
       enableOfflineQueue: false,
+      // A cluster client writes to several nodes: its auto-pipelining groups commands per node.
       enableAutoPipelining: true,
       clusterRetryStrategy: retry,
       slotsRefreshTimeout: Math.max(1000, Math.min(s.timeoutMs, 5000)),

@@ -26,6 +26,24 @@ async function bounded<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T
   return out;
 }
 
+/**
+ * INCRBY + EXPIRE of every op at `idx` on one connection, issued in one turn (so they
+ * leave in one write), awaited together; the counts after the increments.
+ */
+function incrementAll(conn: RedisClient, ops: CounterOp[], idx: number[]): Promise<number[]> {
+  const pending: Promise<unknown>[] = new Array(idx.length * 2);
+  for (let j = 0; j < idx.length; j++) {
+    const op = ops[idx[j]!]!;
+    pending[2 * j] = conn.incrby(op.key, op.addend);
+    pending[2 * j + 1] = conn.expire(op.key, op.expireSeconds);
+  }
+  return Promise.all(pending).then((replies) => {
+    const counts: number[] = new Array(idx.length);
+    for (let j = 0; j < idx.length; j++) counts[j] = Number(replies[2 * j]);
+    return counts;
+  });
+}
+
 /** Groups of one key run in parallel in a cluster: 0 means up to the pool size, which also caps it. */
 export function clusterParallelism(s: KvStoreSettings): number {
   const p = s.clusterPipelineParallelism;
@@ -81,15 +99,14 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(ops);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      // Commands issued in one turn of the event loop leave in one write (ioredis's
-      // auto-pipelining; with shared connections, together with other decisions').
-      const replies = await this.send(pool, idx, (conn, i) => {
-        const op = ops[i]!;
-        return Promise.all([conn.incrby(op.key, op.addend), conn.expire(op.key, op.expireSeconds)]);
-      });
-      idx.forEach((i, j) => {
-        out[i] = Number(replies[j]![0]);
-      });
+      // The decision's commands leave in one write (the pool corks the socket; with shared
+      // connections, together with the other decisions of the turn; a cluster client
+      // groups them per node).
+      const counts =
+        pool.topology === "cluster"
+          ? (await this.send(pool, idx, (conn, i) => incrementAll(conn, ops, [i]))).map((c) => c[0]!)
+          : await pool.with((conn) => incrementAll(conn, ops, idx));
+      for (let j = 0; j < idx.length; j++) out[idx[j]!] = counts[j]!;
     };
     await run(this.main, mainIdx);
     if (this.perSecond) await run(this.perSecond, secondIdx);

@@ -4,11 +4,18 @@
 // CREATE waits KVSTORE_POOL_ON_EMPTY_WAIT_DURATION, then opens an extra connection
 // (closed again when the pool is full; at most KVSTORE_POOL_SIZE extra connections at
 // once); ERROR waits as long, then fails.
-// With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and ioredis's
-// auto-pipelining batches the commands of concurrent decisions into one write.
+// With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and the commands of
+// all decisions made in one event-loop turn leave in one write.
+// One write: the socket is corked while a decision issues its commands (or, shared, for
+// the rest of the turn) and uncorked after, so Node writes them with one writev. This is
+// what ioredis's auto-pipelining achieves too, but without its Pipeline object and
+// promise chain per batch, whose garbage survived into the old generation and caused
+// the mark-compact pauses that set the p99 (README, Performance). A cluster client keeps
+// ioredis's auto-pipelining, which groups commands by node.
 // A "connection" is one client of the store's topology (redis-client.ts): with
 // KVSTORE_TYPE=cluster each pooled client holds a connection to every node.
 
+import type { Duplex } from "node:stream";
 import { Cluster } from "ioredis";
 import type { Logger } from "../common/logger.js";
 import { CacheError } from "./counter-store.js";
@@ -32,6 +39,8 @@ export class RedisPool {
   readonly shared: boolean;
   private nextShared = 0;
   private rotating = false;
+  /** Sockets corked for the current turn (shared connections), uncorked at its end. */
+  private readonly corkedStreams: Duplex[] = [];
   private closed = false;
   lastError = "";
   readonly address: string;
@@ -116,6 +125,7 @@ export class RedisPool {
         setImmediate(() => {
           this.rotating = false;
           this.nextShared++;
+          for (const stream of this.corkedStreams.splice(0)) stream.uncork();
         });
       }
       const conns = this.idle;
@@ -184,20 +194,50 @@ export class RedisPool {
   }
 
   /** Runs `fn` with a connection of the pool; errors become CacheError with the Redis message. */
-  async with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
-    const conn = await this.acquire();
+  with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
+    let conn: RedisClient | Promise<RedisClient>;
+    try {
+      conn = this.acquire();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // A connection at hand (the usual case) is used in this turn, without waiting for a microtask.
+    return conn instanceof Promise ? conn.then((c) => this.use(c, fn)) : this.use(conn, fn);
+  }
+
+  private async use<T>(conn: RedisClient, fn: (conn: RedisClient) => Promise<T>): Promise<T> {
     try {
       if (conn.status !== "ready") {
         throw new CacheError(
           `redis ${this.address}: not connected${this.lastError ? ` (${this.lastError})` : ` (${conn.status})`}`,
         );
       }
-      return await fn(conn);
+      return await this.oneWrite(conn, fn);
     } catch (err) {
       if (err instanceof CacheError) throw err;
       throw new CacheError(`redis ${this.address}: ${(err as Error).message}`);
     } finally {
       this.release(conn);
+    }
+  }
+
+  /** Runs `fn` so that the commands it issues synchronously leave in one write (see the top). */
+  private oneWrite<T>(conn: RedisClient, fn: (conn: RedisClient) => Promise<T>): Promise<T> {
+    if (conn instanceof Cluster) return fn(conn);
+    const stream = conn.stream;
+    if (this.shared) {
+      // Uncorked by the turn's setImmediate (acquire scheduled it before handing out conn).
+      if (!stream.writableCorked) {
+        stream.cork();
+        this.corkedStreams.push(stream);
+      }
+      return fn(conn);
+    }
+    stream.cork();
+    try {
+      return fn(conn);
+    } finally {
+      stream.uncork();
     }
   }
 

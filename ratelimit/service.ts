@@ -17,6 +17,8 @@ import type { Settings } from "./settings.js";
 import { SERVICE_STATS, type StatsStore } from "./stats.js";
 
 export const MAX_UINT32 = 4_294_967_295;
+/** The empty raw body and header values of every response: one shared, never-written buffer. */
+const EMPTY_BYTES = Buffer.alloc(0);
 
 /** A request the service refuses (empty domain, no descriptors, no configuration). */
 export class ServiceError extends Error {
@@ -139,7 +141,7 @@ export class RateLimitService {
       statuses,
       responseHeadersToAdd: headers,
       requestHeadersToAdd: [],
-      rawBody: Buffer.alloc(0),
+      rawBody: EMPTY_BYTES,
       dynamicMetadata: undefined,
       quota: undefined,
     };
@@ -159,7 +161,7 @@ export class RateLimitService {
       const quota = limits[i] && (limits[i]!.quotaMode || this.settings.quotaMode);
       if (s.code === RateLimitResponse_Code.OVER_LIMIT && !quota && s.currentLimit) chosen = s;
     });
-    const raw = Buffer.alloc(0);
+    const raw = EMPTY_BYTES;
     return [
       {
         key: this.settings.limitLimitHeader,

@@ -58,6 +58,7 @@ ensure_packages() {
   command -v nats-server >/dev/null || missing+=(nats-server)
   command -v memcached >/dev/null || missing+=(memcached)
   command -v chromium >/dev/null || missing+=(chromium) # the Temporal Web UI browser test
+  command -v h2load >/dev/null || missing+=(nghttp2-client) # the rate limit bench's --generator h2load
   if ((${#missing[@]})); then
     no_autostart
     apt_install "${missing[@]}"

@@ -1,9 +1,9 @@
 // Where the time of one decision goes, in-process and without gRPC: CPU time per
 // decision of protobuf decode + encode alone, and of decode + decision + encode with
 // the in-memory store, with Redis (one connection per decision, the default) and with
-// Redis shared and auto-pipelined (KVSTORE_PIPELINE_WINDOW > 0). Compare with the
-// service CPU per request that load.js measures end to end: the difference is the
-// gRPC/HTTP2 layer. Prints a table; writes bench/results/ratelimit-core-<time>.json.
+// Redis shared, the decisions of a turn in one write (KVSTORE_PIPELINE_WINDOW > 0).
+// Compare with the service CPU per request that load.js measures end to end: the
+// difference is the gRPC/HTTP2 layer. Prints a table; writes bench/results/ratelimit-core-<time>.json.
 //
 //   node dist/bench/ratelimit/core.js [--decisions 30000] [--concurrency 32] [--repeats 3]
 
@@ -83,7 +83,12 @@ async function withStore(label: string, store: CounterStore, window: boolean) {
   );
   const service = new RateLimitService(settings, limiter, stats);
   service.setConfig(config);
-  if (store instanceof RedisCounterStore) await store.waitReady(5000);
+  if (store instanceof RedisCounterStore) {
+    await store.waitReady(5000);
+    // waitReady returns with the first ready connection; on a busy machine the other pooled
+    // connections may still be connecting, and a decision given one of them fails.
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   const r = await measure(label, async (i) => {
     const response = await service.shouldRateLimit(RateLimitRequest.decode(frames[i % frames.length]!));
     RateLimitResponse.encode(response).finish();

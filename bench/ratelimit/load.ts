@@ -8,7 +8,10 @@
 //
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
 //     [--connections 4] [--rate 5000] [--redis 127.0.0.1:6379] [--only name,name]
-// BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof).
+//     [--generator node|h2load]
+// The generator is this process (a raw node:http2 client, the default) or h2load (h2load.ts).
+// BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
+// prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
 // Statistics are pushed (the default) every second to a UDP sink in this process;
 // stats-off-* turns them off and stats-pull-* serves them to a scrape every second.
@@ -24,8 +27,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromRoot } from "../../common/paths.js";
 import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { SERVICE_STATS } from "../../ratelimit/stats.js";
 import { startMemcached } from "../../test/support/memcached.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
+import { h2loadMissing, runH2load } from "./h2load.js";
 
 interface Options {
   seconds: number;
@@ -35,6 +40,7 @@ interface Options {
   rate: number;
   redis: string;
   only: string[];
+  generator: "node" | "h2load";
 }
 
 function parseOptions(argv: string[]): Options {
@@ -46,6 +52,7 @@ function parseOptions(argv: string[]): Options {
     rate: 5000,
     redis: process.env.KVSTORE_URL ?? "127.0.0.1:6379",
     only: [],
+    generator: "node",
   };
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i]!.replace(/^--?/, "");
@@ -53,7 +60,10 @@ function parseOptions(argv: string[]): Options {
     if (value === undefined) throw new Error(`--${name} needs a value`);
     if (name === "redis") o.redis = value;
     else if (name === "only") o.only = value.split(",");
-    else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
+    else if (name === "generator") {
+      if (value !== "node" && value !== "h2load") throw new Error("--generator is node or h2load");
+      o.generator = value;
+    } else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
     else throw new Error(`unknown option --${name}`);
   }
   return o;
@@ -102,6 +112,8 @@ class Service {
   readonly child: ChildProcess;
   output = "";
   address = "";
+  /** `host:port` of the debug listener (its /stats counts calls answered with an error). */
+  debugAddress = "";
   /** The Prometheus scrape URL with USE_PULL_STATS. */
   pullStatsUrl = "";
 
@@ -141,8 +153,9 @@ class Service {
     while (Date.now() < deadline) {
       const line = this.output.split("\n").find((l) => l.includes("rate limit service started"));
       if (line) {
-        const started = JSON.parse(line) as { grpc: string; pullStats?: string };
+        const started = JSON.parse(line) as { grpc: string; debug: string; pullStats?: string };
         this.address = started.grpc;
+        this.debugAddress = started.debug;
         if (started.pullStats) this.pullStatsUrl = `http://${started.pullStats}`;
         return;
       }
@@ -164,6 +177,16 @@ class Service {
     const status = readFileSync(`/proc/${this.child.pid}/status`, "utf8");
     const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
     return [kb("VmRSS") / 1024, kb("VmHWM") / 1024];
+  }
+
+  /** Calls the service answered with a gRPC error so far (Redis and service errors). */
+  async errorCount(): Promise<number> {
+    const text = await (await fetch(`http://${this.debugAddress}/stats`)).text();
+    let n = 0;
+    for (const name of [SERVICE_STATS.redisError, SERVICE_STATS.serviceError]) {
+      n += Number(new RegExp(`^${name.replace(/\./g, "\\.")}: (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    }
+    return n;
   }
 
   stop(): Promise<void> {
@@ -243,7 +266,61 @@ class RawGrpcClient {
   }
 }
 
-async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunResult, "rssMb" | "peakRssMb">> {
+type DriveResult = Omit<RunResult, "rssMb" | "peakRssMb">;
+
+function summarize(
+  s: Scenario,
+  sorted: Float64Array,
+  errors: number,
+  seconds: number,
+  cpu: number,
+): DriveResult {
+  const ok = sorted.length;
+  return {
+    scenario: s.name,
+    requests: ok,
+    errors,
+    seconds: Number(seconds.toFixed(2)),
+    requestsPerSecond: Math.round(ok / seconds),
+    decisionsPerSecond: Math.round((ok * s.descriptors) / seconds),
+    p50Ms: Number(percentile(sorted, 50).toFixed(3)),
+    p99Ms: Number(percentile(sorted, 99).toFixed(3)),
+    serviceCpuUsPerRequest: Math.round((cpu * 1e6) / Math.max(1, ok + errors)),
+  };
+}
+
+/** An operator's Prometheus scrapes (stats-pull-*); every second, so their cost is in the run. */
+function startScraper(svc: Service): NodeJS.Timeout | undefined {
+  if (!svc.pullStatsUrl) return undefined;
+  return setInterval(
+    () =>
+      void fetch(svc.pullStatsUrl).then(
+        (r) => r.text(),
+        () => "",
+      ),
+    1000,
+  );
+}
+
+/** h2load drives the service: one warm-up run (not measured), then the measured one. */
+async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<DriveResult> {
+  const frame = RawGrpcClient.frame(makeRequest(1, s.descriptors));
+  const plan = { address: svc.address, connections: o.connections, concurrency: o.concurrency };
+  await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
+  const errorsBefore = await svc.errorCount();
+  const scraper = startScraper(svc);
+  const cpuBefore = svc.cpuSeconds();
+  const log = await runH2load({ ...plan, seconds: o.seconds, rate: s.rate }, frame);
+  const cpu = svc.cpuSeconds() - cpuBefore;
+  clearInterval(scraper);
+  const serviceErrors = (await svc.errorCount()) - errorsBefore;
+  // A call answered with a gRPC error is an HTTP 200 to h2load: take it out of the latencies' count.
+  const latencies = log.latenciesMs.subarray(0, Math.max(0, log.latenciesMs.length - serviceErrors));
+  return summarize(s, latencies, log.failed + serviceErrors, o.seconds, cpu);
+}
+
+async function drive(svc: Service, s: Scenario, o: Options): Promise<DriveResult> {
+  if (o.generator === "h2load") return driveH2load(svc, s, o);
   const address = svc.address;
   const clients = Array.from({ length: o.connections }, () => new RawGrpcClient(address));
   // Values cycle over 10 000 users, so counters are real keys without growing forever.
@@ -268,17 +345,7 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunRes
   latencies.length = 0;
   errors = 0;
 
-  // An operator's Prometheus scrapes; here every second, so its cost is in the run.
-  const scraper = svc.pullStatsUrl
-    ? setInterval(
-        () =>
-          void fetch(svc.pullStatsUrl).then(
-            (r) => r.text(),
-            () => "",
-          ),
-        1000,
-      )
-    : undefined;
+  const scraper = startScraper(svc);
   const cpuBefore = svc.cpuSeconds();
   const started = performance.now();
   const end = started + o.seconds * 1000;
@@ -318,19 +385,7 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<Omit<RunRes
   const cpu = svc.cpuSeconds() - cpuBefore;
   clearInterval(scraper);
   for (const c of clients) c.close();
-  const sorted = Float64Array.from(latencies).sort();
-  const ok = latencies.length;
-  return {
-    scenario: s.name,
-    requests: ok,
-    errors,
-    seconds: Number(seconds.toFixed(2)),
-    requestsPerSecond: Math.round(ok / seconds),
-    decisionsPerSecond: Math.round((ok * s.descriptors) / seconds),
-    p50Ms: Number(percentile(sorted, 50).toFixed(3)),
-    p99Ms: Number(percentile(sorted, 99).toFixed(3)),
-    serviceCpuUsPerRequest: Math.round((cpu * 1e6) / Math.max(1, ok + errors)),
-  };
+  return summarize(s, Float64Array.from(latencies).sort(), errors, seconds, cpu);
 }
 
 const median = (xs: number[]) => {
@@ -371,6 +426,13 @@ async function startStatsdSink(): Promise<{ port: number; datagrams: () => numbe
 
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
+  if (o.generator === "h2load") {
+    const missing = await h2loadMissing();
+    if (missing) {
+      console.log(`skipping the benchmark with --generator h2load: ${missing}`);
+      return;
+    }
+  }
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
   const statsd = await startStatsdSink();
   process.env.STATSD_HOST = "127.0.0.1";
@@ -508,7 +570,7 @@ async function main(): Promise<void> {
     `machine load average before/after: ${loadBefore.join(" ")} / ${load.join(" ")} (other processes share these cores)`,
   );
   console.log(
-    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections`,
+    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections; generator ${o.generator}`,
   );
   console.table(table);
 
