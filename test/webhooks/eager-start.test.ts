@@ -59,20 +59,7 @@ describe("eager workflow start of deliveries", function () {
       expect(await startedEagerly(env, env.workflowId(config.id, event.idempotency_key))).to.equal(true);
       expect(await metric(env, "webhooks_workflows_started_eagerly_total")).to.be.at.least(1);
     });
-
-    it("starts nothing new when the broker redelivers an eagerly started event", async () => {
-      const { config, requests, event: make } = await setup(env);
-      const event = make();
-      await env.publish(event);
-      await env.result(config.id, event.idempotency_key);
-      await env.publish(event);
-      const marker = make();
-      await env.publish(marker);
-      await env.result(config.id, marker.idempotency_key);
-      const keys = requests().map((r) => JSON.parse(r.body).idempotency_key);
-      expect(keys.filter((k) => k === event.idempotency_key)).to.have.length(1);
-      await env.api.process.waitForOutput(/"started":0/);
-    });
+    // A redelivered event starts nothing: delivery.test.ts runs that case with eager start on (the default).
   });
 
   describe("with --no-eager-start", () => {
