@@ -110,6 +110,12 @@ describe("ratelimit with KVSTORE_TYPE=sentinel", function () {
       const res = await fetch(`${svc.httpUrl}/healthcheck`);
       return res.status === 500 && (await res.text()).includes("cache: no active connection");
     });
+    // Redis's own part first (slower on a loaded machine), so a failure names whose part failed.
+    await waitFor(
+      "the sentinels to promote the replica",
+      async () => (await group.masterPort()) !== master,
+      60_000,
+    );
     await svc.until(
       "healthy again after the sentinels promoted the replica",
       async () => (await fetch(`${svc.httpUrl}/healthcheck`)).status === 200,
