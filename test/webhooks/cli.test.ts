@@ -2,8 +2,8 @@ import { expect } from "chai";
 import { VERSION } from "../../common/version.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
-import { runCommand, ServiceProcess } from "../support/process.js";
-import { testTemporal } from "../support/temporal.js";
+import { runCommand } from "../support/process.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 describe("webhooks command", () => {
   it("prints the package version", async () => {
@@ -79,36 +79,20 @@ describe("webhooks command", () => {
 describe("webhooks serve --worker --auto-migrate (real PostgreSQL and Temporal)", function () {
   this.timeout(120_000);
   let db: TestDatabase;
-  let serve: ServiceProcess;
-  let port: number;
+  let api: WebhooksUnderTest;
 
   before(async () => {
     db = await createTestDatabase({ migrated: false });
-    const temporal = await testTemporal();
-    port = await freePort();
-    serve = new ServiceProcess("webhooks", [
-      "serve",
-      "--worker",
-      "--auto-migrate",
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--storage-sqldb-conn-string",
-      db.url,
-      "--temporal-address",
-      temporal.address,
-      "--task-queue",
-      `cli-test-${port}`,
-    ]);
-    await serve.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
+    api = await startWebhooks({ worker: true, db, args: ["--auto-migrate"] });
   });
 
   after(async () => {
-    await serve?.stop();
+    await api?.stop();
     await db?.drop();
   });
 
   it("answers /_healthcheck with every dependency checked", async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/_healthcheck`);
+    const res = await fetch(`${api.url}/_healthcheck`);
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({
       status: "ok",
@@ -117,18 +101,18 @@ describe("webhooks serve --worker --auto-migrate (real PostgreSQL and Temporal)"
   });
 
   it("applied the committed migrations to the empty database", async () => {
-    expect(serve.output).to.match(/"migration":"\d+_init".*"msg":"migration applied"/);
+    expect(api.process.output).to.match(/"migration":"\d+_init".*"msg":"migration applied"/);
   });
 
   it("answers /_info with the version", async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/_info`);
+    const res = await fetch(`${api.url}/_info`);
     expect(await res.json()).to.deep.equal({ version: VERSION });
   });
 
   it("stops cleanly on SIGTERM", async () => {
-    const code = await serve.stop("SIGTERM");
+    const code = await api.process.stop("SIGTERM");
     expect(code).to.equal(0);
-    expect(serve.output).to.include('"msg":"stopped"');
+    expect(api.process.output).to.include('"msg":"stopped"');
   });
 });
 
