@@ -1,7 +1,10 @@
 // `ratelimit`: the Envoy-compatible rate limit decision service. Configured only by
 // environment variables (see ratelimit/README.md).
 
+import cluster from "node:cluster";
+import type { Logger } from "../common/logger.js";
 import { createServiceLogger } from "../ratelimit/log.js";
+import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes.js";
 import { startService } from "../ratelimit/runner.js";
 import { loadSettings, SettingsError } from "../ratelimit/settings.js";
 
@@ -15,6 +18,14 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  if (cluster.isPrimary && settings.processes > 1) {
+    await runPrimary(settings, createServiceLogger(settings));
+    return;
+  }
+  if (cluster.isWorker) {
+    await serveAsMember(settings);
+    return;
   }
   const logger = createServiceLogger(settings);
   const running = await startService(settings, logger);
@@ -30,6 +41,28 @@ async function main(): Promise<void> {
     },
     "rate limit service started",
   );
+  stopOnSignals(running, logger);
+}
+
+/** One of RATELIMIT_PROCESSES serving processes: statistics and readiness go to the primary. */
+async function serveAsMember(settings: ReturnType<typeof loadSettings>): Promise<void> {
+  const logger = createServiceLogger(settings).child({ process: Number(process.env[SLOT_ENV]) });
+  const send = (m: object) => {
+    if (process.connected) process.send?.(m);
+  };
+  const running = await startService(settings, logger, { member: { sendStats: send } });
+  const ready: MemberReady = {
+    type: MEMBER_READY,
+    grpc: running.grpc.address,
+    httpPort: running.http.port,
+    debugPort: running.debug.port,
+  };
+  send(ready);
+  logger.info("serving");
+  stopOnSignals(running, logger);
+}
+
+function stopOnSignals(running: Awaited<ReturnType<typeof startService>>, logger: Logger): void {
   const onSignal = (signal: NodeJS.Signals) => {
     logger.warn({ signal }, "shutting down: health checks now fail, in-flight calls finish");
     running.stop().then(

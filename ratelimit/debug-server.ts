@@ -22,6 +22,7 @@ export async function startDebugServer(
   service: RateLimitService,
   stats: StatsStore,
   logger: Logger,
+  opts: { exclusive?: boolean } = {},
 ): Promise<Listener> {
   const server = http.createServer((req, res) => {
     if (handlePprof(req, res)) return;
@@ -43,7 +44,7 @@ export async function startDebugServer(
     res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
     res.end(body);
   });
-  const l = await listen(server, host, port);
+  const l = await listen(server, host, port, opts.exclusive);
   logger.info({ address: `${host}:${l.port}` }, "debug server listening");
   return l;
 }

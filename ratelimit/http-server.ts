@@ -42,10 +42,16 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export function listen(server: http.Server, host: string, port: number): Promise<Listener> {
+/** `exclusive`: in a cluster process, a port of its own instead of the listener the processes share. */
+export function listen(
+  server: http.Server,
+  host: string,
+  port: number,
+  exclusive = false,
+): Promise<Listener> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, exclusive }, () => {
       server.off("error", reject);
       resolve({
         server,

@@ -20,6 +20,7 @@ import type { RateLimitConfig } from "./rules.js";
 import { RateLimitService } from "./service.js";
 import type { Settings } from "./settings.js";
 import { StatsStore } from "./stats.js";
+import { type StatsBatch, StatsRelay } from "./stats-relay.js";
 import { startStdoutStats } from "./stats-stdout.js";
 import { StatsdSink } from "./statsd-sink.js";
 import { startTracing, type Tracing } from "./tracing.js";
@@ -41,9 +42,15 @@ export interface RunningService {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** What tests may replace: the DNS SRV lookup of OBJCACHE_SRV. */
 export interface ServiceDeps {
+  /** What tests may replace: the DNS SRV lookup of OBJCACHE_SRV. */
   resolveSrv?: ResolveSrv;
+  /**
+   * Set in one of several serving processes (RATELIMIT_PROCESSES): its statistics go to the
+   * primary through `sendStats` instead of to the outputs, and its debug listener is a
+   * private one on a loopback port of its own, which the primary's debug listener forwards to.
+   */
+  member?: { sendStats(batch: StatsBatch): void };
 }
 
 export async function startService(
@@ -114,7 +121,9 @@ export async function startService(
   const tracing = await startTracing(settings.tracing, logger);
   const grpc = await startGrpcServer(settings, service, stats, health, logger, tracing);
   const http = await startHttpServer(settings.host, settings.port, service, health, logger, tracing);
-  const debug = await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
+  const debug = deps.member
+    ? await startDebugServer("127.0.0.1", 0, service, stats, logger, { exclusive: true })
+    : await startDebugServer(settings.debugHost, settings.debugPort, service, stats, logger);
   if (settings.forceStartWithoutInitialConfig) {
     if (xds) void provider.load();
     else await provider.load();
@@ -124,20 +133,18 @@ export async function startService(
   const healthPoll = setInterval(() => health.notify(), 1000);
   healthPoll.unref();
 
-  const statsOutput = await startStatsOutput(settings, stats, logger);
+  const statsOutput = deps.member
+    ? relayStats(settings, stats, deps.member.sendStats)
+    : await startStatsOutput(settings, stats, logger);
 
   let stopping: Promise<void> | undefined;
   const stop = (graceMs = 10_000) => {
     stopping ??= (async () => {
       health.setTerminating();
       clearInterval(healthPoll);
-      await Promise.all([
-        grpc.shutdown(graceMs),
-        http.close(),
-        debug.close(),
-        provider.stop(),
-        statsOutput.close(),
-      ]);
+      await Promise.all([grpc.shutdown(graceMs), http.close(), debug.close(), provider.stop()]);
+      // After the listeners, so the statistics of the calls that finished last are sent too.
+      await statsOutput.close();
       await Promise.all([store.close(), tracing?.shutdown()]);
       logger.info("rate limit service stopped");
     })();
@@ -159,11 +166,22 @@ export async function startService(
   };
 }
 
+/** A serving process's statistics go to the primary (nothing to send with DISABLE_STATS). */
+function relayStats(
+  settings: Settings,
+  stats: StatsStore,
+  send: (batch: StatsBatch) => void,
+): { pull?: Listener; close(): Promise<void> } {
+  if (settings.disableStats) return { close: async () => {} };
+  const relay = new StatsRelay(stats, send);
+  return { close: async () => relay.close() };
+}
+
 /**
  * Where statistics go: nowhere (DISABLE_STATS), Prometheus pull (USE_PULL_STATS, which
  * replaces pushing), statsd push (USE_PUSH_STATS, the default) or standard output.
  */
-async function startStatsOutput(
+export async function startStatsOutput(
   settings: Settings,
   stats: StatsStore,
   logger: Logger,

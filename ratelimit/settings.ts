@@ -3,6 +3,7 @@
 // what was expected; all problems are collected and reported together.
 
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import { parseDuration } from "../common/duration.js";
 import { parseHostPort, parseRedisAddress, type RedisAddress } from "./redis-address.js";
 import { defaultMappingYaml, StatsMapper } from "./stats-mapper.js";
@@ -94,6 +95,8 @@ export interface Settings {
   grpcClientTlsSan: string;
   debugHost: string;
   debugPort: number;
+  /** RATELIMIT_PROCESSES: service processes sharing the listeners (node:cluster); 1 = this process serves. */
+  processes: number;
 
   logLevel: string;
   logFormat: "text" | "json";
@@ -434,6 +437,24 @@ function objCache(r: Reader, used: boolean): ObjCacheSettings {
   return s;
 }
 
+/**
+ * RATELIMIT_PROCESSES (ours; the reference is one Go process using every core): how many
+ * Node processes serve, `auto` for one per core. Counters kept in process memory cannot be
+ * shared, so the memory backend allows only one.
+ */
+function processes(r: Reader, backendType: BackendType): number {
+  const found = r.raw("RATELIMIT_PROCESSES");
+  const n =
+    found?.[1].trim().toLowerCase() === "auto"
+      ? os.availableParallelism()
+      : r.int(1, 1, 64, "RATELIMIT_PROCESSES");
+  if (found && n > 1 && backendType === "memory")
+    r.problems.push(
+      `RATELIMIT_PROCESSES=${found[1]}: BACKEND_TYPE=memory keeps the counters in each process, so every process would count its own share of a limit; use redis or objcache, or one process`,
+    );
+  return n;
+}
+
 /** Reads every setting; throws SettingsError listing all bad values. */
 export function loadSettings(env: Env = process.env): Settings {
   const r = new Reader(env);
@@ -490,6 +511,7 @@ export function loadSettings(env: Env = process.env): Settings {
     grpcClientTlsSan: r.str("", "GRPC_CLIENT_TLS_SAN"),
     debugHost: r.str("0.0.0.0", "DEBUG_HOST"),
     debugPort: r.int(6070, 0, 65535, "DEBUG_PORT"),
+    processes: processes(r, backendType),
 
     logLevel: logLevel(r),
     logFormat: r.oneOf("text", ["text", "json"] as const, false, "LOG_FORMAT"),

@@ -18,7 +18,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import dgram from "node:dgram";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -30,6 +30,7 @@ import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls
 import { SERVICE_STATS } from "../../ratelimit/stats.js";
 import { startMemcached } from "../../test/support/memcached.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
+import { cpuSeconds, processFamily, rssMb } from "../support/proc.js";
 import { h2loadMissing, runH2load } from "./h2load.js";
 
 interface Options {
@@ -165,18 +166,9 @@ class Service {
     throw new Error(`service did not start:\n${this.output}`);
   }
 
-  /** CPU seconds (user + system) the service has used so far, from /proc. */
-  cpuSeconds(): number {
-    const stat = readFileSync(`/proc/${this.child.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  }
-
-  /** [current RSS, peak RSS] in MB from /proc. */
-  rss(): [number, number] {
-    const status = readFileSync(`/proc/${this.child.pid}/status`, "utf8");
-    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    return [kb("VmRSS") / 1024, kb("VmHWM") / 1024];
+  /** The service's processes: with RATELIMIT_PROCESSES, the primary and its serving processes. */
+  pids(): number[] {
+    return processFamily(this.child.pid!);
   }
 
   /** Calls the service answered with a gRPC error so far (Redis and service errors). */
@@ -309,9 +301,10 @@ async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<Drive
   await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
   const errorsBefore = await svc.errorCount();
   const scraper = startScraper(svc);
-  const cpuBefore = svc.cpuSeconds();
+  const pids = svc.pids();
+  const cpuBefore = cpuSeconds(pids);
   const log = await runH2load({ ...plan, seconds: o.seconds, rate: s.rate }, frame);
-  const cpu = svc.cpuSeconds() - cpuBefore;
+  const cpu = cpuSeconds(pids) - cpuBefore;
   clearInterval(scraper);
   const serviceErrors = (await svc.errorCount()) - errorsBefore;
   // A call answered with a gRPC error is an HTTP 200 to h2load: take it out of the latencies' count.
@@ -346,7 +339,8 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<DriveResult
   errors = 0;
 
   const scraper = startScraper(svc);
-  const cpuBefore = svc.cpuSeconds();
+  const pids = svc.pids();
+  const cpuBefore = cpuSeconds(pids);
   const started = performance.now();
   const end = started + o.seconds * 1000;
   let sent = 0;
@@ -382,7 +376,7 @@ async function drive(svc: Service, s: Scenario, o: Options): Promise<DriveResult
     await Promise.all(inflight);
   }
   const seconds = (performance.now() - started) / 1000;
-  const cpu = svc.cpuSeconds() - cpuBefore;
+  const cpu = cpuSeconds(pids) - cpuBefore;
   clearInterval(scraper);
   for (const c of clients) c.close();
   return summarize(s, Float64Array.from(latencies).sort(), errors, seconds, cpu);
@@ -434,6 +428,7 @@ async function main(): Promise<void> {
     }
   }
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
+  const twoProcesses = { RATELIMIT_PROCESSES: "2" };
   const statsd = await startStatsdSink();
   process.env.STATSD_HOST = "127.0.0.1";
   process.env.STATSD_PORT = String(statsd.port);
@@ -480,6 +475,27 @@ async function main(): Promise<void> {
       rate: o.rate,
       env: batched,
     },
+    // RATELIMIT_PROCESSES=2: both cores serve (CPU and RSS are the sums over the primary and both).
+    { name: "2proc-redis-1desc", backend: "redis", descriptors: 1, env: twoProcesses },
+    {
+      name: "2proc-redis-1desc-window",
+      backend: "redis",
+      descriptors: 1,
+      env: { ...twoProcesses, ...batched },
+    },
+    {
+      name: "2proc-redis-5desc-window",
+      backend: "redis",
+      descriptors: 5,
+      env: { ...twoProcesses, ...batched },
+    },
+    {
+      name: `2proc-redis-1desc-window-at-${o.rate}rps`,
+      backend: "redis",
+      descriptors: 1,
+      rate: o.rate,
+      env: { ...twoProcesses, ...batched },
+    },
   ];
   let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
 
@@ -525,8 +541,8 @@ async function main(): Promise<void> {
         try {
           await svc.ready();
           const r = await drive(svc, s, o);
-          const [rssMb, peakRssMb] = svc.rss();
-          const row = { ...r, rssMb: Number(rssMb.toFixed(1)), peakRssMb: Number(peakRssMb.toFixed(1)) };
+          const [rss, peakRss] = rssMb(svc.pids());
+          const row = { ...r, rssMb: Number(rss.toFixed(1)), peakRssMb: Number(peakRss.toFixed(1)) };
           results.push(row);
           process.stderr.write(
             `run ${rep + 1}/${o.repeats} ${s.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.serviceCpuUsPerRequest} µs service CPU/request, ${row.errors} errors\n`,

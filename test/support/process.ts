@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+
+/** The processes whose parent is `pid` (e.g. the API processes of a cluster primary). */
+export { childPids } from "../../bench/support/proc.js";
 
 /** The compiled command `name` next to this compiled test support file (dist/cmd/NAME.js). */
 export const commandPath = (name: string): string =>
@@ -10,21 +12,6 @@ export interface RunResult {
   code: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** The processes whose parent is `pid` (e.g. the API processes of a cluster primary). */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(entry));
-    } catch {
-      // the process ended while we read
-    }
-  }
-  return out;
 }
 
 /** Runs a compiled command to completion. */
