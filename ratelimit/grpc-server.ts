@@ -4,11 +4,12 @@
 // in plain text or TLS (GRPC_SERVER_USE_TLS; mutual with GRPC_CLIENT_TLS_CACERT).
 // Errors are answered with status UNKNOWN and the error text, as the reference does.
 
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "../common/logger.js";
 import { fromRoot } from "../common/paths.js";
 import {
@@ -36,17 +37,38 @@ export interface GrpcListener {
   shutdown(graceMs: number): Promise<void>;
 }
 
+/** What reflection lists (not the xDS services of proto/: this server does not serve them). */
+const REFLECTED_SERVICES = ["envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health"];
+
+/**
+ * protoc's descriptors of REFLECTED_SERVICES and everything they import, written by
+ * scripts/gen-proto.sh. Not proto-loader's: protobufjs rebuilds the files under made-up names,
+ * with relative type names and no dependency lists, which grpcurl and ghz cannot resolve
+ * (grpc-node issue 3018).
+ */
+const DESCRIPTOR_SET_PATH = fromRoot("proto", "gen", "ratelimit-service.binpb");
+
+type PackageDefinition = ConstructorParameters<typeof ReflectionService>[0];
+
 function reflection(logger: Logger): ReflectionService | undefined {
   try {
-    const pkg = protoLoader.loadSync(
-      ["envoy/service/ratelimit/v3/rls.proto", path.basename(healthProtoPath)],
-      {
-        includeDirs: [fromRoot("proto"), path.dirname(healthProtoPath)],
+    const set = fromBinary(FileDescriptorSetSchema, readFileSync(DESCRIPTOR_SET_PATH));
+    const described = new Set(set.file.flatMap((f) => f.service.map((s) => `${f.package}.${s.name}`)));
+    const missing = REFLECTED_SERVICES.filter((name) => !described.has(name));
+    if (missing.length > 0) throw new Error(`${DESCRIPTOR_SET_PATH} does not describe ${missing.join(", ")}`);
+    // ReflectionService reads nothing of a package definition but its entries'
+    // fileDescriptorProtos (and indexes every file by name): one entry carries the whole set.
+    const pkg = {
+      [DESCRIPTOR_SET_PATH]: {
+        fileDescriptorProtos: set.file.map((f) => Buffer.from(toBinary(FileDescriptorProtoSchema, f))),
       },
-    );
-    return new ReflectionService(pkg);
+    } as PackageDefinition;
+    return new ReflectionService(pkg, { services: REFLECTED_SERVICES });
   } catch (err) {
-    logger.warn({ err: (err as Error).message }, "gRPC reflection disabled: cannot load the .proto sources");
+    logger.warn(
+      { err: (err as Error).message },
+      "gRPC reflection disabled: cannot read the descriptor set proto/gen/ratelimit-service.binpb",
+    );
     return undefined;
   }
 }

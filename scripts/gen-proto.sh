@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates proto/gen/ (ts-proto output, committed) from the .proto sources in proto/.
-# Only needed after editing a .proto file; the normal setup never runs it.
+# Regenerates proto/gen/ (committed) from the .proto sources in proto/: the ts-proto output
+# and proto/gen/ratelimit-service.binpb, the descriptor set the rate limit service's gRPC
+# server reflection answers from. Only needed after editing a .proto file (or updating
+# grpc-health-check); the normal setup never runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,3 +38,23 @@ echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#S
   --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,importSuffix=.js,forceLong=bigint,env=node,useDate=false,outputPartialMethods=false \
   "${SOURCES[@]}")
 echo "gen-proto: wrote $(find proto/gen -name '*.ts' | wc -l) files under proto/gen" >&2
+
+# The rate limit service's gRPC server reflection (ratelimit/grpc-server.ts) serves these
+# descriptors: the rate limit service and the health service, each with everything it
+# imports, as protoc compiles them. Descriptors rebuilt from a parsed .proto at run time
+# (proto-loader/protobufjs) lack the imports and use shortened type names, which grpcurl,
+# ghz and other clients of reflection cannot resolve. health.proto is grpc-health-check's
+# copy (the one its HealthImplementation serves), under its canonical name
+# grpc/health/v1/health.proto.
+HEALTH_PROTO="node_modules/grpc-health-check/proto/health/v1/health.proto"
+[ -f "$HEALTH_PROTO" ] || { echo "gen-proto: $HEALTH_PROTO not found (run npm install)" >&2; exit 1; }
+HEALTH_INCLUDE="$(mktemp -d)"
+trap 'rm -rf "$HEALTH_INCLUDE"' EXIT
+mkdir -p "$HEALTH_INCLUDE/grpc/health/v1"
+cp "$HEALTH_PROTO" "$HEALTH_INCLUDE/grpc/health/v1/health.proto"
+(cd proto && protoc \
+  -I . -I "$WKT_INCLUDE" -I "$HEALTH_INCLUDE" \
+  --include_imports --include_source_info \
+  --descriptor_set_out=gen/ratelimit-service.binpb \
+  envoy/service/ratelimit/v3/rls.proto grpc/health/v1/health.proto)
+echo "gen-proto: wrote proto/gen/ratelimit-service.binpb ($(wc -c <proto/gen/ratelimit-service.binpb) bytes)" >&2

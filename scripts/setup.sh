@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure every real component the product and its tests use is installed and
-# running: PostgreSQL, Redis, NATS with JetStream, memcached (from Debian, as root)
-# and a pinned Temporal CLI in .tools/. Idempotent: a second run only checks.
+# running: PostgreSQL, Redis, NATS with JetStream, memcached (from Debian, as root),
+# a pinned Temporal CLI and a pinned grpcurl in .tools/. Idempotent: a second run only checks.
 # Called by `npm start`, `npm test` and .ci/run. SETUP_SKIP=1 skips it entirely.
 set -euo pipefail
 
@@ -9,6 +9,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TEMPORAL_CLI_VERSION="1.9.1"
+GRPCURL_VERSION="1.9.3"
 STATE_DIR="${ETP_STATE_DIR:-/var/tmp/etp-services}"
 PG_USER="webhooks"
 PG_PASSWORD="webhooks"
@@ -144,13 +145,31 @@ PY
   ln -sfn "temporal-$TEMPORAL_CLI_VERSION/temporal" "$ROOT/.tools/temporal"
 }
 
+# grpcurl (the rate limit tests call the gRPC service and its reflection with it), built
+# by `go install` from the Go module proxy into .tools/bin, with the version stamped in as
+# the release builds do (a plain `go install` reports "dev build").
+ensure_grpcurl() {
+  local bin="$ROOT/.tools/bin/grpcurl"
+  if [[ -x "$bin" ]] && "$bin" -version 2>&1 | grep -qx "grpcurl v$GRPCURL_VERSION"; then
+    return 0
+  fi
+  command -v go >/dev/null ||
+    fail "Go (1.21 or newer) is not installed; it is needed once to build grpcurl $GRPCURL_VERSION (go install) into .tools/bin"
+  log "installing grpcurl $GRPCURL_VERSION into .tools/bin (go install from the Go module proxy; a minute or so the first time)"
+  GOBIN="$ROOT/.tools/bin" go install -ldflags "-s -w -X main.version=v$GRPCURL_VERSION" \
+    "github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION" ||
+    fail "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION failed"
+  "$bin" -version 2>&1 | grep -qx "grpcurl v$GRPCURL_VERSION" || fail "the installed $bin does not report v$GRPCURL_VERSION"
+}
+
 ensure_packages
 ensure_postgres
 ensure_redis
 ensure_nats
 ensure_memcached
 ensure_temporal_cli
+ensure_grpcurl
 [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
-log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal"
+log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal, grpcurl .tools/bin/grpcurl"

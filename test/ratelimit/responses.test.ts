@@ -1,12 +1,16 @@
 // Responses: error texts, RateLimit-* headers, per-rule and global shadow mode,
 // quota mode, the proto3 JSON endpoint with its status codes, /healthcheck, the
-// gRPC health service and server reflection.
+// gRPC health service and server reflection (through the real grpcurl).
 
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { expect } from "chai";
 import { protoPath as healthProtoPath } from "grpc-health-check";
+import { fromRoot } from "../../common/paths.js";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { createServiceLogger } from "../../ratelimit/log.js";
 import { startService } from "../../ratelimit/runner.js";
@@ -32,6 +36,17 @@ function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
     },
     (err: grpc.ServiceError) => err,
   );
+}
+
+const execFileAsync = promisify(execFile);
+const GRPCURL = fromRoot(".tools", "bin", "grpcurl");
+
+/** Runs `grpcurl -plaintext ARGS` (scripts/setup.sh installs it) and answers its stdout. */
+async function grpcurl(...args: string[]): Promise<string> {
+  if (!existsSync(GRPCURL))
+    throw new Error(`${GRPCURL} is missing: run scripts/setup.sh (it installs grpcurl)`);
+  const { stdout } = await execFileAsync(GRPCURL, ["-plaintext", ...args], { timeout: 20_000 });
+  return stdout;
 }
 
 describe("ratelimit responses", function () {
@@ -245,55 +260,66 @@ describe("ratelimit responses", function () {
     }
   });
 
-  it("serves gRPC server reflection, so standard tools can find ShouldRateLimit", async () => {
-    const reflectionProto = path.join(
-      path.dirname(new URL(import.meta.resolve("@grpc/reflection")).pathname),
-      "..",
-      "proto",
-      "grpc",
-      "reflection",
-      "v1",
-      "reflection.proto",
-    );
-    const def = protoLoader.loadSync(reflectionProto, {});
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      grpc: {
-        reflection: { v1: { ServerReflection: new (a: string, c: grpc.ChannelCredentials) => grpc.Client } };
+  // grpcurl knows nothing of these services but what reflection tells it.
+  describe("gRPC server reflection, through grpcurl", () => {
+    it("lists the rate limit and health services", async () => {
+      const out = await grpcurl(svc.grpcAddress, "list");
+      expect(out.trim().split("\n")).to.deep.equal([
+        "envoy.service.ratelimit.v3.RateLimitService",
+        "grpc.health.v1.Health",
+      ]);
+    });
+
+    it("describes ShouldRateLimit and the request's types from the imported files", async () => {
+      expect(
+        await grpcurl(svc.grpcAddress, "describe", "envoy.service.ratelimit.v3.RateLimitService"),
+      ).to.include(
+        "rpc ShouldRateLimit ( .envoy.service.ratelimit.v3.RateLimitRequest ) returns ( .envoy.service.ratelimit.v3.RateLimitResponse );",
+      );
+      expect(
+        await grpcurl(svc.grpcAddress, "describe", "envoy.service.ratelimit.v3.RateLimitRequest"),
+      ).to.include("repeated .envoy.extensions.common.ratelimit.v3.RateLimitDescriptor descriptors = 2;");
+      const descriptor = await grpcurl(
+        svc.grpcAddress,
+        "describe",
+        "envoy.extensions.common.ratelimit.v3.RateLimitDescriptor",
+      );
+      expect(descriptor).to.include("message RateLimitDescriptor {");
+      expect(descriptor).to.include(
+        "repeated .envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.Entry entries = 1;",
+      );
+    });
+
+    it("calls ShouldRateLimit from JSON", async () => {
+      const v = uniq();
+      const request = {
+        domain: "resp",
+        descriptors: [{ entries: [{ key: "hour5", value: v }] }, { entries: [{ key: "block", value: v }] }],
       };
-    };
-    const client = new pkg.grpc.reflection.v1.ServerReflection(
-      svc.grpcAddress,
-      grpc.credentials.createInsecure(),
-    ) as grpc.Client & {
-      serverReflectionInfo: () => grpc.ClientDuplexStream<object, Record<string, unknown>>;
-    };
-    try {
-      const ask = (req: object) =>
-        new Promise<Record<string, unknown>>((resolve, reject) => {
-          const stream = client.serverReflectionInfo();
-          stream.once("data", (d) => {
-            resolve(d);
-            stream.end();
-          });
-          stream.once("error", reject);
-          stream.write(req);
-        });
-      const list = (await ask({ listServices: "*" })) as {
-        listServicesResponse: { service: { name: string }[] };
-      };
-      const names = list.listServicesResponse.service.map((s) => s.name);
-      expect(names).to.include("envoy.service.ratelimit.v3.RateLimitService");
-      expect(names).to.include("grpc.health.v1.Health");
-      const file = (await ask({ fileContainingSymbol: "envoy.service.ratelimit.v3.RateLimitService" })) as {
-        fileDescriptorResponse: { fileDescriptorProto: Buffer[] };
-      };
-      const text = Buffer.concat(file.fileDescriptorResponse.fileDescriptorProto).toString("latin1");
-      expect(text).to.include("ShouldRateLimit");
-      expect(text).to.include("envoy.service.ratelimit.v3");
-      expect(text).to.include("RateLimitRequest");
-    } finally {
-      client.close();
-    }
+      const out = await grpcurl(
+        "-d",
+        JSON.stringify(request),
+        svc.grpcAddress,
+        "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+      );
+      const res = JSON.parse(out) as { overallCode: string; statuses: Record<string, unknown>[] };
+      expect(res.overallCode).to.equal("OVER_LIMIT");
+      expect(res.statuses.map((s) => s.code)).to.deep.equal(["OK", "OVER_LIMIT"]);
+      expect(res.statuses[0]).to.deep.include({
+        currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
+        limitRemaining: 4,
+      });
+    });
+
+    it("calls the health service's Check", async () => {
+      const out = await grpcurl(
+        "-d",
+        '{"service":"ratelimit"}',
+        svc.grpcAddress,
+        "grpc.health.v1.Health/Check",
+      );
+      expect(JSON.parse(out)).to.deep.equal({ status: "SERVING" });
+    });
   });
 });
 
