@@ -31,7 +31,7 @@ import { SERVICE_STATS } from "../../ratelimit/stats.js";
 import { startMemcached } from "../../test/support/memcached.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
 import { cpuSeconds, processFamily, rssMb } from "../support/proc.js";
-import { h2loadMissing, runH2load } from "./h2load.js";
+import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
 
 interface Options {
   seconds: number;
@@ -299,17 +299,23 @@ async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<Drive
   const frame = RawGrpcClient.frame(makeRequest(1, s.descriptors));
   const plan = { address: svc.address, connections: o.connections, concurrency: o.concurrency };
   await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
+  const paced = s.rate === undefined ? undefined : { ...plan, seconds: o.seconds, rate: s.rate };
+  const spacingMs = paced ? await calibratePacing(paced, frame) : 0;
   const errorsBefore = await svc.errorCount();
   const scraper = startScraper(svc);
   const pids = svc.pids();
   const cpuBefore = cpuSeconds(pids);
-  const log = await runH2load({ ...plan, seconds: o.seconds, rate: s.rate }, frame);
+  // Open loop: evenly paced requests (h2load.ts says why not --rps); closed loop: -c/-m.
+  const log = paced
+    ? await runH2loadPaced(paced, spacingMs, frame)
+    : await runH2load({ ...plan, seconds: o.seconds }, frame);
   const cpu = cpuSeconds(pids) - cpuBefore;
   clearInterval(scraper);
   const serviceErrors = (await svc.errorCount()) - errorsBefore;
   // A call answered with a gRPC error is an HTTP 200 to h2load: take it out of the latencies' count.
   const latencies = log.latenciesMs.subarray(0, Math.max(0, log.latenciesMs.length - serviceErrors));
-  return summarize(s, latencies, log.failed + serviceErrors, o.seconds, cpu);
+  const seconds = paced ? (log.lastStartUs - log.firstStartUs) / 1e6 : o.seconds;
+  return summarize(s, latencies, log.failed + serviceErrors, seconds, cpu);
 }
 
 async function drive(svc: Service, s: Scenario, o: Options): Promise<DriveResult> {

@@ -6,11 +6,16 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import {
+  achievedRate,
+  calibratePacing,
   h2loadArgs,
   h2loadMissing,
+  pacedArgs,
   parseH2loadLog,
   runH2load,
+  runH2loadPaced,
   SHOULD_RATE_LIMIT_PATH,
+  timingScript,
 } from "../../bench/ratelimit/h2load.js";
 
 const plan = {
@@ -31,11 +36,18 @@ describe("ratelimit bench: h2load generator", () => {
     expect(args.at(-1)).to.equal(`http://127.0.0.1:1234${SHOULD_RATE_LIMIT_PATH}`);
   });
 
-  it("splits an open loop's rate per connection (h2load's --rps is per client)", () => {
-    const args = h2loadArgs({ ...plan, rate: 5000 });
-    expect(args[args.indexOf("--rps") + 1]).to.equal("1250");
+  it("rounds the streams per connection up when the concurrency does not divide evenly", () => {
     const uneven = h2loadArgs({ ...plan, concurrency: 10, connections: 3 });
     expect(uneven[uneven.indexOf("-m") + 1]).to.equal("4");
+  });
+
+  it("paces an open loop with a timing script on one connection per h2load", () => {
+    expect(timingScript("http://h/p", 0.25, 3)).to.equal(
+      "0.000\thttp://h/p\n0.250\thttp://h/p\n0.500\thttp://h/p\n",
+    );
+    const args = pacedArgs({ bodyFile: "/tmp/b.bin", logFile: "/tmp/l.tsv", scriptFile: "/tmp/s.tsv" });
+    expect(args.slice(0, 6)).to.deep.equal(["-c", "1", "-m", "1024", "--timing-script-file", "/tmp/s.tsv"]);
+    expect(args).to.not.include("--rps");
   });
 
   it("reads durations of HTTP 200 answers in ms, sorted, and counts the others as failed", () => {
@@ -44,6 +56,8 @@ describe("ratelimit bench: h2load generator", () => {
     );
     expect([...log.latenciesMs]).to.deep.equal([0.9, 2.5]);
     expect(log.failed).to.equal(1);
+    // Three requests started over 200 µs: two intervals, 10 000/s.
+    expect(achievedRate(log)).to.equal(10_000);
     expect(() => parseH2loadLog("garbage\n")).to.throw(/unexpected h2load log line/);
   });
 
@@ -78,11 +92,21 @@ describe("ratelimit bench: h2load generator", () => {
     try {
       const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
       const log = await runH2load(
-        { address, seconds: 1, connections: 2, concurrency: 4, rate: 200 },
+        { address, seconds: 1, connections: 2, concurrency: 4 },
         Buffer.from([0, 0, 0, 0, 0]),
       );
       expect(log.failed).to.equal(0);
       expect(log.latenciesMs.length).to.be.greaterThan(50).and.at.most(calls);
+      // Paced at 400/s over two connections for 2 s, after the calibration runs.
+      const before = calls;
+      const pace = { address, seconds: 2, connections: 2, rate: 400 };
+      const spacingMs = await calibratePacing(pace, Buffer.from([0, 0, 0, 0, 0]));
+      expect(spacingMs).to.be.within(3, 5.5); // 5 ms per connection, less what h2load falls behind
+      const paced = await runH2loadPaced(pace, spacingMs, Buffer.from([0, 0, 0, 0, 0]));
+      expect(paced.failed).to.equal(0);
+      expect(paced.latenciesMs.length).to.be.within(700, 900);
+      expect(calls - before).to.be.greaterThan(paced.latenciesMs.length);
+      expect(achievedRate(paced)).to.be.within(300, 500);
     } finally {
       server.close();
     }
