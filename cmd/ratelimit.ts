@@ -23,7 +23,8 @@ async function main(): Promise<void> {
     await runPrimary(settings, createServiceLogger(settings));
     return;
   }
-  if (cluster.isWorker) {
+  // A serving process started by runPrimary (not merely any cluster worker that loads this file).
+  if (cluster.isWorker && process.env[SLOT_ENV]) {
     await serveAsMember(settings);
     return;
   }

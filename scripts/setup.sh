@@ -147,19 +147,26 @@ PY
 
 # grpcurl (the rate limit tests call the gRPC service and its reflection with it), built
 # by `go install` from the Go module proxy into .tools/bin, with the version stamped in as
-# the release builds do (a plain `go install` reports "dev build").
+# the release builds do (a plain `go install` reports "dev build"). Only tests use it, so
+# without Go or the proxy the stack still starts: setup warns and those tests fail naming it.
+GRPCURL_STATE="grpcurl .tools/bin/grpcurl"
 ensure_grpcurl() {
   local bin="$ROOT/.tools/bin/grpcurl"
   if [[ -x "$bin" ]] && "$bin" -version 2>&1 | grep -qx "grpcurl v$GRPCURL_VERSION"; then
     return 0
   fi
-  command -v go >/dev/null ||
-    fail "Go (1.21 or newer) is not installed; it is needed once to build grpcurl $GRPCURL_VERSION (go install) into .tools/bin"
+  GRPCURL_STATE="grpcurl MISSING (see the warning above)"
+  if ! command -v go >/dev/null; then
+    log "WARNING: Go is not installed, so grpcurl $GRPCURL_VERSION cannot be built into .tools/bin; the rate limit reflection tests will fail until it is"
+    return 0
+  fi
   log "installing grpcurl $GRPCURL_VERSION into .tools/bin (go install from the Go module proxy; a minute or so the first time)"
-  GOBIN="$ROOT/.tools/bin" go install -ldflags "-s -w -X main.version=v$GRPCURL_VERSION" \
-    "github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION" ||
-    fail "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION failed"
+  if ! GOBIN="$ROOT/.tools/bin" go install -ldflags "-s -w -X main.version=v$GRPCURL_VERSION"     "github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION"; then
+    log "WARNING: go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v$GRPCURL_VERSION failed; the rate limit reflection tests will fail until it works"
+    return 0
+  fi
   "$bin" -version 2>&1 | grep -qx "grpcurl v$GRPCURL_VERSION" || fail "the installed $bin does not report v$GRPCURL_VERSION"
+  GRPCURL_STATE="grpcurl .tools/bin/grpcurl"
 }
 
 ensure_packages
@@ -172,4 +179,4 @@ ensure_grpcurl
 [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
-log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal, grpcurl .tools/bin/grpcurl"
+log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal, $GRPCURL_STATE"

@@ -35,15 +35,22 @@ export function h2loadArgs(p: H2loadPlan): string[] {
     String(connections),
     "-m",
     String(Math.max(1, Math.ceil(p.concurrency / connections))),
+    ...grpcPostArgs(p.bodyFile, p.logFile),
+    `http://${p.address}${SHOULD_RATE_LIMIT_PATH}`,
+  ];
+}
+
+/** Every request posts `bodyFile` as a gRPC call; each one's duration goes to `logFile`. */
+function grpcPostArgs(bodyFile: string, logFile: string): string[] {
+  return [
     "-d",
-    p.bodyFile,
+    bodyFile,
     "-H",
     "content-type: application/grpc",
     "-H",
     "te: trailers",
     "--log-file",
-    p.logFile,
-    `http://${p.address}${SHOULD_RATE_LIMIT_PATH}`,
+    logFile,
   ];
 }
 
@@ -172,14 +179,7 @@ export function pacedArgs(p: { bodyFile: string; logFile: string; scriptFile: st
     "1024",
     "--timing-script-file",
     p.scriptFile,
-    "-d",
-    p.bodyFile,
-    "-H",
-    "content-type: application/grpc",
-    "-H",
-    "te: trailers",
-    "--log-file",
-    p.logFile,
+    ...grpcPostArgs(p.bodyFile, p.logFile),
   ];
 }
 

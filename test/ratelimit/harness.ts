@@ -196,3 +196,14 @@ export function callGrpc(client: RateLimitServiceClient, req: RateLimitRequest):
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `metric{labels}` → value, from a Prometheus text exposition. */
+export function parseExposition(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const i = line.lastIndexOf(" ");
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}

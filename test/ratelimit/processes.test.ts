@@ -14,23 +14,13 @@ import {
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
 import { childPids } from "../support/process.js";
-import { callGrpc, RateLimitProcess, Runtime, request, sleep } from "./harness.js";
+import { callGrpc, parseExposition, RateLimitProcess, Runtime, request, sleep } from "./harness.js";
 
 const RULES = `domain: procs
 descriptors:
   - {key: user, rate_limit: {unit: hour, requests_per_unit: 6}}
   - {key: free, rate_limit: {unit: hour, requests_per_unit: 1000}}
 `;
-
-function parseExposition(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (!line || line.startsWith("#")) continue;
-    const i = line.lastIndexOf(" ");
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
 
 describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
   this.timeout(90_000);

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
-import { commandPath, RateLimitProcess, Runtime } from "./harness.js";
+import { commandPath, parseExposition, RateLimitProcess, Runtime } from "./harness.js";
 
 const RULES = `domain: pull
 descriptors:
@@ -20,17 +20,6 @@ descriptors:
           - {key: c, rate_limit: {unit: hour, requests_per_unit: 10}}
       - {key: d, rate_limit: {unit: hour, requests_per_unit: 10}}
 `;
-
-/** `metric{labels}` → value, from a Prometheus text exposition. */
-function parseExposition(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (!line || line.startsWith("#")) continue;
-    const i = line.lastIndexOf(" ");
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
 
 describe("ratelimit statistics pulled in Prometheus format", function () {
   this.timeout(60_000);
