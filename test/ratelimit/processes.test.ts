@@ -115,6 +115,25 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
     expect(await bad.text()).to.equal("process=3: expected a process number from 1 to 2\n");
   });
 
+  it("reloads changed rules in every process", async () => {
+    runtime.write(
+      "procs.yaml",
+      `${RULES}  - {key: added, rate_limit: {unit: minute, requests_per_unit: 3}}\n`,
+    );
+    for (const k of [1, 2]) {
+      await svc.until(`process ${k} reloading`, async () =>
+        (await (await fetch(`${svc.debugUrl}/rlconfig?process=${k}`)).text()).includes(
+          "procs.added: unit=MINUTE requests_per_unit=3",
+        ),
+      );
+    }
+    // Each process counted its own load.
+    await svc.until(
+      "both reloads in the sum",
+      async () => (await svc.stat("ratelimit.service.config_load_success")) === 4,
+    );
+  });
+
   it("replaces a process that dies, keeps serving and keeps the totals", async () => {
     const [victim] = childPids(svc.child.pid!) as [number, number];
     process.kill(victim, "SIGKILL");
