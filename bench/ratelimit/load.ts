@@ -7,7 +7,7 @@
 // and the medians) go to bench/results/ratelimit-<time>.json.
 //
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
-//     [--connections 4] [--rate 5000] [--redis 127.0.0.1:6379] [--only name,name]
+//     [--connections 4] [--rate 5000] [--paced-connections 2] [--redis 127.0.0.1:6379] [--only name,name]
 //     [--generator node|h2load]
 // The generator is this process (a raw node:http2 client, the default) or h2load (h2load.ts).
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
@@ -38,6 +38,8 @@ interface Options {
   repeats: number;
   concurrency: number;
   connections: number;
+  /** h2load's paced open loop: one connection per h2load process (each costs the shared cores). */
+  pacedConnections: number;
   rate: number;
   redis: string;
   only: string[];
@@ -50,13 +52,14 @@ function parseOptions(argv: string[]): Options {
     repeats: 3,
     concurrency: 64,
     connections: 4,
+    pacedConnections: 2,
     rate: 5000,
     redis: process.env.KVSTORE_URL ?? "127.0.0.1:6379",
     only: [],
     generator: "node",
   };
   for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i]!.replace(/^--?/, "");
+    const name = argv[i]!.replace(/^--?/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`--${name} needs a value`);
     if (name === "redis") o.redis = value;
@@ -299,7 +302,10 @@ async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<Drive
   const frame = RawGrpcClient.frame(makeRequest(1, s.descriptors));
   const plan = { address: svc.address, connections: o.connections, concurrency: o.concurrency };
   await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
-  const paced = s.rate === undefined ? undefined : { ...plan, seconds: o.seconds, rate: s.rate };
+  const paced =
+    s.rate === undefined
+      ? undefined
+      : { address: svc.address, connections: o.pacedConnections, seconds: o.seconds, rate: s.rate };
   const spacingMs = paced ? await calibratePacing(paced, frame) : 0;
   const errorsBefore = await svc.errorCount();
   const scraper = startScraper(svc);
@@ -592,7 +598,7 @@ async function main(): Promise<void> {
     `machine load average before/after: ${loadBefore.join(" ")} / ${load.join(" ")} (other processes share these cores)`,
   );
   console.log(
-    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections; generator ${o.generator}`,
+    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections; open loop at ${o.rate}/s over ${o.generator === "h2load" ? o.pacedConnections : o.connections} connections; generator ${o.generator}`,
   );
   console.table(table);
 
