@@ -59,16 +59,17 @@ function parseOptions(argv: string[]): Options {
     generator: "node",
   };
   for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i]!.replace(/^--?/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const flag = argv[i]!.replace(/^--?/, "");
+    const name = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const value = argv[i + 1];
-    if (value === undefined) throw new Error(`--${name} needs a value`);
+    if (value === undefined) throw new Error(`--${flag} needs a value`);
     if (name === "redis") o.redis = value;
     else if (name === "only") o.only = value.split(",");
     else if (name === "generator") {
       if (value !== "node" && value !== "h2load") throw new Error("--generator is node or h2load");
       o.generator = value;
     } else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
-    else throw new Error(`unknown option --${name}`);
+    else throw new Error(`unknown option --${flag}`);
   }
   return o;
 }
