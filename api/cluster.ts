@@ -1,6 +1,6 @@
-import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { createLogger } from "../common/logger.js";
+import { superviseProcesses } from "../common/process-supervisor.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 
 /**
@@ -27,15 +27,16 @@ interface Message {
 export async function runPrimary(settings: WebhooksSettings, processes: number): Promise<void> {
   const logger = createLogger("webhooks-serve", settings.logLevel);
   const aggregator = new AggregatorRegistry();
-  let stopping = false;
   let ready = 0;
-  const serving = new Set<Worker>();
-
-  const fork = () => {
-    const worker = cluster.fork();
-    worker.on("message", (m: Message) => {
+  superviseProcesses({
+    processes,
+    logger,
+    one: "an API process",
+    all: "the API processes",
+    onMessage: (message, worker, _slot, serving) => {
+      const m = message as Message;
       if (m?.type === READY) {
-        serving.add(worker);
+        serving();
         if (++ready === processes)
           logger.info({ listen: `${settings.listen.host}:${m.port}`, processes }, "webhooks API listening");
       } else if (m?.type === METRICS_REQUEST) {
@@ -45,51 +46,11 @@ export async function runPrimary(settings: WebhooksSettings, processes: number):
             worker.isConnected() && worker.send({ type: METRICS_RESPONSE, id: m.id, error: err.message }),
         );
       }
-    });
-    worker.on("exit", (code, signal) => {
-      const wasServing = serving.delete(worker);
-      if (stopping) return;
-      if (!wasServing) {
-        // It never served: starting more would fail the same way (bad flags, database down).
-        logger.error({ pid: worker.process.pid, code, signal }, "an API process exited while starting");
-        void stop(1);
-        return;
-      }
-      logger.error({ pid: worker.process.pid, code, signal }, "an API process died: starting another");
-      fork();
-    });
-  };
-
-  const stop = async (exitCode: number) => {
-    if (stopping) return;
-    stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-    await Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            if (w.isDead()) return resolve();
-            w.once("exit", () => resolve());
-            w.process.kill("SIGTERM");
-          }),
-      ),
-    );
-    logger.info("stopped");
-    process.exit(exitCode);
-  };
-
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => {
-      if (stopping) {
-        logger.warn({ signal }, "second signal while shutting down: killing the API processes");
-        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill("SIGKILL");
-        process.exit(1);
-      }
-      logger.info({ signal, processes }, "shutting down");
-      void stop(0);
-    });
-  }
-  for (let i = 0; i < processes; i++) fork();
+    },
+    startFailureCode: () => 1,
+    announceShutdown: (signal) => logger.info({ signal, processes }, "shutting down"),
+    afterProcesses: async () => logger.info("stopped"),
+  });
 }
 
 let nextRequest = 0;

@@ -40,7 +40,7 @@ export async function startPrimaryDebugServer(
     const member = members.get(slot);
     if (!Number.isInteger(slot) || member === undefined)
       return text(res, 400, `process=${chosen}: expected a process number from 1 to ${members.size}\n`);
-    if (member.debugPort === undefined || member.worker.isDead())
+    if (member.worker.isDead())
       return text(res, 503, `process ${slot} is not serving right now (restarting); try again shortly\n`);
     const forward = http.request(
       { host: "127.0.0.1", port: member.debugPort, method: req.method, path: req.url, headers: req.headers },

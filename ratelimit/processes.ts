@@ -7,8 +7,9 @@
 // serves the debug listener (primary-debug-server.ts) and stops everything gracefully
 // on SIGTERM/SIGINT.
 
-import cluster, { type Worker } from "node:cluster";
+import type { Worker } from "node:cluster";
 import type { Logger } from "../common/logger.js";
+import { superviseProcesses } from "../common/process-supervisor.js";
 import type { Listener } from "./http-server.js";
 import { startPrimaryDebugServer } from "./primary-debug-server.js";
 import { startStatsOutput } from "./runner.js";
@@ -27,14 +28,13 @@ export interface MemberReady {
   debugPort: number;
 }
 
-/** The serving processes by slot (1..N); a replacement takes its predecessor's slot. */
-export type Members = Map<number, { worker: Worker; debugPort?: number }>;
+/** The processes that reported serving, by slot (1..N); a replacement takes its predecessor's slot. */
+export type Members = Map<number, { worker: Worker; debugPort: number }>;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
   const n = settings.processes;
   const merged = new MergedStats(new StatsStore(!settings.disableStats));
   const members: Members = new Map();
-  let stopping = false;
   let debug: Listener | undefined;
   let statsOutput: { pull?: Listener; close(): Promise<void> } | undefined;
   let firstReady: MemberReady | undefined;
@@ -43,72 +43,36 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     allReady = resolve;
   });
 
-  const stop = async (exitCode: number) => {
-    if (stopping) return;
-    stopping = true;
-    await Promise.all(
-      [...members.values()].map(
-        ({ worker }) =>
-          new Promise<void>((resolve) => {
-            if (worker.isDead()) return resolve();
-            worker.once("exit", () => resolve());
-            worker.process.kill("SIGTERM");
-          }),
-      ),
-    );
-    // After the processes, so their last statistics reach the outputs' final flush.
-    await Promise.all([debug?.close(), statsOutput?.close()]);
-    logger.info("rate limit service stopped");
-    process.exit(exitCode);
-  };
-
-  const fork = (slot: number) => {
-    const worker = cluster.fork({ [SLOT_ENV]: String(slot) });
-    const member: { worker: Worker; debugPort?: number } = { worker };
-    members.set(slot, member);
-    worker.on("message", (m: MemberReady | StatsBatch) => {
+  const supervisor = superviseProcesses({
+    processes: n,
+    logger,
+    one: "a service process",
+    all: "the service processes",
+    env: (slot) => ({ [SLOT_ENV]: String(slot) }),
+    onMessage: (message, worker, slot, serving) => {
+      const m = message as MemberReady | StatsBatch;
       if (m?.type === STATS_BATCH) merged.apply(worker.id, m);
       else if (m?.type === MEMBER_READY) {
-        member.debugPort = m.debugPort;
+        serving();
+        members.set(slot, { worker, debugPort: m.debugPort });
         firstReady ??= m;
-        if ([...members.values()].every((x) => x.debugPort !== undefined)) allReady();
+        if (members.size === n) allReady();
       }
-    });
-    worker.on("exit", (code, signal) => {
-      merged.forget(worker.id);
-      if (stopping) return;
-      if (member.debugPort === undefined) {
-        // It never served: another would fail the same way (unreadable certificate, port taken).
-        logger.error(
-          { process: slot, pid: worker.process.pid, code, signal },
-          "a service process exited while starting",
-        );
-        void stop(typeof code === "number" && code !== 0 ? code : 1);
-        return;
-      }
-      logger.error(
-        { process: slot, pid: worker.process.pid, code, signal },
-        "a service process died: starting another",
-      );
-      fork(slot);
-    });
-  };
+    },
+    onExit: (worker) => merged.forget(worker.id),
+    // It never served: its own exit code says why (2 for an unusable setting).
+    startFailureCode: (code) => (typeof code === "number" && code !== 0 ? code : 1),
+    announceShutdown: (signal) =>
+      logger.warn({ signal, processes: n }, "shutting down: health checks now fail, in-flight calls finish"),
+    afterProcesses: async () => {
+      // After the processes, so their last statistics reach the outputs' final flush.
+      await Promise.all([debug?.close(), statsOutput?.close()]);
+      logger.info("rate limit service stopped");
+    },
+  });
 
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => {
-      if (stopping) {
-        logger.warn({ signal }, "second signal while shutting down: killing the service processes");
-        for (const { worker } of members.values()) worker.process.kill("SIGKILL");
-        process.exit(1);
-      }
-      logger.warn({ signal, processes: n }, "shutting down: health checks now fail, in-flight calls finish");
-      void stop(0);
-    });
-  }
-
-  for (let slot = 1; slot <= n; slot++) fork(slot);
   await started;
-  if (stopping) return;
+  if (supervisor.stopping()) return;
   try {
     debug = await startPrimaryDebugServer(
       settings.debugHost,
@@ -120,7 +84,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     statsOutput = await startStatsOutput(settings, merged.store, logger);
   } catch (err) {
     logger.error({ err: (err as Error).message }, "cannot start the debug or statistics listener");
-    await stop(1);
+    await supervisor.stop(1);
     return;
   }
   const ready = firstReady as MemberReady;
