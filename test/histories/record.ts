@@ -1,16 +1,23 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { fromRoot } from "../../common/paths.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { CURRENT_SET } from "../support/history-sets.js";
+import {
+  perConfigPerSecond,
+  type RateLimitUnderTest,
+  startRateLimitService,
+} from "../support/ratelimit-service.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
-// Re-records the delivery workflow histories replayed by
+// Records the delivery workflow histories replayed by
 // test/webhooks/replay-histories.test.ts, from real runs against a Temporal
-// dev server. Run after an intended workflow change:
-//   npm run build && node dist/test/histories/record.js [scenario …]
-// (all scenarios when none is named).
+// dev server, into test/histories/<set>/. Sets recorded from earlier workflow
+// revisions are kept: running deliveries of those revisions must still replay.
+//   npm run record-histories -- [--set NAME] [scenario …]
+// (all scenarios into CURRENT_SET when nothing is named).
 
 type Respond = (calls: number) => [number, Record<string, string>?];
 
@@ -20,6 +27,8 @@ interface Scenario {
   after?: "deactivate" | "replay";
   /** Recorded with `--send-mode local` (sends as local activities). */
   local?: true;
+  /** Recorded through the rate limit service, one send a second per config; this many events at once. */
+  rateLimitedBurst?: number;
 }
 
 const scenarios: Scenario[] = [
@@ -31,18 +40,27 @@ const scenarios: Scenario[] = [
   { name: "server-requested-delay", respond: (n) => (n === 1 ? [429, { "retry-after": "1" }] : [200]) },
   { name: "replay", respond: () => [200], after: "replay" },
   { name: "local-retries-then-success", respond: (n) => [n <= 1 ? 500 : 200], local: true },
+  { name: "rate-limit-waits", respond: () => [200], rateLimitedBurst: 3 },
 ];
 
+type Group = "queue" | "local" | "rate-limited";
+const groupOf = (s: Scenario): Group => (s.local ? "local" : s.rateLimitedBurst ? "rate-limited" : "queue");
+
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
-  const chosen = scenarios.filter((s) => only.length === 0 || only.includes(s.name));
-  const unknown = only.filter((name) => !scenarios.some((s) => s.name === name));
+  const args = process.argv.slice(2);
+  const setAt = args.indexOf("--set");
+  const set = setAt >= 0 ? args.splice(setAt, 2)[1] : CURRENT_SET;
+  if (!set || !/^[\w.-]+$/.test(set)) throw new Error("--set needs a folder name");
+  const unknown = args.filter((name) => !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(", ")}`);
+  const chosen = scenarios.filter((s) => args.length === 0 || args.includes(s.name));
+  const dir = fromRoot("test", "histories", set);
+  await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
   try {
-    for (const local of [false, true]) {
-      const group = chosen.filter((s) => Boolean(s.local) === local);
-      if (group.length) await record(group, local, receiver);
+    for (const group of ["queue", "local", "rate-limited"] as const) {
+      const members = chosen.filter((s) => groupOf(s) === group);
+      if (members.length) await record(members, group, receiver, dir);
     }
   } finally {
     await receiver.stop();
@@ -50,11 +68,14 @@ async function main(): Promise<void> {
   }
 }
 
-async function record(group: Scenario[], local: boolean, receiver: Receiver): Promise<void> {
+async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: string): Promise<void> {
+  let ratelimit: RateLimitUnderTest | undefined;
+  if (kind === "rate-limited") ratelimit = await startRateLimitService(perConfigPerSecond(1));
   const env = await new DeliveryEnv().start([
     "--max-attempts",
     "4",
-    ...(local ? ["--send-mode", "local"] : []),
+    ...(kind === "local" ? ["--send-mode", "local"] : []),
+    ...(ratelimit ? ["--ratelimit-addr", ratelimit.grpcAddress] : []),
   ]);
   try {
     for (const s of group) {
@@ -65,28 +86,38 @@ async function record(group: Scenario[], local: boolean, receiver: Receiver): Pr
         const [status, headers] = s.respond(++calls);
         res.writeHead(status, headers).end();
       };
-      const event = env.event({ type, idempotency_key: `history-${s.name}` });
-      await env.publish(event);
-      let workflowId = env.workflowId(config.id, event.idempotency_key);
+      const events = Array.from({ length: s.rateLimitedBurst ?? 1 }, (_, i) =>
+        env.event({ type, idempotency_key: `history-${s.name}${i ? `-${i}` : ""}` }),
+      );
+      for (const event of events) await env.publish(event);
+      let workflowIds = events.map((e) => env.workflowId(config.id, e.idempotency_key));
       if (s.after === "deactivate") {
         await receiver.waitFor(receiver.requests.length + 1);
         await env.api.call("PUT", `/configs/${config.id}/deactivate`);
       }
-      const result = await env.result(config.id, event.idempotency_key);
+      const results = [];
+      for (const event of events) results.push(await env.result(config.id, event.idempotency_key));
       if (s.after === "replay") {
-        const r = await env.api.call("POST", `/webhooks/${result.webhookId}/replay`, undefined, {
+        const r = await env.api.call("POST", `/webhooks/${results[0].webhookId}/replay`, undefined, {
           "idempotency-key": "history",
         });
-        workflowId = r.body.data.workflowID;
-        await env.temporal.workflow.getHandle(workflowId).result();
+        workflowIds = [r.body.data.workflowID];
+        await env.temporal.workflow.getHandle(workflowIds[0]!).result();
       }
-      const history = await env.temporal.workflow.getHandle(workflowId).fetchHistory();
-      const file = fromRoot("test", "histories", `${s.name}.json`);
+      // Of a burst, the delivery that waited longest: its history has the most events.
+      const histories = await Promise.all(
+        workflowIds.map((id) => env.temporal.workflow.getHandle(id).fetchHistory()),
+      );
+      const history = histories.reduce((a, b) => ((b.events?.length ?? 0) > (a.events?.length ?? 0) ? b : a));
+      const file = path.join(dir, `${s.name}.json`);
       await writeFile(file, `${historyToJSON(history)}\n`);
-      process.stderr.write(`recorded ${path.basename(file)} (${history.events?.length} events)\n`);
+      process.stderr.write(
+        `recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`,
+      );
     }
   } finally {
     await env.stop();
+    await ratelimit?.stop();
   }
 }
 

@@ -1,0 +1,19 @@
+// Recorded delivery histories live in test/histories/<set>/<scenario>.json, one
+// set per workflow revision. Sets of earlier revisions are kept and replayed
+// too: deliveries started under them may still be running somewhere.
+
+/** The set `npm run record-histories` writes by default; a new one with each workflow change. */
+export const CURRENT_SET = "v1";
+
+/** Every path of the delivery workflow the current set must cover. */
+export const SCENARIOS = [
+  "success",
+  "retries-then-success",
+  "permanent-failure",
+  "cap-reached",
+  "config-deactivated",
+  "server-requested-delay",
+  "replay",
+  "local-retries-then-success",
+  "rate-limit-waits",
+] as const;
