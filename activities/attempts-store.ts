@@ -57,6 +57,8 @@ export interface NewAttempt {
   nextRetryAfter: Date | null;
   error: string | null;
   replayOf?: string | undefined;
+  /** The delivery workflow writing the row; absent for test deliveries. */
+  workflowId?: string | undefined;
 }
 
 /**
@@ -81,6 +83,7 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
           nextRetryAfter: a.nextRetryAfter,
           error: a.error,
           replayOf: a.replayOf ?? null,
+          workflowId: a.workflowId ?? null,
         },
       });
       await tx.attempt.updateMany({
@@ -98,13 +101,32 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
   }
 }
 
-/** The spec's claim: due `to retry` rows of this webhook become `retrying`. */
+/**
+ * The spec's claim: this webhook's queued row becomes `retrying` (a row already
+ * `retrying` stays claimed, as after a restart). 0 means nothing was queued any
+ * more: somebody closed the delivery, and the workflow must not send again.
+ */
 export async function claimForRetry(db: PrismaClient, webhookId: string): Promise<number> {
   const { count } = await db.attempt.updateMany({
-    where: { webhookId, status: DbStatus.toRetry },
+    where: { webhookId, status: { in: [DbStatus.toRetry, DbStatus.retrying] } },
     data: { status: DbStatus.retrying, updatedAt: new Date() },
   });
   return count;
+}
+
+/** A claimed row goes back to `to retry` until `at` (the rate limit service said wait). */
+export async function requeueClaimed(db: PrismaClient, webhookId: string, at: Date): Promise<number> {
+  const { count } = await db.attempt.updateMany({
+    where: { webhookId, status: DbStatus.retrying },
+    data: { status: DbStatus.toRetry, nextRetryAfter: at, updatedAt: new Date() },
+  });
+  return count;
+}
+
+/** Why the delivery's newest row ended, when something other than its workflow closed it. */
+export async function closedReason(db: PrismaClient, webhookId: string): Promise<string> {
+  const last = await db.attempt.findFirst({ where: { webhookId }, orderBy: { retryAttempt: "desc" } });
+  return last?.error ?? "closed outside its workflow";
 }
 
 /** Ends a delivery without a further send: its queued or claimed rows become `failed`. */

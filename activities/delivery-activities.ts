@@ -1,18 +1,27 @@
 import { Context } from "@temporalio/activity";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import type { Config } from "../generated/prisma/client.js";
 import { recordAttempt as recordAttemptMetric } from "../workers/metrics.js";
-import type { AttemptSummary, ClaimOutcome, DeliveryInput, SendAttemptInput } from "../workflows/types.js";
+import type {
+  ClaimOutcome,
+  CloseInput,
+  DeliveryInput,
+  SendAttemptInput,
+  SendOutcome,
+} from "../workflows/types.js";
 import {
   claimForRetry,
+  closedReason,
   failPending,
   findAttempt,
   firstAttemptAt,
   recordAttempt,
+  requeueClaimed,
   summarize,
 } from "./attempts-store.js";
 import { decide } from "./delivery-policy.js";
-import { sendWebhook } from "./http-send.js";
+import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 
@@ -23,30 +32,53 @@ export interface DeliveryDeps {
   rateLimit?: RateLimitGate | undefined;
 }
 
-export type SendOutcome = { attempt: AttemptSummary } | { skipped: string };
-
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
 export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLimit }: DeliveryDeps) {
+  /** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
+  const permission = (configId: string, endpoint: string): Promise<number> => {
+    if (!rateLimit) {
+      logger.warn({ configId }, "delivery asks for rate limiting but this worker has no --ratelimit-addr");
+      return Promise.resolve(0);
+    }
+    return rateLimit.acquire(configId, new URL(endpoint).host);
+  };
+
+  const post = (config: Config, input: SendAttemptInput, body: string): Promise<SendResult> => {
+    // Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them alive.
+    const ctx = Context.current();
+    const heartbeat = setInterval(() => ctx.info.isLocal || ctx.heartbeat(), 5000);
+    return sendWebhook({
+      endpoint: config.endpoint,
+      webhookId: input.webhookId,
+      body,
+      secrets: activeSecrets(config, new Date()),
+      idempotencyKey: input.event.idempotency_key,
+      test: false,
+      timeoutMs: sendTimeoutMs,
+    }).finally(() => clearInterval(heartbeat));
+  };
+
   return {
-    /** Milliseconds to wait before the next send of this config's delivery (0: go). */
+    /**
+     * Workflows started before the send took permission itself (v1) ask here,
+     * then send without asking: 0 means permission was taken.
+     */
     async rateLimitWait(configId: string): Promise<number> {
-      if (!rateLimit) {
-        logger.warn({ configId }, "delivery asks for rate limiting but this worker has no --ratelimit-addr");
-        return 0;
-      }
       const config = await prisma.config.findUnique({ where: { id: configId }, select: { endpoint: true } });
-      if (!config) return 0; // the send itself records why the delivery ends
-      return rateLimit.waitBeforeSend(configId, new URL(config.endpoint).host);
+      if (!config || !URL.canParse(config.endpoint)) return 0; // the send records why the delivery ends
+      return permission(configId, config.endpoint);
     },
 
     /**
      * POSTs the event once and inserts its attempt row. A retry of this activity
-     * after the row was written returns that row instead of sending again.
+     * after the row was written returns that row instead of sending again. With
+     * rate limiting, permission and POST happen here together; without
+     * permission nothing is sent and the claimed row is queued again until then.
      */
     async sendAttempt(input: SendAttemptInput): Promise<SendOutcome> {
       // Only a retried execution can find its row already written; a local activity
       // re-run by another worker after a crash starts again at attempt 1, so it looks too.
-      const { attempt, isLocal } = Context.current().info;
+      const { attempt, isLocal, workflowExecution } = Context.current().info;
       if (attempt > 1 || isLocal) {
         const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
         if (done) return { attempt: summarize(done) };
@@ -58,28 +90,37 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
         return { skipped: reason };
       }
       const body = JSON.stringify(input.event);
-      // Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them alive.
-      const ctx = Context.current();
-      const heartbeat = setInterval(() => ctx.info.isLocal || ctx.heartbeat(), 5000);
-      const result = await sendWebhook({
-        endpoint: config.endpoint,
-        webhookId: input.webhookId,
-        body,
-        secrets: activeSecrets(config, new Date()),
-        idempotencyKey: input.event.idempotency_key,
-        test: false,
-        timeoutMs: sendTimeoutMs,
-      }).finally(() => clearInterval(heartbeat));
+      if (input.rateLimited && URL.canParse(config.endpoint)) {
+        const waitMs = await permission(config.id, config.endpoint);
+        if (waitMs > 0) {
+          if (input.retryAttempt > 0)
+            await requeueClaimed(prisma, input.webhookId, new Date(Date.now() + waitMs));
+          return { waitMs };
+        }
+      }
+      // A row written by SQL or an older version can hold an endpoint no URL parser takes:
+      // that can never succeed, so it is a permanent failure, not a retry.
+      const usable = URL.canParse(config.endpoint);
+      const result: SendResult = usable
+        ? await post(config, input, body)
+        : {
+            statusCode: 0,
+            error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,
+            responseExcerpt: "",
+            durationMs: 0,
+          };
       const now = new Date();
       const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
-      const decision = decide({
-        statusCode: result.statusCode,
-        retryAttempt: input.retryAttempt,
-        policy: input.policy,
-        firstAttemptAt: first,
-        now,
-        retryAfterMs: result.retryAfterMs,
-      });
+      const decision = usable
+        ? decide({
+            statusCode: result.statusCode,
+            retryAttempt: input.retryAttempt,
+            policy: input.policy,
+            firstAttemptAt: first,
+            now,
+            retryAfterMs: result.retryAfterMs,
+          })
+        : { status: "failed" as const, nextRetryAfter: null };
       const row = await recordAttempt(prisma, {
         webhookId: input.webhookId,
         config,
@@ -90,6 +131,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
         nextRetryAfter: decision.nextRetryAfter,
         error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
         replayOf: input.replayOf,
+        workflowId: workflowExecution?.workflowId,
       });
       recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
       logger.info(
@@ -116,7 +158,10 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
      * delivery's rows become `failed` and nothing is sent.
      */
     async claimRetry(input: DeliveryInput & { retryAttempt: number }): Promise<ClaimOutcome> {
-      const _claimed = await claimForRetry(prisma, input.webhookId);
+      // Nothing left to claim: the row was closed meanwhile (reconciliation, SQL). Its
+      // reason stands, even if the config was reactivated since.
+      if ((await claimForRetry(prisma, input.webhookId)) === 0)
+        return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
       const config = await prisma.config.findUnique({ where: { id: input.configId } });
       const first = await firstAttemptAt(prisma, input.webhookId);
       let reason: string | undefined;
@@ -129,6 +174,13 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
       if (reason === undefined) return { proceed: true };
       await failPending(prisma, input.webhookId, reason);
       return { proceed: false, reason };
+    },
+
+    /** Ends the delivery without a send: its queued or claimed row becomes `failed` with the reason. */
+    async closeDelivery({ webhookId, reason }: CloseInput): Promise<number> {
+      const closed = await failPending(prisma, webhookId, reason);
+      logger.info({ webhookId, reason, closed }, "delivery closed");
+      return closed;
     },
   };
 }

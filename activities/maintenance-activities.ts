@@ -3,15 +3,17 @@ import type { Logger } from "../common/logger.js";
 
 /** Rows per statement, so cleanup never holds long locks on a big table. */
 export const MAINTENANCE_BATCH = 5000;
-/** A row claimed (`retrying`) for longer than this belongs to a lost attempt. */
-export const STALE_RETRYING_MS = 5 * 60_000;
 
 export interface RetentionInput {
   successDelayMs: number;
   failedDelayMs: number;
 }
 
-/** Activities of the maintenance schedules: the spec's retention, orphan closing and stale recovery. */
+/**
+ * Activities of the retention schedule. Queued rows are never touched here:
+ * they belong to their workflow, or to reconciliation when it is lost
+ * (workers/reconciliation.ts).
+ */
 export function createMaintenanceActivities({ prisma, logger }: { prisma: PrismaClient; logger: Logger }) {
   async function purge(status: "success" | "failed", olderThanMs: number): Promise<number> {
     if (olderThanMs <= 0) return 0; // 0 disables the purge of that status
@@ -39,26 +41,6 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
       };
       if (result.success || result.failed) logger.info(result, "retention: attempts purged");
       return result;
-    },
-
-    /** Queued rows whose config was deleted or deactivated are closed as failed. */
-    async closeOrphanedAttempts(): Promise<number> {
-      const closed = await prisma.$executeRaw`
-        UPDATE attempts a SET status = 'failed', error = 'config deleted or inactive', updated_at = now()
-         WHERE a.status = 'to retry'
-           AND NOT EXISTS (SELECT 1 FROM configs c WHERE c.id = a.config_id AND c.active)`;
-      if (closed) logger.info({ closed }, "retention: orphaned attempts closed");
-      return closed;
-    },
-
-    /** Rows left `retrying` by a lost attempt go back to `to retry`. */
-    async recoverStaleAttempts(): Promise<number> {
-      const cutoff = new Date(Date.now() - STALE_RETRYING_MS);
-      const recovered = await prisma.$executeRaw`
-        UPDATE attempts SET status = 'to retry', updated_at = now()
-         WHERE status = 'retrying' AND updated_at < ${cutoff}`;
-      if (recovered) logger.warn({ recovered }, "stale retrying attempts recovered");
-      return recovered;
     },
   };
 }

@@ -3,66 +3,116 @@ import type { Logger } from "../common/logger.js";
 import {
   type RateLimitResponse,
   RateLimitResponse_Code,
+  type RateLimitResponse_DescriptorStatus,
   RateLimitServiceClient,
 } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
 
 /** Wait used when the service says OVER_LIMIT without a reset time. */
 const DEFAULT_WAIT_MS = 1000;
 const CALL_TIMEOUT_MS = 2000;
+/**
+ * No send starts this close to the end of a window: its POST could arrive in
+ * the next window, beside that window's own sends, and a receiver counting by
+ * window would see more than the configured rate.
+ */
+export const LATE_IN_WINDOW_MS = 100;
+/** Wake just after the window turns, not just before. */
+const AFTER_RESET_MS = 5;
 
 export interface RateLimitGate {
-  /** 0 when the send may go now, else how long to wait before asking again. */
-  waitBeforeSend(configId: string, endpointHost: string): Promise<number>;
+  /**
+   * Takes one permission for a send of this config to this host: 0 when the
+   * send may go now (the hit is counted), else how long to wait before asking
+   * again (nothing counted).
+   */
+  acquire(configId: string, endpointHost: string): Promise<number>;
   close(): void;
 }
 
 /**
- * Outbound rate limiting through the rate limit service: before each send it
- * asks ShouldRateLimit in `domain` with two descriptors, `config_id` and
- * `endpoint_host`, so rules can cap one subscription or one receiving host.
+ * Outbound rate limiting through the rate limit service, in domain `domain`
+ * with two descriptors, `config_id` and `endpoint_host`, so rules can cap one
+ * subscription or one receiving host. Each permission is a peek (per-descriptor
+ * hits_addend 0: counts nothing) and, when every limit has room, a take (one
+ * hit). A waiting delivery therefore costs no quota; only two senders racing
+ * for the last permission make the loser's other descriptors count one hit
+ * (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT on the service avoids even that).
  * An unreachable service does not stop deliveries (fail open, logged).
  */
 export function createRateLimitGate(address: string, domain: string, logger: Logger): RateLimitGate {
   const client = new RateLimitServiceClient(address, grpc.credentials.createInsecure());
+  const ask = (configId: string, endpointHost: string, peek: boolean): Promise<RateLimitResponse> => {
+    const descriptor = (key: string, value: string) => ({
+      entries: [{ key, value }],
+      limit: undefined,
+      hitsAddend: peek ? 0n : undefined,
+    });
+    const request = {
+      domain,
+      descriptors: [descriptor("config_id", configId), descriptor("endpoint_host", endpointHost)],
+      hitsAddend: 1,
+    };
+    return new Promise((resolve, reject) =>
+      client.shouldRateLimit(
+        request,
+        new grpc.Metadata(),
+        { deadline: Date.now() + CALL_TIMEOUT_MS },
+        (err, res) => (err ? reject(err) : resolve(res!)),
+      ),
+    );
+  };
+  const failOpen = (err: unknown) => {
+    logger.warn({ address, err: (err as Error).message }, "rate limit service unavailable: sending anyway");
+    return 0;
+  };
   return {
-    async waitBeforeSend(configId, endpointHost) {
-      const request = {
-        domain,
-        descriptors: [
-          { entries: [{ key: "config_id", value: configId }], limit: undefined, hitsAddend: undefined },
-          {
-            entries: [{ key: "endpoint_host", value: endpointHost }],
-            limit: undefined,
-            hitsAddend: undefined,
-          },
-        ],
-        hitsAddend: 0,
-      };
-      let response: RateLimitResponse;
+    async acquire(configId, endpointHost) {
+      let peek: RateLimitResponse;
       try {
-        response = await new Promise((resolve, reject) =>
-          client.shouldRateLimit(
-            request,
-            new grpc.Metadata(),
-            { deadline: Date.now() + CALL_TIMEOUT_MS },
-            (err, res) => (err ? reject(err) : resolve(res)),
-          ),
-        );
+        peek = await ask(configId, endpointHost, true);
       } catch (err) {
-        logger.warn(
-          { address, err: (err as Error).message },
-          "rate limit service unavailable: sending anyway",
-        );
-        return 0;
+        return failOpen(err);
       }
-      if (response.overallCode !== RateLimitResponse_Code.OVER_LIMIT) return 0;
-      const waits = response.statuses
-        .filter((s) => s.code === RateLimitResponse_Code.OVER_LIMIT && s.durationUntilReset)
-        .map(
-          (s) => Number(s.durationUntilReset!.seconds) * 1000 + Math.ceil(s.durationUntilReset!.nanos / 1e6),
-        );
-      return Math.max(100, waits.length ? Math.max(...waits) : DEFAULT_WAIT_MS);
+      const now = Date.now();
+      const limited = peek.statuses.filter((s) => s.currentLimit);
+      const full = limited.filter(
+        (s) => s.code === RateLimitResponse_Code.OVER_LIMIT || s.limitRemaining === 0,
+      );
+      if (peek.overallCode === RateLimitResponse_Code.OVER_LIMIT || full.length) return waitFor(full, now);
+      const late = limited.filter((s) => resetAt(s, now) - now < LATE_IN_WINDOW_MS);
+      if (late.length) return waitFor(late, now);
+      let take: RateLimitResponse;
+      try {
+        take = await ask(configId, endpointHost, false);
+      } catch (err) {
+        return failOpen(err);
+      }
+      if (take.overallCode !== RateLimitResponse_Code.OVER_LIMIT) return 0;
+      // Another sender took the last permission between the peek and the take.
+      return waitFor(
+        take.statuses.filter((s) => s.code === RateLimitResponse_Code.OVER_LIMIT),
+        Date.now(),
+      );
     },
     close: () => client.close(),
   };
+}
+
+/**
+ * When the status's window ends. The service reports whole seconds until the
+ * reset of a window aligned on the epoch (one second: always 1), so the reset
+ * is the next boundary: floor(now in seconds) + that.
+ */
+function resetAt(s: RateLimitResponse_DescriptorStatus, now: number): number {
+  const d = s.durationUntilReset;
+  if (!d) return now + DEFAULT_WAIT_MS;
+  const seconds = Number(d.seconds) + d.nanos / 1e9;
+  return (Math.floor(now / 1000) + seconds) * 1000;
+}
+
+/** Milliseconds until every given window has turned (at least 1). */
+function waitFor(statuses: RateLimitResponse_DescriptorStatus[], now: number): number {
+  if (statuses.length === 0) return DEFAULT_WAIT_MS;
+  const until = Math.max(...statuses.map((s) => resetAt(s, now)));
+  return Math.max(1, Math.ceil(until - now) + AFTER_RESET_MS);
 }

@@ -11,6 +11,7 @@ import { type AuthOptions, requireToken } from "./auth.js";
 import { ConfigListCache } from "./config-list-cache.js";
 import { configRoutes } from "./config-routes.js";
 import { configStore } from "./config-store.js";
+import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
@@ -29,6 +30,8 @@ export interface AppDeps {
   auth?: AuthOptions | undefined;
   audit?: { publisher: BrokerPublisher; topic: string } | undefined;
   replay: Replayer;
+  /** Reaches running deliveries (close on deactivate/delete, cancel). */
+  deliveries: DeliveryControl;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
@@ -58,9 +61,10 @@ export function createApp(deps: AppDeps): Express {
       store: configStore(deps.pool),
       listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
       sendTimeoutMs: deps.sendTimeoutMs,
+      deliveries: deps.deliveries,
     }),
   );
-  app.use(deliveryRoutes(deps.prisma, deps.replay));
+  app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger));
   return app;

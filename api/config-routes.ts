@@ -2,9 +2,10 @@ import { Router } from "express";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
-import { AttemptStatus, type Config } from "../generated/prisma/client.js";
+import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
+import type { DeliveryControl } from "./delivery-control.js";
 import { notFound, validation } from "./errors.js";
 import { normalizeSubscription } from "./event-types.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
@@ -51,13 +52,6 @@ function readConfigUser(body: unknown) {
   };
 }
 
-/** Pending deliveries of a config that goes away end now, without another send. */
-const closePending = (prisma: PrismaClient, configId: string, reason: string) =>
-  prisma.attempt.updateMany({
-    where: { configId, status: AttemptStatus.toRetry },
-    data: { status: AttemptStatus.failed, error: reason, updatedAt: new Date() },
-  });
-
 export interface ConfigRoutesDeps {
   prisma: PrismaClient;
   /** Hot paths in plain SQL (get, create, replace, filtered list). */
@@ -65,9 +59,17 @@ export interface ConfigRoutesDeps {
   /** The unfiltered, unpaged list. */
   listCache: ConfigListCache;
   sendTimeoutMs: number;
+  /** Pending deliveries of a config that goes away are told to end, without another send. */
+  deliveries: DeliveryControl;
 }
 
-export function configRoutes({ prisma, store, listCache, sendTimeoutMs }: ConfigRoutesDeps): Router {
+export function configRoutes({
+  prisma,
+  store,
+  listCache,
+  sendTimeoutMs,
+  deliveries,
+}: ConfigRoutesDeps): Router {
   const r = Router();
   const missing = (id: string) => notFound(`config ${id} not found`);
 
@@ -126,10 +128,8 @@ export function configRoutes({ prisma, store, listCache, sendTimeoutMs }: Config
 
   r.delete("/configs/:id", allowQuery(), async (req, res) => {
     const config = await load(String(req.params.id));
-    await prisma.$transaction([
-      prisma.config.delete({ where: { id: config.id } }),
-      closePending(prisma, config.id, "config deleted"),
-    ]);
+    await prisma.config.delete({ where: { id: config.id } });
+    await deliveries.closeConfigDeliveries(config.id, "config deleted");
     res.status(200).json({ data: { id: config.id, deleted: true } });
   });
 
@@ -139,13 +139,11 @@ export function configRoutes({ prisma, store, listCache, sendTimeoutMs }: Config
   ] as const) {
     r.put(`/configs/:id/${action}`, allowQuery(), async (req, res) => {
       const current = await load(String(req.params.id));
-      const update = prisma.config.update({
+      const config = await prisma.config.update({
         where: { id: current.id },
         data: { active, updatedAt: new Date() },
       });
-      const [config] = active
-        ? [await update]
-        : await prisma.$transaction([update, closePending(prisma, current.id, "config deactivated")]);
+      if (!active) await deliveries.closeConfigDeliveries(config.id, "config deactivated");
       res.json({ data: configJson(config) });
     });
   }

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import { fromDbStatus } from "../activities/attempts-store.js";
 import type { PrismaClient } from "../common/db/database.js";
+import type { DeliveryControl } from "./delivery-control.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { Replayer } from "./replay.js";
@@ -10,7 +11,7 @@ import { allowQuery, UUID_RE } from "./validation.js";
 const DEFAULT_PAGE = 100;
 
 /** Deliveries and their attempts: what the reference service stored but never showed. */
-export function deliveryRoutes(prisma: PrismaClient, replay: Replayer): Router {
+export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliveries: DeliveryControl): Router {
   const r = Router();
 
   async function attemptsPage(where: object, query: Record<string, unknown>) {
@@ -53,7 +54,9 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer): Router {
       data: {
         webhookID: webhookId,
         configID: last.configId,
+        ...(last.workflowId ? { workflowID: last.workflowId } : {}),
         status: fromDbStatus(last.status),
+        ...(last.status === "failed" && last.error ? { reason: last.error } : {}),
         attemptCount: attempts.length,
         lastStatusCode: last.statusCode,
         ...(last.nextRetryAfter ? { nextRetryAfter: last.nextRetryAfter.toISOString() } : {}),
@@ -69,6 +72,12 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer): Router {
     if (!UUID_RE.test(webhookId)) throw notFound(`webhook ${webhookId} not found`);
     const result = await replay(webhookId, req.get("idempotency-key"));
     res.status(result.created ? 202 : 200).json({ data: result });
+  });
+
+  r.post("/webhooks/:webhookId/cancel", allowQuery(), async (req, res) => {
+    const webhookId = String(req.params.webhookId);
+    if (!UUID_RE.test(webhookId)) throw notFound(`webhook ${webhookId} not found`);
+    res.status(202).json({ data: await deliveries.cancel(webhookId) });
   });
 
   return r;

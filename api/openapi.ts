@@ -146,6 +146,8 @@ export const openapi = {
           webhookID: UUID,
           configID: UUID,
           status: { enum: ["success", "to retry", "retrying", "failed"] },
+          workflowID: { type: "string", description: "its Temporal workflow (absent for test deliveries)" },
+          reason: { type: "string", description: "why it failed, when it did" },
           attemptCount: { type: "integer" },
           lastStatusCode: { type: "integer" },
           nextRetryAfter: TIME,
@@ -162,6 +164,15 @@ export const openapi = {
           replayOf: UUID,
           workflowID: { type: "string", description: "its Temporal workflow" },
           created: { type: "boolean" },
+        },
+      },
+      Cancellation: {
+        type: "object",
+        required: ["webhookID", "workflowID", "cancelRequested"],
+        properties: {
+          webhookID: UUID,
+          workflowID: { type: "string" },
+          cancelRequested: { type: "boolean" },
         },
       },
       ConfigCursor: cursorOf("Config"),
@@ -305,6 +316,20 @@ export const openapi = {
           200: ok("this key already replayed the webhook", dataOf("Replay")),
           404: error("no such delivery"),
           409: error("its config was deleted or is inactive"),
+          ...errors,
+        },
+      },
+    },
+    "/webhooks/{webhookId}/cancel": {
+      parameters: [idParam("webhookId", "webhook (delivery) to cancel")],
+      post: {
+        operationId: "cancelDelivery",
+        summary:
+          "Cancel a delivery still queued or sending: a send in flight completes, then the delivery ends failed with reason `cancelled`",
+        responses: {
+          202: ok("cancellation requested from its workflow", dataOf("Cancellation")),
+          404: error("no such delivery"),
+          409: error("the delivery has already ended"),
           ...errors,
         },
       },

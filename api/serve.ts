@@ -10,6 +10,7 @@ import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
+import { createDeliveryControl } from "./delivery-control.js";
 import { createReplayer } from "./replay.js";
 
 /**
@@ -41,6 +42,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     auth: settings.auth,
     audit,
     replay: createReplayer(rt, rt.db.prisma),
+    deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });

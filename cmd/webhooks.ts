@@ -18,14 +18,25 @@ const QUEUES = listOption(["workflows", "sends", "maintenance"]);
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
     .addOption(
-      new Option("--retry-period <duration>", "retry poll period")
+      new Option(
+        "--retry-period <duration>",
+        "reconciliation tick: overdue queued deliveries are checked against their workflows",
+      )
         .default(d("3s"), "3s")
         .argParser(positiveDurationArg),
     )
     .addOption(
-      new Option("--retry-batch-size <n>", "webhook ids claimed per tick")
+      new Option("--retry-batch-size <n>", "queued rows reconciliation checks per tick")
         .default(50)
         .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
+        "--reconcile-grace <duration>",
+        "how long past its retry time a queued row waits before reconciliation checks its workflow",
+      )
+        .default(d("1m"), "1m")
+        .argParser(durationArg),
     )
     .addOption(
       new Option("--min-backoff-delay <duration>", "first backoff delay")
@@ -214,6 +225,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     ...(str("storageSqldbConnString") ? { storageSqldbConnString: str("storageSqldbConnString") } : {}),
     retryPeriod: opt("retryPeriod"),
     retryBatchSize: opt("retryBatchSize"),
+    reconcileGrace: opt("reconcileGrace"),
     minBackoffDelay: opt("minBackoffDelay"),
     maxBackoffDelay: opt("maxBackoffDelay"),
     abortAfter: opt("abortAfter"),

@@ -13,7 +13,12 @@ import { createMaintenanceActivities } from "../activities/maintenance-activitie
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
-import { ensureMaintenanceSchedules, maintenanceQueue } from "./maintenance-schedules.js";
+import {
+  ensureMaintenanceSchedules,
+  maintenanceQueue,
+  restoreMaintenanceSchedules,
+} from "./maintenance-schedules.js";
+import { startReconciler } from "./reconciliation.js";
 import type { Runtime as AppRuntime } from "./runtime.js";
 
 export interface RunningWorker {
@@ -29,6 +34,9 @@ export interface RunningWorker {
  */
 const autoscalingPollers = (slots: number) =>
   ({ type: "autoscaling", minimum: 2, initial: 10, maximum: Math.max(10, Math.floor(slots / 2)) }) as const;
+
+/** How often the reconciling process checks that Temporal still has the retention schedule. */
+const SCHEDULE_CHECK_MS = 60_000;
 
 /** Task queue of the HTTP send activities, next to the workflow queue. */
 export const sendQueue = (taskQueue: string) => `${taskQueue}-sends`;
@@ -148,6 +156,15 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     },
   };
   rt.shutdown.add("workers", () => running.stop());
-  if (polls.has("maintenance")) await ensureMaintenanceSchedules(rt);
+  if (polls.has("maintenance")) {
+    await ensureMaintenanceSchedules(rt);
+    let lastCheck = Date.now();
+    const reconciler = startReconciler(rt, async () => {
+      if (Date.now() - lastCheck < SCHEDULE_CHECK_MS) return;
+      lastCheck = Date.now();
+      await restoreMaintenanceSchedules(rt);
+    });
+    rt.shutdown.add("reconciliation", () => reconciler.stop());
+  }
   return running;
 }

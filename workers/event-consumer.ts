@@ -10,7 +10,7 @@ import {
   WebhookEventType,
   WebhookId,
 } from "../workflows/search-attributes.js";
-import type { DeliveryPolicy, EventMessage } from "../workflows/types.js";
+import type { DeliveryPolicy, DeliveryResume, EventMessage } from "../workflows/types.js";
 import { openConsumer } from "./broker/index.js";
 import type { BrokerConsumer, BrokerMessage } from "./broker/types.js";
 import { sendQueue } from "./delivery-worker.js";
@@ -34,6 +34,13 @@ export function deliveryPolicy(rt: Runtime): DeliveryPolicy {
   };
 }
 
+/** How reconciliation restarts a delivery whose workflow was lost (see workers/reconciliation.ts). */
+export interface RestartOptions {
+  /** The delivery's webhook id (derived from the workflow id otherwise). */
+  webhookId: string;
+  resume: DeliveryResume;
+}
+
 /** Starts (idempotently) the delivery workflow of one event to one config. */
 export async function startDelivery(
   rt: Runtime,
@@ -41,8 +48,9 @@ export async function startDelivery(
   event: EventMessage,
   workflowId: string,
   replayOf?: string,
+  restart?: RestartOptions,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
-  const webhookId = webhookIdFor(workflowId);
+  const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = new URL(config.endpoint).host;
   const eager = rt.eagerStarter;
   try {
@@ -60,17 +68,19 @@ export async function startDelivery(
           ...(replayOf ? { replayOf } : {}),
           ...(rt.settings.ratelimitAddr ? { rateLimited: true } : {}),
           ...(rt.settings.sendMode === "local" ? { localSends: true } : {}),
+          ...(restart ? { resume: restart.resume } : {}),
         },
       ],
-      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      // A restart may reuse the id of its closed workflow; a new delivery never does.
+      workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       staticSummary: `${event.type} → ${host}`,
       typedSearchAttributes: [
         { key: WebhookConfigId, value: config.id },
         { key: WebhookId, value: webhookId },
         { key: WebhookEventType, value: event.type },
         { key: WebhookEndpointHost, value: host },
-        { key: WebhookDeliveryStatus, value: "pending" },
-        { key: WebhookAttemptCount, value: 0 },
+        { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
+        { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
       ],
     });
     return { webhookId, started: true, eager: handle.eagerlyStarted };

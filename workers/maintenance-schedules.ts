@@ -1,54 +1,62 @@
-import { type Client, ScheduleAlreadyRunning, type ScheduleOptions } from "@temporalio/client";
-import { STALE_RETRYING_MS } from "../activities/maintenance-activities.js";
-import { attemptsRetention, staleAttemptsRecovery } from "../workflows/maintenance.js";
+import {
+  type Client,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  type ScheduleOptions,
+} from "@temporalio/client";
+import { attemptsRetention } from "../workflows/maintenance.js";
 import type { Runtime } from "./runtime.js";
 
 export const maintenanceQueue = (taskQueue: string) => `${taskQueue}-maintenance`;
 export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-attempts-retention`;
-export const staleRecoveryScheduleId = (taskQueue: string) => `${taskQueue}-stale-recovery`;
+/** The schedule of the spec's stale recovery, which reconciliation replaced; deleted where found. */
+const legacyStaleRecoveryScheduleId = (taskQueue: string) => `${taskQueue}-stale-recovery`;
 
-/** The stale check runs at most once a minute (the spec's rate). */
-const STALE_CHECK_EVERY_MS = 60_000;
+function retentionSchedule(rt: Runtime): ScheduleOptions {
+  const { settings } = rt;
+  return {
+    scheduleId: retentionScheduleId(settings.taskQueue),
+    spec: { intervals: [{ every: settings.retentionPeriod }] },
+    action: {
+      type: "startWorkflow",
+      workflowType: attemptsRetention,
+      args: [
+        { successDelayMs: settings.retentionSuccessDelay, failedDelayMs: settings.retentionFailedDelay },
+      ],
+      taskQueue: maintenanceQueue(settings.taskQueue),
+    },
+    policies: { overlap: "SKIP", catchupWindow: "1 minute" },
+    state: { note: "purges old attempts (webhooks --retention-* flags)", triggerImmediately: true },
+  };
+}
 
 /**
- * Creates, or updates to the current flags, the Temporal Schedules of the
- * attempts table's maintenance: retention every --retention-period and stale
- * recovery every minute. Overlapping runs are skipped, so many workers can call
- * this at start.
+ * Creates, or updates to the current flags, the Temporal Schedule of the
+ * attempts table's retention (every --retention-period). Overlapping runs are
+ * skipped, so many workers can call this at start.
  */
 export async function ensureMaintenanceSchedules(rt: Runtime): Promise<void> {
   const { settings, temporal, logger } = rt;
-  const taskQueue = maintenanceQueue(settings.taskQueue);
-  const schedules: ScheduleOptions[] = [
-    {
-      scheduleId: retentionScheduleId(settings.taskQueue),
-      spec: { intervals: [{ every: settings.retentionPeriod }] },
-      action: {
-        type: "startWorkflow",
-        workflowType: attemptsRetention,
-        args: [
-          { successDelayMs: settings.retentionSuccessDelay, failedDelayMs: settings.retentionFailedDelay },
-        ],
-        taskQueue,
-      },
-      policies: { overlap: "SKIP", catchupWindow: "1 minute" },
-      state: {
-        note: "purges old attempts and closes orphaned ones (webhooks --retention-* flags)",
-        triggerImmediately: true,
-      },
-    },
-    {
-      scheduleId: staleRecoveryScheduleId(settings.taskQueue),
-      spec: { intervals: [{ every: STALE_CHECK_EVERY_MS }] },
-      action: { type: "startWorkflow", workflowType: staleAttemptsRecovery, args: [], taskQueue },
-      policies: { overlap: "SKIP", catchupWindow: "1 minute" },
-      state: {
-        note: `puts attempts left 'retrying' over ${STALE_RETRYING_MS / 60_000} min back to 'to retry'`,
-      },
-    },
-  ];
-  for (const options of schedules) await upsertSchedule(temporal, options);
-  logger.info({ schedules: schedules.map((s) => s.scheduleId), taskQueue }, "maintenance schedules in place");
+  const options = retentionSchedule(rt);
+  await upsertSchedule(temporal, options);
+  try {
+    await temporal.schedule.getHandle(legacyStaleRecoveryScheduleId(settings.taskQueue)).delete();
+    logger.info("stale-recovery schedule deleted: reconciliation replaces it");
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
+  logger.info({ schedule: options.scheduleId }, "maintenance schedule in place");
+}
+
+/** Creates the schedule again when Temporal lost it (its state was reset); cheap when it exists. */
+export async function restoreMaintenanceSchedules(rt: Runtime): Promise<void> {
+  try {
+    await rt.temporal.schedule.getHandle(retentionScheduleId(rt.settings.taskQueue)).describe();
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
+    rt.logger.warn("the retention schedule is gone from Temporal: creating it again");
+    await ensureMaintenanceSchedules(rt);
+  }
 }
 
 async function upsertSchedule(temporal: Client, options: ScheduleOptions): Promise<void> {

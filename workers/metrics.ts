@@ -47,6 +47,13 @@ export const configListRefreshes = new Counter({
   registers: [registry],
 });
 
+export const reconciled = new Counter({
+  name: "webhooks_reconciliation_total",
+  help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
 export function recordAttempt(status: string, statusCode: number, durationMs: number): void {
   attemptsTotal.inc({ status, status_class: statusClass(statusCode) });
   attemptDuration.observe(durationMs / 1000);

@@ -16,8 +16,12 @@ export interface WebhooksSettings {
   autoMigrate: boolean;
   storageSqldbConnString?: string;
   // Delivery policy (the spec's flag table), durations in milliseconds.
+  /** Reconciliation tick (workers/reconciliation.ts). */
   retryPeriod: number;
+  /** Queued rows reconciliation checks per tick. */
   retryBatchSize: number;
+  /** How overdue a queued row must be before reconciliation checks its workflow. */
+  reconcileGrace: number;
   minBackoffDelay: number;
   maxBackoffDelay: number;
   abortAfter: number;

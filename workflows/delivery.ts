@@ -1,18 +1,45 @@
 import {
+  CancellationScope,
+  condition,
+  continueAsNew,
   defineQuery,
+  defineSignal,
+  isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from "@temporalio/workflow";
 import type { DeliveryActivities } from "../activities/delivery-activities.js";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "./search-attributes.js";
-import type { AttemptSummary, DeliveryInput, DeliveryResult } from "./types.js";
+import type { AttemptSummary, DeliveryInput, DeliveryResult, SendOutcome } from "./types.js";
 
 /** The attempts of this delivery so far, oldest first (for the Web UI and `temporal workflow query`). */
 export const attemptsQuery = defineQuery<AttemptSummary[]>("attempts");
+
+/**
+ * Ends the delivery without another send (the config was deactivated or
+ * deleted): the workflow closes its queued row with the reason and finishes
+ * `failed`. A send in flight completes first.
+ */
+export const closeDeliverySignal = defineSignal<[reason: string]>("close");
+
+/**
+ * Patch ids (see "Changing the delivery workflow" in the README). Workflows
+ * started before a patch replay their old branch; remove a branch with
+ * deprecatePatch once no delivery started before it can still be running.
+ */
+export const PATCHES = {
+  /** v2: the send activity asks the rate limit service itself (v1 asked in a separate activity). */
+  rateLimitInSend: "rate-limit-in-send",
+} as const;
+
+/** Past this many events a run hands over to a new one, whatever the server suggests. */
+const MAX_HISTORY_EVENTS = 10_000;
 
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
@@ -31,21 +58,20 @@ const activities = (input: DeliveryInput) =>
 /**
  * Delivers one event to one config: first send, then durable backoff timers
  * and re-sends until success, a permanent failure, the caps, or the config
- * going away. Every transition is mirrored into the attempts table.
+ * going away. The workflow is the one authority on the delivery; every
+ * transition is mirrored into the attempts table by its activities, so a
+ * waiting delivery has exactly one queued row and a closed one none.
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
-  const { sendAttempt, claimRetry, rateLimitWait } = activities(input);
-  // Waiting for the rate limit service is a durable timer, never an attempt.
-  const gate = async () => {
-    for (;;) {
-      const waitMs = await rateLimitWait(input.configId);
-      if (waitMs <= 0) return;
-      setCurrentDetails(`waiting ${waitMs} ms for the rate limit service`);
-      await sleep(waitMs);
-    }
-  };
-  const attempts: AttemptSummary[] = [];
+  const { sendAttempt, claimRetry, rateLimitWait, closeDelivery } = activities(input);
+  const attempts: AttemptSummary[] = [...(input.resume?.attempts ?? [])];
   setHandler(attemptsQuery, () => attempts);
+  let closing: string | undefined;
+  setHandler(closeDeliverySignal, (reason) => {
+    closing ??= reason;
+  });
+  /** A durable timer that a close signal cuts short (the same timer command as a plain sleep). */
+  const wait = (ms: number) => condition(() => closing !== undefined, Math.max(1, ms));
 
   const finish = (status: DeliveryResult["status"], reason: string): DeliveryResult => {
     const last = attempts.at(-1);
@@ -62,28 +88,84 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       reason,
     };
   };
+  const close = async (reason: string) => {
+    await closeDelivery({ webhookId: input.webhookId, reason });
+    return finish("failed", reason);
+  };
 
-  for (let retryAttempt = 0; ; retryAttempt++) {
-    if (retryAttempt > 0) {
-      const claim = await claimRetry({ ...input, retryAttempt });
-      if (!claim.proceed) return finish("failed", claim.reason);
+  // v1: permission in its own activity, then a timer per OVER_LIMIT answer.
+  const legacyGate = async () => {
+    for (;;) {
+      const waitMs = await rateLimitWait(input.configId);
+      if (waitMs <= 0) return;
+      setCurrentDetails(`waiting ${waitMs} ms for the rate limit service`);
+      await sleep(waitMs);
     }
-    if (input.rateLimited) await gate();
-    const outcome = await sendAttempt({ ...input, retryAttempt });
-    if ("skipped" in outcome) return finish("failed", outcome.skipped);
-    const attempt = outcome.attempt;
-    attempts.push(attempt);
-    if (attempt.status === "success") return finish("success", `HTTP ${attempt.statusCode}`);
-    if (attempt.status !== "to retry") {
-      return finish("failed", attempt.error ?? `HTTP ${attempt.statusCode}`);
+  };
+
+  // A send is never cut off by cancellation: its attempt row is written before
+  // the workflow reacts, so cleanup always sees the final state of the table.
+  const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> =>
+    CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
+
+  const deliver = async (): Promise<DeliveryResult> => {
+    const start = input.resume?.retryAttempt ?? 0;
+    if (start > 0) {
+      const due = attempts.at(-1)?.nextRetryAfter;
+      await wait(due ? Date.parse(due) - Date.now() : 0);
     }
-    upsertSearchAttributes([
-      { key: WebhookDeliveryStatus, value: "to retry" },
-      { key: WebhookAttemptCount, value: attempts.length },
-    ]);
-    setCurrentDetails(
-      `attempt ${retryAttempt + 1} got ${attempt.statusCode || attempt.error}; next try at ${attempt.nextRetryAfter}`,
-    );
-    await sleep(Math.max(0, Date.parse(attempt.nextRetryAfter!) - Date.now()));
+    for (let retryAttempt = start; ; retryAttempt++) {
+      if (closing) return close(closing);
+      if (retryAttempt > 0) {
+        const claim = await claimRetry({ ...input, retryAttempt });
+        if (!claim.proceed) return finish("failed", claim.reason);
+      }
+      let inSend = Boolean(input.rateLimited);
+      if (input.rateLimited && !patched(PATCHES.rateLimitInSend)) {
+        await legacyGate();
+        inSend = false;
+      }
+      let outcome = await send(retryAttempt, inSend);
+      while ("waitMs" in outcome) {
+        // Waiting for the rate limit is never an attempt; a long wait hands over to a
+        // new run before the history grows past what Temporal keeps comfortably.
+        const info = workflowInfo();
+        if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+          return continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
+        }
+        setCurrentDetails(`waiting ${outcome.waitMs} ms for the rate limit service`);
+        await wait(outcome.waitMs);
+        if (closing) return close(closing);
+        if (retryAttempt > 0) {
+          const claim = await claimRetry({ ...input, retryAttempt });
+          if (!claim.proceed) return finish("failed", claim.reason);
+        }
+        outcome = await send(retryAttempt, true);
+      }
+      if ("skipped" in outcome) return finish("failed", outcome.skipped);
+      const attempt = outcome.attempt;
+      attempts.push(attempt);
+      if (attempt.status === "success") return finish("success", `HTTP ${attempt.statusCode}`);
+      if (attempt.status !== "to retry") {
+        return finish("failed", attempt.error ?? `HTTP ${attempt.statusCode}`);
+      }
+      upsertSearchAttributes([
+        { key: WebhookDeliveryStatus, value: "to retry" },
+        { key: WebhookAttemptCount, value: attempts.length },
+      ]);
+      setCurrentDetails(
+        `attempt ${retryAttempt + 1} got ${attempt.statusCode || attempt.error}; next try at ${attempt.nextRetryAfter}`,
+      );
+      await wait(Date.parse(attempt.nextRetryAfter!) - Date.now());
+    }
+  };
+
+  try {
+    return await deliver();
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Cancelled (API or Temporal Web UI): the queued row is closed before the workflow ends.
+    await CancellationScope.nonCancellable(() => close("cancelled"));
+    throw err;
   }
 }

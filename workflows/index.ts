@@ -1,3 +1,3 @@
 // Every workflow the workers register (this file is the bundle's entry).
 export { deliverWebhook } from "./delivery.js";
-export { attemptsRetention, staleAttemptsRecovery } from "./maintenance.js";
+export { attemptsRetention } from "./maintenance.js";

@@ -33,6 +33,19 @@ export interface DeliveryInput {
   rateLimited?: boolean;
   /** Send as local activities of the workflow worker (--send-mode local) instead of on sendTaskQueue. */
   localSends?: boolean;
+  /**
+   * Where a run picks the delivery up instead of at its first send: after a
+   * continue-as-new, or when reconciliation restarts a delivery whose workflow
+   * was lost. The run waits until the last attempt's next retry, claims it and
+   * sends `retryAttempt` (0: the first send, which never happened).
+   */
+  resume?: DeliveryResume;
+}
+
+export interface DeliveryResume {
+  retryAttempt: number;
+  /** The attempts made so far, oldest first (what the `attempts` query answers). */
+  attempts: AttemptSummary[];
 }
 
 export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";
@@ -54,6 +67,14 @@ export interface SendAttemptInput extends DeliveryInput {
 }
 
 export type ClaimOutcome = { proceed: true } | { proceed: false; reason: string };
+
+/** What one send activity did: an attempt row, nothing (the delivery ends), or wait for the rate limit. */
+export type SendOutcome = { attempt: AttemptSummary } | { skipped: string } | { waitMs: number };
+
+export interface CloseInput {
+  webhookId: string;
+  reason: string;
+}
 
 export interface DeliveryResult {
   webhookId: string;

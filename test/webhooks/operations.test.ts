@@ -102,66 +102,59 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
   });
 
   describe("maintenance schedules", () => {
-    const scheduleIds = () => [
-      `${env.api.taskQueue}-attempts-retention`,
-      `${env.api.taskQueue}-stale-recovery`,
-    ];
+    const retentionId = () => `${env.api.taskQueue}-attempts-retention`;
 
-    it("are registered as Temporal Schedules on the maintenance task queue", async () => {
-      for (const id of scheduleIds()) {
-        const d = await env.temporal.schedule.getHandle(id).describe();
-        expect(d.action.type).to.equal("startWorkflow");
-        expect((d.action as { taskQueue: string }).taskQueue).to.equal(`${env.api.taskQueue}-maintenance`);
-      }
-      const retention = await env.temporal.schedule.getHandle(scheduleIds()[0]!).describe();
-      expect(retention.spec.intervals?.[0]?.every).to.equal(3_600_000);
+    it("register retention as a Temporal Schedule on the maintenance task queue (stale recovery is gone)", async () => {
+      const d = await env.temporal.schedule.getHandle(retentionId()).describe();
+      expect(d.action.type).to.equal("startWorkflow");
+      expect((d.action as { taskQueue: string }).taskQueue).to.equal(`${env.api.taskQueue}-maintenance`);
+      expect(d.spec.intervals?.[0]?.every).to.equal(3_600_000);
+      const stale = await env.temporal.schedule
+        .getHandle(`${env.api.taskQueue}-stale-recovery`)
+        .describe()
+        .catch((err: Error) => err);
+      expect(stale).to.be.instanceOf(Error);
+      expect((stale as Error).name).to.equal("ScheduleNotFoundError");
     });
 
-    it("purge old finished rows, close orphans and recover stale claims when they run", async () => {
+    it("purges old finished rows when it runs, and leaves queued rows to their workflows", async () => {
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.maintenance"] });
-      const gone = randomUUID();
       const insert = (status: string, configId: string, ageHours: number, webhookId = randomUUID()) =>
         sql(
-          `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, retry_attempt, status, created_at, updated_at)
-           VALUES ($1, $2, $3, '{}', '{}', 500, 0, $4::attempt_status, now() - make_interval(hours => $5), now() - make_interval(hours => $5))
+          `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, retry_attempt, status, next_retry_after, created_at, updated_at)
+           VALUES ($1, $2, $3, '{}', '{}', 500, 0, $4::attempt_status, now() + interval '1 hour', now() - make_interval(hours => $5), now() - make_interval(hours => $5))
            RETURNING id`,
           [randomUUID(), webhookId, configId, status, ageHours],
         ).then((rows) => (rows[0] as { id: string }).id);
       const oldSuccess = await insert("success", config.id, 800);
       const recentSuccess = await insert("success", config.id, 1);
       const oldFailed = await insert("failed", config.id, 2200);
-      const orphan = await insert("to retry", gone, 1);
-      const stale = await insert("retrying", config.id, 1);
+      const queuedOfDeletedConfig = await insert("to retry", randomUUID(), 1);
 
-      const run = async (id: string) => {
-        const handle = env.temporal.schedule.getHandle(id);
-        const before = (await handle.describe()).info.recentActions.length;
-        await handle.trigger();
-        for (let i = 0; i < 100; i++) {
-          const actions = (await handle.describe()).info.recentActions;
-          if (actions.length > before) {
-            const started = actions.at(-1)!.action;
-            return env.temporal.workflow.getHandle(started.workflow.workflowId).result();
-          }
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error(`schedule ${id} did not run`);
-      };
-      const retention = await run(scheduleIds()[0]!);
-      expect(retention.closed).to.be.at.least(1);
-      const recovery = await run(scheduleIds()[1]!);
-      expect(recovery.recovered).to.be.at.least(1);
+      const handle = env.temporal.schedule.getHandle(retentionId());
+      const before = (await handle.describe()).info.recentActions.length;
+      await handle.trigger();
+      let retention: { success: number; failed: number } | undefined;
+      for (let i = 0; i < 100 && !retention; i++) {
+        const actions = (await handle.describe()).info.recentActions;
+        if (actions.length > before) {
+          const started = actions.at(-1)!.action;
+          retention = await env.temporal.workflow.getHandle(started.workflow.workflowId).result();
+        } else await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(retention, "the retention schedule did not run").to.exist;
+      expect(retention!.success).to.be.at.least(1);
+      expect(retention!.failed).to.be.at.least(1);
 
       const rows = await sql<{ id: string; status: string }>(
         "SELECT id, status::text AS status FROM attempts WHERE id = ANY($1)",
-        [[oldSuccess, recentSuccess, oldFailed, orphan, stale]],
+        [[oldSuccess, recentSuccess, oldFailed, queuedOfDeletedConfig]],
       );
       const status = Object.fromEntries(rows.map((r) => [r.id, r.status]));
       expect(status[oldSuccess]).to.equal(undefined);
       expect(status[oldFailed]).to.equal(undefined);
       expect(status[recentSuccess]).to.equal("success");
-      expect(status[orphan]).to.equal("failed");
-      expect(status[stale]).to.equal("to retry");
+      expect(status[queuedOfDeletedConfig]).to.equal("to retry");
     });
   });
 });

@@ -1,0 +1,90 @@
+import { type Client, WorkflowNotFoundError } from "@temporalio/client";
+import type { PrismaClient } from "../common/db/database.js";
+import type { Logger } from "../common/logger.js";
+import { AttemptStatus } from "../generated/prisma/client.js";
+import { closeDeliverySignal } from "../workflows/delivery.js";
+import { ApiError, notFound } from "./errors.js";
+
+/** Signals sent at once when a config's deliveries are closed. */
+const SIGNAL_CONCURRENCY = 16;
+const QUEUED: AttemptStatus[] = [AttemptStatus.toRetry, AttemptStatus.retrying];
+
+/**
+ * How API actions reach running deliveries. The API never writes attempt rows
+ * of a delivery: it asks the delivery's workflow, which closes them itself.
+ */
+export interface DeliveryControl {
+  /**
+   * Tells every queued delivery of the config to close with `reason` (after
+   * deactivation or deletion). A delivery that cannot be signalled still ends at
+   * its next wake-up, when its claim finds the config gone or inactive.
+   */
+  closeConfigDeliveries(configId: string, reason: string): Promise<{ signalled: number; failed: number }>;
+  /** Requests cancellation of a queued or sending delivery; its workflow closes the row `failed: cancelled`. */
+  cancel(webhookId: string): Promise<{ webhookID: string; workflowID: string; cancelRequested: true }>;
+}
+
+export function createDeliveryControl(
+  temporal: Client,
+  prisma: PrismaClient,
+  logger: Logger,
+): DeliveryControl {
+  return {
+    async closeConfigDeliveries(configId, reason) {
+      const rows = await prisma.attempt.findMany({
+        where: { configId, status: { in: QUEUED }, workflowId: { not: null } },
+        select: { workflowId: true },
+        distinct: ["workflowId"],
+      });
+      const ids = rows.map((r) => r.workflowId!);
+      let failed = 0;
+      for (let i = 0; i < ids.length; i += SIGNAL_CONCURRENCY) {
+        await Promise.all(
+          ids.slice(i, i + SIGNAL_CONCURRENCY).map((id) =>
+            temporal.workflow
+              .getHandle(id)
+              .signal(closeDeliverySignal, reason)
+              .catch((err: Error) => {
+                // A missing workflow is reconciliation's to repair; anything else is logged.
+                if (err instanceof WorkflowNotFoundError) return;
+                failed++;
+                logger.warn(
+                  { workflowId: id, configId, err: err.message },
+                  "could not signal a delivery to close",
+                );
+              }),
+          ),
+        );
+      }
+      if (ids.length)
+        logger.info({ configId, reason, signalled: ids.length - failed, failed }, "deliveries told to close");
+      return { signalled: ids.length - failed, failed };
+    },
+
+    async cancel(webhookId) {
+      const rows = await prisma.attempt.findMany({
+        where: { webhookId },
+        select: { status: true, workflowId: true },
+        orderBy: { retryAttempt: "desc" },
+      });
+      if (rows.length === 0) throw notFound(`webhook ${webhookId} not found`);
+      const workflowId = rows.find((r) => r.workflowId)?.workflowId;
+      if (!workflowId)
+        throw new ApiError(409, "CONFLICT", `webhook ${webhookId} is a test delivery; it has ended`);
+      if (!rows.some((r) => QUEUED.includes(r.status)))
+        throw new ApiError(409, "CONFLICT", `webhook ${webhookId} has already ended`);
+      try {
+        await temporal.workflow.getHandle(workflowId).cancel();
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        throw new ApiError(
+          409,
+          "CONFLICT",
+          `the workflow of webhook ${webhookId} is gone; reconciliation will restart or close it`,
+        );
+      }
+      logger.info({ webhookId, workflowId }, "delivery cancellation requested");
+      return { webhookID: webhookId, workflowID: workflowId, cancelRequested: true };
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { WorkflowNotFoundError } from "@temporalio/client";
+import { failPending, summarize } from "../activities/attempts-store.js";
+import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
+import { WebhookId } from "../workflows/search-attributes.js";
+import type { EventMessage } from "../workflows/types.js";
+import { deliveryPolicy, startDelivery } from "./event-consumer.js";
+import { reconciled } from "./metrics.js";
+import type { Runtime } from "./runtime.js";
+
+// Reconciliation keeps the attempts table and Temporal in agreement when the
+// workflow that owns a queued row can no longer act on it: terminated from the
+// Web UI, failed, or lost with Temporal's state. It gives the spec's retry loop
+// flags their meaning: every --retry-period, up to --retry-batch-size queued
+// rows that are overdue by --reconcile-grace are checked against their
+// workflow. A running workflow is the authority and is never touched; a lost
+// one is restarted from its row (same webhook id, next retry attempt) while
+// the policy allows, else its row is closed `failed` with the reason.
+
+export interface ReconcileReport {
+  checked: number;
+  running: number;
+  restarted: number;
+  closed: number;
+}
+
+interface QueuedRow {
+  id: string;
+  webhook_id: string;
+  workflow_id: string | null;
+  next_retry_after: Date;
+}
+
+/** Why a workflow that is no longer running left its row queued, when that rules out a restart. */
+const CLOSED_FOR_GOOD: Record<string, string> = {
+  TERMINATED: "workflow terminated",
+  CANCELLED: "cancelled",
+  COMPLETED: "workflow completed without closing its row",
+};
+
+export class Reconciler {
+  /** Keyset position of the walk over queued rows; it wraps around at the end. */
+  private cursor: { at: Date; id: string } | undefined;
+
+  constructor(private readonly rt: Runtime) {}
+
+  async tick(): Promise<ReconcileReport> {
+    const { settings, db } = this.rt;
+    const cutoff = new Date(Date.now() - settings.reconcileGrace);
+    const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
+    const rows = await db.prisma.$queryRaw<QueuedRow[]>`
+      SELECT id, webhook_id, workflow_id, next_retry_after FROM attempts
+       WHERE status IN ('to retry', 'retrying')
+         AND (next_retry_after, id) > (${after.at}, ${after.id}::uuid)
+         AND ((status = 'to retry' AND next_retry_after < ${cutoff})
+              OR (status = 'retrying' AND updated_at < ${cutoff}))
+       ORDER BY next_retry_after, id
+       LIMIT ${settings.retryBatchSize}`;
+    const last = rows.at(-1);
+    this.cursor =
+      rows.length < settings.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
+    const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0 };
+    const seen = new Set<string>();
+    for (const row of rows) {
+      if (seen.has(row.webhook_id)) continue;
+      seen.add(row.webhook_id);
+      report.checked++;
+      const outcome = await this.repair(row);
+      report[outcome]++;
+      reconciled.inc({ outcome });
+    }
+    if (report.restarted || report.closed) this.rt.logger.info(report, "reconciliation repaired deliveries");
+    return report;
+  }
+
+  private async repair(row: QueuedRow): Promise<"running" | "restarted" | "closed"> {
+    const workflowId = row.workflow_id ?? (await this.findWorkflow(row.webhook_id));
+    const status = workflowId ? await this.workflowStatus(workflowId) : "MISSING";
+    if (status === "RUNNING") return "running";
+    const final = CLOSED_FOR_GOOD[status];
+    if (final) return this.close(row.webhook_id, final, status);
+    return this.restart(row.webhook_id, workflowId ?? `delivery-restart:${row.webhook_id}`, status);
+  }
+
+  /** Rows written before attempts recorded their workflow: found by the WebhookId search attribute. */
+  private async findWorkflow(webhookId: string): Promise<string | undefined> {
+    for await (const w of this.rt.temporal.workflow.list({ query: `${WebhookId.name} = "${webhookId}"` })) {
+      return w.workflowId;
+    }
+    return undefined;
+  }
+
+  private async workflowStatus(workflowId: string): Promise<string> {
+    try {
+      return (await this.rt.temporal.workflow.getHandle(workflowId).describe()).status.name;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return "MISSING";
+      throw err;
+    }
+  }
+
+  private async close(webhookId: string, reason: string, workflow: string): Promise<"closed"> {
+    const closed = await failPending(this.rt.db.prisma, webhookId, reason);
+    this.rt.logger.warn({ webhookId, workflow, reason, closed }, "reconciliation closed a delivery");
+    return "closed";
+  }
+
+  /** Starts the delivery again from its newest row when config and caps allow, else closes it. */
+  private async restart(
+    webhookId: string,
+    workflowId: string,
+    workflow: string,
+  ): Promise<"restarted" | "closed"> {
+    const { prisma } = this.rt.db;
+    const rows = await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
+    const first = rows[0];
+    const last = rows.at(-1);
+    if (
+      !first ||
+      !last ||
+      !rows.some((r) => r.status === AttemptStatus.toRetry || r.status === AttemptStatus.retrying)
+    )
+      return "closed"; // closed meanwhile by its own workflow or another reconciler
+    const policy = deliveryPolicy(this.rt);
+    const config = await prisma.config.findUnique({ where: { id: last.configId } });
+    const next = last.retryAttempt + 1;
+    let reason: string | undefined;
+    if (!config) reason = "config deleted";
+    else if (!config.active) reason = "config deactivated";
+    else if (next >= policy.maxAttempts) reason = `max attempts (${policy.maxAttempts}) reached`;
+    else if (Date.now() - first.createdAt.getTime() > policy.abortAfterMs)
+      reason = "abort-after window exhausted";
+    let event: EventMessage | undefined;
+    try {
+      event = JSON.parse(last.payload) as EventMessage;
+    } catch {
+      reason ??= "stored payload is not JSON";
+    }
+    if (reason || !config || !event)
+      return this.close(webhookId, `${reason} (workflow ${workflow.toLowerCase()})`, workflow);
+    const attempts = rows.map(summarize);
+    const { started } = await startDelivery(this.rt, config, event, workflowId, last.replayOf ?? undefined, {
+      webhookId,
+      resume: { retryAttempt: next, attempts },
+    });
+    this.rt.logger.warn(
+      { webhookId, workflowId, workflow, retryAttempt: next, started },
+      "reconciliation restarted a delivery whose workflow was not running",
+    );
+    return "restarted";
+  }
+}
+
+/**
+ * Runs a reconciliation tick every --retry-period until stopped. Several
+ * processes may run it: restarts are idempotent (same workflow id) and a close
+ * only touches rows still queued.
+ */
+export function startReconciler(rt: Runtime, everyTick?: () => Promise<void>): { stop(): Promise<void> } {
+  const reconciler = new Reconciler(rt);
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const loop = () => {
+    running = (async () => {
+      try {
+        await reconciler.tick();
+        await everyTick?.();
+      } catch (err) {
+        const e = err as Error;
+        rt.logger.warn(
+          { err: e.message, ...(e instanceof Prisma.PrismaClientKnownRequestError ? { code: e.code } : {}) },
+          "reconciliation tick failed; next one in --retry-period",
+        );
+      }
+      if (!stopped) timer = setTimeout(loop, rt.settings.retryPeriod);
+    })();
+  };
+  timer = setTimeout(loop, rt.settings.retryPeriod);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
