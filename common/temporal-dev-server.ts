@@ -18,6 +18,8 @@ export interface DevServerOptions {
   /** Where the server's own output goes; inherited stderr when absent. */
   logFile?: string;
   startTimeoutMs?: number;
+  /** Extra dynamic config values (`KEY` → JSON value), e.g. lower history limits in tests. */
+  dynamicConfig?: Record<string, string>;
 }
 
 export interface DevServer {
@@ -51,6 +53,8 @@ export function devServerArgs(opts: DevServerOptions): string[] {
   }
   for (const sa of searchAttributeCliArgs()) args.push("--search-attribute", sa);
   args.push("--log-level", "warn", "--dynamic-config-value", "limit.maxIDLength=255");
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {}))
+    args.push("--dynamic-config-value", `${key}=${value}`);
   return args;
 }
 

@@ -16,9 +16,11 @@ export class DeliveryEnv {
   readonly topic = `events-${randomBytes(4).toString("hex")}`;
   readonly stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
 
-  async start(args: string[] = []): Promise<this> {
+  /** `temporalAddress`: a Temporal server of the test's own instead of the shared one. */
+  async start(args: string[] = [], temporalAddress?: string): Promise<this> {
     this.api = await startWebhooks({
       worker: true,
+      ...(temporalAddress ? { temporalAddress } : {}),
       args: [
         "--broker-topics",
         this.topic,

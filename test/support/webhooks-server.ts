@@ -29,10 +29,12 @@ export async function startWebhooks(
     nodeArgs?: string[];
     /** Another instance's database, shared (and left for its owner to drop). */
     db?: TestDatabase;
+    /** A Temporal server of the test's own (the shared test server otherwise). */
+    temporalAddress?: string;
   } = {},
 ): Promise<WebhooksUnderTest> {
   const db = opts.db ?? (await createTestDatabase());
-  const temporal = await testTemporal();
+  const temporal = opts.temporalAddress ? { address: opts.temporalAddress } : await testTemporal();
   const port = await freePort();
   const taskQueue = `test-${port}-${Date.now()}`;
   const proc = new ServiceProcess(
