@@ -1,0 +1,114 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import pg from "pg";
+import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { DeliveryEnv } from "../support/delivery-env.js";
+import { freePort } from "../support/ports.js";
+import { Receiver } from "../support/receiver.js";
+
+/**
+ * Temporal's state is lost mid-run (the dev server restarted in memory, as a
+ * namespace recreated or a cluster restored from an old backup would be):
+ * every queued delivery is restarted from its row by reconciliation and
+ * completes, with no attempt repeated and nothing left queued.
+ */
+describe("reconciliation after Temporal lost its state", function () {
+  this.timeout(180_000);
+  const DELIVERIES = 20;
+  const env = new DeliveryEnv();
+  let temporal: DevServer;
+  let port: number;
+  let logDir: string;
+  let receiver: Receiver;
+  let db: pg.Client;
+
+  const startTemporal = () =>
+    startDevServer({ port, headless: true, logFile: path.join(logDir, `server-${Date.now()}.log`) });
+
+  before(async () => {
+    port = await freePort();
+    logDir = await mkdtemp(path.join(tmpdir(), "etp-reconcile-"));
+    temporal = await startTemporal();
+    await env.start(
+      [
+        "--min-backoff-delay",
+        "3s",
+        "--max-backoff-delay",
+        "3s",
+        "--retry-period",
+        "300ms",
+        "--reconcile-grace",
+        "1s",
+        "--max-attempts",
+        "10",
+      ],
+      temporal.address,
+    );
+    receiver = await new Receiver().start();
+    db = new pg.Client({ connectionString: env.api.db.url });
+    await db.connect();
+  });
+  after(async () => {
+    await db?.end();
+    await receiver?.stop();
+    await env.stop();
+    await temporal?.stop();
+  });
+
+  const queued = async (configId: string) =>
+    Number(
+      (
+        await db.query(
+          "SELECT count(*) AS n FROM attempts WHERE config_id = $1 AND status IN ('to retry', 'retrying')",
+          [configId],
+        )
+      ).rows[0].n,
+    );
+
+  it("restarts every queued delivery from its row; each completes once, nothing stays queued", async () => {
+    // Each delivery fails twice, then succeeds: the wipe comes while all wait for a retry.
+    const calls = new Map<string, number>();
+    receiver.respond = (req, res) => {
+      const id = String(req.headers["svc-webhook-id"]);
+      const n = (calls.get(id) ?? 0) + 1;
+      calls.set(id, n);
+      res.writeHead(n <= 2 ? 500 : 200).end();
+    };
+    const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.wiped"] });
+    for (let i = 0; i < DELIVERIES; i++) await env.publish(env.event({ type: "wiped" }));
+    const deadline = Date.now() + 60_000;
+    while ((await queued(config.id)) < DELIVERIES) {
+      if (Date.now() > deadline) throw new Error(`only ${await queued(config.id)} deliveries queued`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    await temporal.stop();
+    temporal = await startTemporal(); // same address, empty state
+    const wipedAt = Date.now();
+    const before = await queued(config.id);
+    while ((await queued(config.id)) > 0) {
+      if (Date.now() - wipedAt > 90_000) throw new Error(`${await queued(config.id)} deliveries still queued`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const repairMs = Date.now() - wipedAt;
+    console.log(`      queued before the wipe: ${before}; all closed ${repairMs} ms after it`);
+
+    const { rows } = await db.query(
+      `SELECT webhook_id, array_agg(status::text ORDER BY retry_attempt) AS statuses,
+              array_agg(retry_attempt ORDER BY retry_attempt) AS tries
+         FROM attempts WHERE config_id = $1 GROUP BY webhook_id`,
+      [config.id],
+    );
+    expect(rows).to.have.length(DELIVERIES);
+    for (const r of rows) {
+      expect(r.tries, r.webhook_id).to.deep.equal([...r.tries.keys()]); // 0, 1, 2…: no gap, no repeat
+      expect(r.statuses.at(-1), r.webhook_id).to.equal("success");
+      // One 2xx per delivery reached the receiver: no delivery was sent twice after its success.
+      expect(calls.get(r.webhook_id), r.webhook_id).to.equal(3);
+    }
+    const metrics = await (await fetch(`${env.api.url}/metrics`)).text();
+    expect(metrics).to.match(/webhooks_reconciliation_total\{outcome="restarted"\} [1-9]/);
+  });
+});
