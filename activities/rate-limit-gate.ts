@@ -34,10 +34,12 @@ export interface RateLimitGate {
  * with two descriptors, `config_id` and `endpoint_host`, so rules can cap one
  * subscription or one receiving host. Each permission is a peek (per-descriptor
  * hits_addend 0: counts nothing) and, when every limit has room, a take (one
- * hit). A waiting delivery therefore costs no quota; only two senders racing
- * for the last permission make the loser's other descriptors count one hit
- * (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT on the service avoids even that).
- * An unreachable service does not stop deliveries (fail open, logged).
+ * hit). A waiting delivery therefore costs no quota. Within a process, the
+ * peek and take of one config or host never interleave with another's; only
+ * senders in different processes racing for the last permission make the
+ * loser's other descriptors count one hit (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT
+ * on the service avoids even that). An unreachable service does not stop
+ * deliveries (fail open, logged).
  */
 export function createRateLimitGate(address: string, domain: string, logger: Logger): RateLimitGate {
   const client = new RateLimitServiceClient(address, grpc.credentials.createInsecure());
@@ -65,37 +67,64 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
     logger.warn({ address, err: (err as Error).message }, "rate limit service unavailable: sending anyway");
     return 0;
   };
+  const locks = new KeyedLock();
   return {
-    async acquire(configId, endpointHost) {
-      let peek: RateLimitResponse;
-      try {
-        peek = await ask(configId, endpointHost, true);
-      } catch (err) {
-        return failOpen(err);
-      }
-      const now = Date.now();
-      const limited = peek.statuses.filter((s) => s.currentLimit);
-      const full = limited.filter(
-        (s) => s.code === RateLimitResponse_Code.OVER_LIMIT || s.limitRemaining === 0,
-      );
-      if (peek.overallCode === RateLimitResponse_Code.OVER_LIMIT || full.length) return waitFor(full, now);
-      const late = limited.filter((s) => resetAt(s, now) - now < LATE_IN_WINDOW_MS);
-      if (late.length) return waitFor(late, now);
-      let take: RateLimitResponse;
-      try {
-        take = await ask(configId, endpointHost, false);
-      } catch (err) {
-        return failOpen(err);
-      }
-      if (take.overallCode !== RateLimitResponse_Code.OVER_LIMIT) return 0;
-      // Another sender took the last permission between the peek and the take.
-      return waitFor(
-        take.statuses.filter((s) => s.code === RateLimitResponse_Code.OVER_LIMIT),
-        Date.now(),
-      );
-    },
+    acquire: (configId, endpointHost) =>
+      locks.with([`config_id=${configId}`, `endpoint_host=${endpointHost}`], () =>
+        permit(configId, endpointHost),
+      ),
     close: () => client.close(),
   };
+
+  async function permit(configId: string, endpointHost: string): Promise<number> {
+    let peek: RateLimitResponse;
+    try {
+      peek = await ask(configId, endpointHost, true);
+    } catch (err) {
+      return failOpen(err);
+    }
+    const now = Date.now();
+    const limited = peek.statuses.filter((s) => s.currentLimit);
+    const full = limited.filter(
+      (s) => s.code === RateLimitResponse_Code.OVER_LIMIT || s.limitRemaining === 0,
+    );
+    if (peek.overallCode === RateLimitResponse_Code.OVER_LIMIT || full.length) return waitFor(full, now);
+    const late = limited.filter((s) => resetAt(s, now) - now < LATE_IN_WINDOW_MS);
+    if (late.length) return waitFor(late, now);
+    let taken: RateLimitResponse;
+    try {
+      taken = await ask(configId, endpointHost, false);
+    } catch (err) {
+      return failOpen(err);
+    }
+    if (taken.overallCode !== RateLimitResponse_Code.OVER_LIMIT) return 0;
+    // Another process took the last permission between the peek and the take.
+    return waitFor(
+      taken.statuses.filter((s) => s.code === RateLimitResponse_Code.OVER_LIMIT),
+      Date.now(),
+    );
+  }
+}
+
+/** Runs tasks one at a time per key; a task holding several keys waits for all of them. */
+class KeyedLock {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async with<T>(keys: string[], task: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const previous = keys.map((k) => this.tails.get(k) ?? Promise.resolve());
+    for (const k of keys) this.tails.set(k, held);
+    await Promise.all(previous);
+    try {
+      return await task();
+    } finally {
+      release();
+      for (const k of keys) if (this.tails.get(k) === held) this.tails.delete(k);
+    }
+  }
 }
 
 /**

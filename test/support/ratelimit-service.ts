@@ -7,6 +7,8 @@ import { ServiceProcess } from "./process.js";
 export interface RateLimitUnderTest {
   /** gRPC address for --ratelimit-addr. */
   grpcAddress: string;
+  /** The service's statistics (debug port's /stats), by name. */
+  stats(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -29,6 +31,16 @@ export async function startRateLimitService(rulesYaml: string): Promise<RateLimi
   await proc.waitHealthy(`http://127.0.0.1:${port}/healthcheck`);
   return {
     grpcAddress: `127.0.0.1:${grpcPort}`,
+    async stats() {
+      const text = await (await fetch(`http://127.0.0.1:${debugPort}/stats`)).text();
+      return Object.fromEntries(
+        text
+          .split("\n")
+          .map((line) => line.split(": "))
+          .filter((kv) => kv.length === 2)
+          .map(([k, v]) => [k!, Number(v)]),
+      );
+    },
     stop: async () => {
       await proc.stop();
     },

@@ -1,65 +1,106 @@
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
-import { ServiceProcess } from "../support/process.js";
+import { type RateLimitUnderTest, startRateLimitService } from "../support/ratelimit-service.js";
 import { Receiver } from "../support/receiver.js";
+
+const RULES = `domain: webhooks
+descriptors:
+  - key: config_id
+    rate_limit: { unit: second, requests_per_unit: 1 }
+  - key: endpoint_host
+    rate_limit: { unit: second, requests_per_unit: 100 }
+`;
 
 /** The delivery worker asks the real rate limit service before each send and waits on OVER_LIMIT. */
 describe("deliveries through the rate limit service", function () {
   this.timeout(120_000);
-  const env = new DeliveryEnv();
-  let ratelimit: ServiceProcess;
+  let ratelimit: RateLimitUnderTest;
   let receiver: Receiver;
 
   before(async () => {
-    const root = await mkdtemp(path.join(tmpdir(), "etp-rl-"));
-    await mkdir(path.join(root, "config"));
-    await writeFile(
-      path.join(root, "config", "webhooks.yaml"),
-      "domain: webhooks\ndescriptors:\n  - key: config_id\n    rate_limit: { unit: second, requests_per_unit: 1 }\n",
-    );
-    const [port, grpcPort, debugPort] = [await freePort(), await freePort(), await freePort()];
-    ratelimit = new ServiceProcess("ratelimit", [], {
-      RUNTIME_ROOT: root,
-      BACKEND_TYPE: "memory",
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: String(grpcPort),
-      DEBUG_HOST: "127.0.0.1",
-      DEBUG_PORT: String(debugPort),
-    });
-    await ratelimit.waitHealthy(`http://127.0.0.1:${port}/healthcheck`);
-    await env.start(["--ratelimit-addr", `127.0.0.1:${grpcPort}`]);
+    ratelimit = await startRateLimitService(RULES);
     receiver = await new Receiver().start();
   });
   after(async () => {
     await receiver?.stop();
-    await env.stop();
     await ratelimit?.stop();
   });
 
-  it("spreads sends of one config to one a second, without counting the waits as attempts", async () => {
-    const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.limited"] });
-    const events = [1, 2, 3, 4].map(() => env.event({ type: "limited" }));
-    for (const e of events) await env.publish(e);
-    for (const e of events)
-      expect((await env.result(config.id, e.idempotency_key)).status).to.equal("success");
-    // One send is allowed per epoch second, so the four decisions fall in four different seconds and
-    // the last comes more than 2 s after the first. Receipts are compared, not their seconds: a send
-    // allowed at the end of one second can arrive in the next (CI once saw 608, 610, 610, 611).
-    // Without the limit all four arrive within a few hundred ms.
-    const at = receiver.requests.map((r) => r.at).sort((a, b) => a - b);
-    expect(at.at(-1)! - at[0]!, `receipts at ${at}`).to.be.greaterThan(1500);
-    const rows = await env.attempts(config.id);
-    expect(rows.map((r) => [r.retry_attempt, r.status])).to.deep.equal([
-      [0, "success"],
-      [0, "success"],
-      [0, "success"],
-      [0, "success"],
-    ]);
+  const hits = async (key: string) =>
+    (await ratelimit.stats())[`ratelimit.service.rate_limit.webhooks.${key}.total_hits`] ?? 0;
+
+  describe("one send a second per config", () => {
+    const env = new DeliveryEnv();
+    before(() => env.start(["--ratelimit-addr", ratelimit.grpcAddress]));
+    after(() => env.stop());
+
+    it("lands N sends in N distinct seconds, and waiting counts no hit and no attempt", async () => {
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.limited"] });
+      const [configHits, hostHits] = [await hits("config_id"), await hits("endpoint_host")];
+      const events = [1, 2, 3, 4, 5].map(() => env.event({ type: "limited" }));
+      for (const e of events) await env.publish(e);
+      for (const e of events)
+        expect((await env.result(config.id, e.idempotency_key)).status).to.equal("success");
+      // Permission and POST happen together, never in the last 100 ms of a window: each send
+      // arrives in the second it was allowed in.
+      const seconds = receiver.requests.map((r) => Math.floor(r.at / 1000));
+      expect(new Set(seconds).size, `receipts in seconds ${seconds}`).to.equal(events.length);
+      // Only the five sends counted, on both descriptors: the waits were peeks.
+      expect(await hits("config_id")).to.equal(configHits + events.length);
+      expect(await hits("endpoint_host")).to.equal(hostHits + events.length);
+      const rows = await env.attempts(config.id);
+      expect(rows.map((r) => [r.retry_attempt, r.status])).to.deep.equal(events.map(() => [0, "success"]));
+    });
+  });
+
+  describe("a delivery that waits long", () => {
+    const SUGGEST_AT = 40;
+    const env = new DeliveryEnv();
+    let temporal: DevServer;
+
+    before(async () => {
+      // The server suggests continue-as-new past SUGGEST_AT events (4 096 by default).
+      temporal = await startDevServer({
+        port: await freePort(),
+        headless: true,
+        logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-history-")), "server.log"),
+        dynamicConfig: { "limit.historyCount.suggestContinueAsNew": String(SUGGEST_AT) },
+      });
+      await env.start(["--ratelimit-addr", ratelimit.grpcAddress], temporal.address);
+    });
+    after(async () => {
+      await env.stop();
+      await temporal?.stop();
+    });
+
+    it("continues as new while waiting, keeping each run's history bounded", async () => {
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.patient"] });
+      const events = Array.from({ length: 8 }, () => env.event({ type: "patient" }));
+      for (const e of events) await env.publish(e);
+      const results = [];
+      for (const e of events) results.push(await env.result(config.id, e.idempotency_key, 60_000));
+      expect(results.map((r) => r.status)).to.deep.equal(events.map(() => "success"));
+
+      let continued = 0;
+      let longest = 0;
+      for (const e of events) {
+        const workflowId = env.workflowId(config.id, e.idempotency_key);
+        for await (const run of env.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+          const history = await env.temporal.workflow.getHandle(workflowId, run.runId).fetchHistory();
+          longest = Math.max(longest, history.events?.length ?? 0);
+          if (run.status.name === "CONTINUED_AS_NEW") continued++;
+        }
+      }
+      // The last of eight waits about seven seconds, some 75 events in one run without the hand-over.
+      expect(continued, "runs handed over").to.be.at.least(1);
+      expect(longest, "events in the longest run").to.be.at.most(SUGGEST_AT + 15);
+      const rows = await env.attempts(config.id);
+      expect(rows.map((r) => r.status)).to.deep.equal(events.map(() => "success"));
+    });
   });
 });

@@ -89,7 +89,8 @@ describe("reconciliation after Temporal lost its state", function () {
     const wipedAt = Date.now();
     const before = await queued(config.id);
     while ((await queued(config.id)) > 0) {
-      if (Date.now() - wipedAt > 90_000) throw new Error(`${await queued(config.id)} deliveries still queued`);
+      if (Date.now() - wipedAt > 90_000)
+        throw new Error(`${await queued(config.id)} deliveries still queued`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const repairMs = Date.now() - wipedAt;
