@@ -1,9 +1,14 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import type { temporal } from "@temporalio/proto";
+import pg from "pg";
 import { fromRoot } from "../../common/paths.js";
+import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { CURRENT_SET } from "../support/history-sets.js";
+import { CURRENT_SET, type SCENARIOS } from "../support/history-sets.js";
+import { freePort } from "../support/ports.js";
 import {
   perConfigPerSecond,
   type RateLimitUnderTest,
@@ -14,37 +19,59 @@ import { stopTestTemporal } from "../support/temporal.js";
 
 // Records the delivery workflow histories replayed by
 // test/webhooks/replay-histories.test.ts, from real runs against a Temporal
-// dev server, into test/histories/<set>/. Sets recorded from earlier workflow
-// revisions are kept: running deliveries of those revisions must still replay.
+// dev server, into test/histories/<set>/ (see test/support/history-sets.ts).
 //   npm run record-histories -- [--set NAME] [scenario …]
-// (all scenarios into CURRENT_SET when nothing is named).
+// (every scenario into CURRENT_SET when nothing is named).
 
 type Respond = (calls: number) => [number, Record<string, string>?];
+type After = "deactivate" | "reactivate" | "replay" | "cancel" | "close-row" | "lose-workflow";
 
 interface Scenario {
-  name: string;
+  name: (typeof SCENARIOS)[number];
   respond: Respond;
-  after?: "deactivate" | "replay";
+  /** What happens once the first attempt is recorded. */
+  after?: After;
   /** Recorded with `--send-mode local` (sends as local activities). */
   local?: true;
   /** Recorded through the rate limit service, one send a second per config; this many events at once. */
   rateLimitedBurst?: number;
+  /** Of a burst, record the run that continued as new (`first`) or the run that resumed (`last`). */
+  run?: "first" | "last";
 }
+
+/** The retry comes late, so what `after` does reaches the delivery while it waits. */
+const LATER: Respond = () => [503, { "retry-after": "30" }];
 
 const scenarios: Scenario[] = [
   { name: "success", respond: () => [200] },
   { name: "retries-then-success", respond: (n) => [n <= 2 ? 500 : 200] },
   { name: "permanent-failure", respond: () => [410] },
   { name: "cap-reached", respond: () => [503] },
-  { name: "config-deactivated", respond: () => [500], after: "deactivate" },
+  { name: "config-deactivated", respond: LATER, after: "deactivate" },
+  { name: "config-reactivated", respond: LATER, after: "reactivate" },
   { name: "server-requested-delay", respond: (n) => (n === 1 ? [429, { "retry-after": "1" }] : [200]) },
   { name: "replay", respond: () => [200], after: "replay" },
+  { name: "cancelled", respond: LATER, after: "cancel" },
+  {
+    name: "claim-finds-row-closed",
+    respond: (n) => [503, { "retry-after": n === 1 ? "2" : "0" }],
+    after: "close-row",
+  },
+  {
+    name: "restarted-by-reconciliation",
+    respond: (n) => (n === 1 ? [503, { "retry-after": "3" }] : [200]),
+    after: "lose-workflow",
+  },
   { name: "local-retries-then-success", respond: (n) => [n <= 1 ? 500 : 200], local: true },
   { name: "rate-limit-waits", respond: () => [200], rateLimitedBurst: 3 },
+  { name: "continued-as-new", respond: () => [200], rateLimitedBurst: 8, run: "first" },
+  { name: "resumed-after-continue-as-new", respond: () => [200], rateLimitedBurst: 8, run: "last" },
 ];
 
 type Group = "queue" | "local" | "rate-limited";
 const groupOf = (s: Scenario): Group => (s.local ? "local" : s.rateLimitedBurst ? "rate-limited" : "queue");
+/** The rate-limited group's server suggests continue-as-new this early, so a burst of 8 hands over. */
+const SUGGEST_CONTINUE_AS_NEW_AT = 40;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -70,13 +97,31 @@ async function main(): Promise<void> {
 
 async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: string): Promise<void> {
   let ratelimit: RateLimitUnderTest | undefined;
-  if (kind === "rate-limited") ratelimit = await startRateLimitService(perConfigPerSecond(1));
-  const env = await new DeliveryEnv().start([
-    "--max-attempts",
-    "4",
-    ...(kind === "local" ? ["--send-mode", "local"] : []),
-    ...(ratelimit ? ["--ratelimit-addr", ratelimit.grpcAddress] : []),
-  ]);
+  let server: DevServer | undefined;
+  if (kind === "rate-limited") {
+    ratelimit = await startRateLimitService(perConfigPerSecond(1));
+    server = await startDevServer({
+      port: await freePort(),
+      headless: true,
+      logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-record-")), "server.log"),
+      dynamicConfig: { "limit.historyCount.suggestContinueAsNew": String(SUGGEST_CONTINUE_AS_NEW_AT) },
+    });
+  }
+  const env = await new DeliveryEnv().start(
+    [
+      "--max-attempts",
+      "4",
+      "--retry-period",
+      "300ms",
+      "--reconcile-grace",
+      "1s",
+      ...(kind === "local" ? ["--send-mode", "local"] : []),
+      ...(ratelimit ? ["--ratelimit-addr", ratelimit.grpcAddress] : []),
+    ],
+    server?.address,
+  );
+  const db = new pg.Client({ connectionString: env.api.db.url });
+  await db.connect();
   try {
     for (const s of group) {
       const type = s.name.replace(/-/g, "_");
@@ -91,12 +136,13 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
       );
       for (const event of events) await env.publish(event);
       let workflowIds = events.map((e) => env.workflowId(config.id, e.idempotency_key));
-      if (s.after === "deactivate") {
-        await receiver.waitFor(receiver.requests.length + 1);
-        await env.api.call("PUT", `/configs/${config.id}/deactivate`);
-      }
+      if (s.after && s.after !== "replay") await act(s.after, env, db, config.id, workflowIds[0]!);
       const results = [];
-      for (const event of events) results.push(await env.result(config.id, event.idempotency_key));
+      for (const event of events) {
+        results.push(
+          await env.result(config.id, event.idempotency_key, 60_000).catch((err: Error) => ({ err })),
+        );
+      }
       if (s.after === "replay") {
         const r = await env.api.call("POST", `/webhooks/${results[0].webhookId}/replay`, undefined, {
           "idempotency-key": "history",
@@ -104,11 +150,7 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
         workflowIds = [r.body.data.workflowID];
         await env.temporal.workflow.getHandle(workflowIds[0]!).result();
       }
-      // Of a burst, the delivery that waited longest: its history has the most events.
-      const histories = await Promise.all(
-        workflowIds.map((id) => env.temporal.workflow.getHandle(id).fetchHistory()),
-      );
-      const history = histories.reduce((a, b) => ((b.events?.length ?? 0) > (a.events?.length ?? 0) ? b : a));
+      const history = await pick(env, workflowIds, s.run);
       const file = path.join(dir, `${s.name}.json`);
       await writeFile(file, `${historyToJSON(history)}\n`);
       process.stderr.write(
@@ -116,9 +158,60 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
       );
     }
   } finally {
+    await db.end();
     await env.stop();
     await ratelimit?.stop();
+    await server?.stop();
   }
+}
+
+/** Does what the scenario's `after` says once the delivery's first attempt row exists. */
+async function act(after: After, env: DeliveryEnv, db: pg.Client, configId: string, workflowId: string) {
+  for (let i = 0; (await env.attempts(configId)).length === 0; i++) {
+    if (i > 300) throw new Error("no first attempt");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const handle = env.temporal.workflow.getHandle(workflowId);
+  if (after === "deactivate" || after === "reactivate") {
+    await env.api.call("PUT", `/configs/${configId}/deactivate`);
+    if (after === "reactivate") await env.api.call("PUT", `/configs/${configId}/activate`);
+  } else if (after === "cancel") {
+    const webhookId = (await env.attempts(configId))[0]!.webhook_id;
+    await env.api.call("POST", `/webhooks/${webhookId}/cancel`);
+  } else if (after === "close-row") {
+    await db.query(
+      "UPDATE attempts SET status = 'failed', error = 'closed by an operator' WHERE config_id = $1",
+      [configId],
+    );
+  } else if (after === "lose-workflow") {
+    // As if Temporal lost it: reconciliation restarts the delivery under the same id.
+    const { runId } = await handle.describe();
+    await env.temporal.workflowService.deleteWorkflowExecution({
+      namespace: "default",
+      workflowExecution: { workflowId, runId },
+    });
+    for (let i = 0; ; i++) {
+      const current = await handle.describe().catch(() => undefined);
+      if (current && current.runId !== runId) return;
+      if (i > 600) throw new Error("the lost workflow was not restarted");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** The history to keep: the longest of a burst, or its first or last run when it continued as new. */
+async function pick(env: DeliveryEnv, workflowIds: string[], run?: "first" | "last") {
+  const histories: temporal.api.history.v1.IHistory[] = [];
+  for (const id of workflowIds) {
+    const runs = [];
+    for await (const r of env.temporal.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(r);
+    runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    if (run && runs.length < 2) continue;
+    const chosen = run === "first" ? runs[0]! : runs.at(-1)!;
+    histories.push(await env.temporal.workflow.getHandle(id, run ? chosen.runId : undefined).fetchHistory());
+  }
+  if (histories.length === 0) throw new Error("no delivery of the burst continued as new");
+  return histories.reduce((a, b) => ((b.events?.length ?? 0) > (a.events?.length ?? 0) ? b : a));
 }
 
 main().catch((err) => {

@@ -3,7 +3,7 @@
 // too: deliveries started under them may still be running somewhere.
 
 /** The set `npm run record-histories` writes by default; a new one with each workflow change. */
-export const CURRENT_SET = "v1";
+export const CURRENT_SET = "v2";
 
 /** Every path of the delivery workflow the current set must cover. */
 export const SCENARIOS = [
@@ -12,8 +12,14 @@ export const SCENARIOS = [
   "permanent-failure",
   "cap-reached",
   "config-deactivated",
+  "config-reactivated",
   "server-requested-delay",
   "replay",
+  "cancelled",
+  "claim-finds-row-closed",
+  "restarted-by-reconciliation",
   "local-retries-then-success",
   "rate-limit-waits",
+  "continued-as-new",
+  "resumed-after-continue-as-new",
 ] as const;
