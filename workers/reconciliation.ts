@@ -23,6 +23,9 @@ export interface ReconcileReport {
   closed: number;
 }
 
+/** Deliveries checked and repaired at once within a tick. */
+const PARALLEL_REPAIRS = 8;
+
 interface QueuedRow {
   id: string;
   webhook_id: string;
@@ -59,14 +62,17 @@ export class Reconciler {
     this.cursor =
       rows.length < settings.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0 };
-    const seen = new Set<string>();
-    for (const row of rows) {
-      if (seen.has(row.webhook_id)) continue;
-      seen.add(row.webhook_id);
-      report.checked++;
-      const outcome = await this.repair(row);
-      report[outcome]++;
-      reconciled.inc({ outcome });
+    // One row per delivery (a queued delivery has one queued row; older versions could leave two).
+    const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
+    for (let i = 0; i < deliveries.length; i += PARALLEL_REPAIRS) {
+      await Promise.all(
+        deliveries.slice(i, i + PARALLEL_REPAIRS).map(async (row) => {
+          const outcome = await this.repair(row);
+          report.checked++;
+          report[outcome]++;
+          reconciled.inc({ outcome });
+        }),
+      );
     }
     if (report.restarted || report.closed) this.rt.logger.info(report, "reconciliation repaired deliveries");
     return report;
