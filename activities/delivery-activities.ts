@@ -21,6 +21,7 @@ import {
   summarize,
 } from "./attempts-store.js";
 import { decide } from "./delivery-policy.js";
+import type { EgressPolicy } from "./egress-policy.js";
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
@@ -30,10 +31,11 @@ export interface DeliveryDeps {
   logger: Logger;
   sendTimeoutMs: number;
   rateLimit?: RateLimitGate | undefined;
+  egress: EgressPolicy;
 }
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
-export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLimit }: DeliveryDeps) {
+export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLimit, egress }: DeliveryDeps) {
   /** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
   const permission = (configId: string, endpoint: string): Promise<number> => {
     if (!rateLimit) {
@@ -55,6 +57,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
       idempotencyKey: input.event.idempotency_key,
       test: false,
       timeoutMs: sendTimeoutMs,
+      egress,
     }).finally(() => clearInterval(heartbeat));
   };
 
@@ -98,8 +101,8 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
           return { waitMs };
         }
       }
-      // A row written by SQL or an older version can hold an endpoint no URL parser takes:
-      // that can never succeed, so it is a permanent failure, not a retry.
+      // A row written by SQL or an older version can hold an endpoint no URL parser takes,
+      // and the egress policy may deny where it leads: neither can succeed on a retry.
       const usable = URL.canParse(config.endpoint);
       const result: SendResult = usable
         ? await post(config, input, body)
@@ -111,16 +114,17 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
           };
       const now = new Date();
       const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
-      const decision = usable
-        ? decide({
-            statusCode: result.statusCode,
-            retryAttempt: input.retryAttempt,
-            policy: input.policy,
-            firstAttemptAt: first,
-            now,
-            retryAfterMs: result.retryAfterMs,
-          })
-        : { status: "failed" as const, nextRetryAfter: null };
+      const decision =
+        usable && !result.denied
+          ? decide({
+              statusCode: result.statusCode,
+              retryAttempt: input.retryAttempt,
+              policy: input.policy,
+              firstAttemptAt: first,
+              now,
+              retryAfterMs: result.retryAfterMs,
+            })
+          : { status: "failed" as const, nextRetryAfter: null };
       const row = await recordAttempt(prisma, {
         webhookId: input.webhookId,
         config,

@@ -1,10 +1,16 @@
+import http, { type IncomingMessage } from "node:http";
+import https from "node:https";
 import { VERSION } from "../common/version.js";
 import { parseRetryAfter } from "./delivery-policy.js";
+import { EgressDenied, type EgressPolicy } from "./egress-policy.js";
 import { signatureHeader } from "./signature.js";
 
 export const SEND_TIMEOUT_MS = 30_000;
 /** Only this much of an endpoint's answer is read, for logs. */
 export const RESPONSE_EXCERPT_BYTES = 64 * 1024;
+/** Redirect hops followed before the send counts as failed. */
+export const MAX_REDIRECTS = 10;
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 export interface SendRequest {
   endpoint: string;
@@ -15,23 +21,32 @@ export interface SendRequest {
   idempotencyKey: string;
   test: boolean;
   timeoutMs?: number;
+  /** Where the send may go; checked on the resolved address of every hop. */
+  egress?: EgressPolicy | undefined;
 }
 
 export interface SendResult {
-  /** HTTP status, or 0 when no answer came (connection error, timeout, bad redirect). */
+  /** HTTP status, or 0 when no answer came (connection error, timeout, bad redirect, denied). */
   statusCode: number;
   retryAfterMs?: number;
   error?: string;
+  /** The egress policy refused an address: retrying cannot help. */
+  denied?: boolean;
   responseExcerpt: string;
   durationMs: number;
 }
 
-/** One signed POST of a webhook. Never throws for the endpoint's behaviour: that is the result. */
+/**
+ * One signed POST of a webhook, following redirects (each hop POSTs the same
+ * signed body again; a webhook turned into a GET would be meaningless). Never
+ * throws for the endpoint's behaviour: that is the result.
+ */
 export async function sendWebhook(req: SendRequest): Promise<SendResult> {
   const started = Date.now();
   const timestamp = Math.floor(started / 1000);
   const headers: Record<string, string> = {
     "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(req.body)),
     "user-agent": `etp-webhooks/${VERSION}`,
     "svc-webhook-id": req.webhookId,
     "svc-webhook-timestamp": String(timestamp),
@@ -39,56 +54,86 @@ export async function sendWebhook(req: SendRequest): Promise<SendResult> {
     "svc-webhook-test": String(req.test),
   };
   if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = req.idempotencyKey;
+  const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
   try {
-    const res = await fetch(req.endpoint, {
-      method: "POST",
-      headers,
-      body: req.body,
-      redirect: "follow",
-      signal: AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS),
-    });
-    const responseExcerpt = await readExcerpt(res);
-    const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
-    return {
-      statusCode: res.status,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      responseExcerpt,
-      durationMs: Date.now() - started,
-    };
+    let url = new URL(req.endpoint);
+    for (let hop = 0; ; hop++) {
+      const res = await post(url, headers, req.body, signal, req.egress);
+      const location = res.headers.location;
+      if (REDIRECT.has(res.statusCode ?? 0) && location) {
+        res.destroy();
+        if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+        url = new URL(location, url);
+        if (url.protocol !== "http:" && url.protocol !== "https:")
+          throw new Error(`redirect to a ${url.protocol} URL`);
+        continue;
+      }
+      const responseExcerpt = await readExcerpt(res);
+      const retryAfter = res.headers["retry-after"];
+      const retryAfterMs = parseRetryAfter(
+        typeof retryAfter === "string" ? retryAfter : undefined,
+        Date.now(),
+      );
+      return {
+        statusCode: res.statusCode ?? 0,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        responseExcerpt,
+        durationMs: Date.now() - started,
+      };
+    }
   } catch (err) {
+    const denied = err instanceof EgressDenied || (err as { code?: string }).code === "EGRESS_DENIED";
     return {
       statusCode: 0,
-      error: describeFetchError(err),
+      error: describeError(err, signal),
+      ...(denied ? { denied } : {}),
       responseExcerpt: "",
       durationMs: Date.now() - started,
     };
   }
 }
 
-async function readExcerpt(res: Response): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+  egress: EgressPolicy | undefined,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const denied = egress?.literalReason(url);
+    if (denied) return reject(new EgressDenied(`egress policy: ${denied}`));
+    const request = (url.protocol === "https:" ? https : http).request(
+      url,
+      { method: "POST", headers, signal, ...(egress ? { lookup: egress.lookup } : {}) },
+      resolve,
+    );
+    request.once("error", reject);
+    request.end(body);
+  });
+}
+
+/** Up to RESPONSE_EXCERPT_BYTES of the answer; a body cut off (timeout, reset) keeps what came. */
+async function readExcerpt(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
   let size = 0;
   try {
-    while (size < RESPONSE_EXCERPT_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
+    for await (const chunk of res) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size >= RESPONSE_EXCERPT_BYTES) break;
     }
   } catch {
-    // A body cut off mid-way does not change the outcome: the status already arrived.
+    // The status already arrived; a broken body does not change the outcome.
   } finally {
-    await reader.cancel().catch(() => {});
+    res.destroy();
   }
   return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8");
 }
 
-function describeFetchError(err: unknown): string {
-  const e = err as Error & { cause?: Error & { code?: string } };
-  if (e.name === "TimeoutError") return "timeout: no answer within the send timeout";
-  const cause = e.cause;
-  if (cause) return cause.code ? `${cause.code}: ${cause.message}` : cause.message;
-  return e.message;
+function describeError(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return "timeout: no answer within the send timeout";
+  const e = err as Error & { code?: string };
+  if (e instanceof EgressDenied) return e.message;
+  return e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message;
 }

@@ -1,5 +1,6 @@
 import express, { type Express } from "express";
 import type pg from "pg";
+import type { EgressPolicy } from "../activities/egress-policy.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
@@ -32,6 +33,8 @@ export interface AppDeps {
   replay: Replayer;
   /** Reaches running deliveries (close on deactivate/delete, cancel). */
   deliveries: DeliveryControl;
+  /** Where test deliveries may go; endpoints that are denied address literals are refused. */
+  egress: EgressPolicy;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
@@ -62,6 +65,7 @@ export function createApp(deps: AppDeps): Express {
       listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
       sendTimeoutMs: deps.sendTimeoutMs,
       deliveries: deps.deliveries,
+      egress: deps.egress,
     }),
   );
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));

@@ -1,4 +1,5 @@
 import { Router } from "express";
+import type { EgressPolicy } from "../activities/egress-policy.js";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
@@ -28,7 +29,12 @@ interface SecretChange {
 /** Longest overlap a rotated secret may keep signing. */
 const MAX_OVERLAP_MS = 720 * 3_600_000;
 
-export function checkEndpoint(endpoint: string): string {
+/**
+ * The endpoint as stored: an absolute http(s) URL without credentials. With an
+ * egress policy, an address literal the policy denies is refused too (names
+ * are checked when a send resolves them).
+ */
+export function checkEndpoint(endpoint: string, egress?: EgressPolicy): string {
   let url: URL;
   try {
     url = new URL(endpoint);
@@ -39,13 +45,15 @@ export function checkEndpoint(endpoint: string): string {
     throw validation(`endpoint must use http or https, got ${JSON.stringify(url.protocol.slice(0, -1))}`);
   }
   if (url.username || url.password) throw validation("endpoint must not carry credentials in the URL");
+  const denied = egress?.literalReason(url);
+  if (denied) throw validation(`endpoint is refused by the egress policy: ${denied}`);
   return url.toString();
 }
 
-function readConfigUser(body: unknown) {
+function readConfigUser(body: unknown, egress: EgressPolicy) {
   const c = check<ConfigUser>("ConfigUser", body);
   return {
-    endpoint: checkEndpoint(c.endpoint),
+    endpoint: checkEndpoint(c.endpoint, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
     secret: c.secret ?? generateSecret(),
     ...(c.name !== undefined ? { name: c.name } : {}),
@@ -61,6 +69,8 @@ export interface ConfigRoutesDeps {
   sendTimeoutMs: number;
   /** Pending deliveries of a config that goes away are told to end, without another send. */
   deliveries: DeliveryControl;
+  /** Where sends may go: endpoints that are denied address literals are refused. */
+  egress: EgressPolicy;
 }
 
 export function configRoutes({
@@ -69,6 +79,7 @@ export function configRoutes({
   listCache,
   sendTimeoutMs,
   deliveries,
+  egress,
 }: ConfigRoutesDeps): Router {
   const r = Router();
   const missing = (id: string) => notFound(`config ${id} not found`);
@@ -111,7 +122,7 @@ export function configRoutes({
   });
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    res.json({ data: configJson(await store.insert(readConfigUser(req.body))) });
+    res.json({ data: configJson(await store.insert(readConfigUser(req.body, egress))) });
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -119,7 +130,7 @@ export function configRoutes({
   });
 
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    const data = readConfigUser(req.body);
+    const data = readConfigUser(req.body, egress);
     const id = String(req.params.id);
     const config = UUID_RE.test(id) ? await store.replace(id, data) : null;
     if (!config) throw missing(id);
@@ -166,7 +177,7 @@ export function configRoutes({
   });
 
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
-    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)), sendTimeoutMs);
+    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)), sendTimeoutMs, egress);
     res.json({ data: attemptJson(attempt) });
   });
 

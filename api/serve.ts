@@ -43,6 +43,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     audit,
     replay: createReplayer(rt, rt.db.prisma),
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
+    egress: rt.egress,
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
+import type { EgressPolicy } from "../activities/egress-policy.js";
 import { sendWebhook } from "../activities/http-send.js";
 import { activeSecrets } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
@@ -15,6 +16,7 @@ export async function sendTestDelivery(
   prisma: PrismaClient,
   config: Config,
   timeoutMs: number,
+  egress: EgressPolicy,
 ): Promise<Attempt> {
   const webhookId = randomUUID();
   const event = {
@@ -34,6 +36,7 @@ export async function sendTestDelivery(
     idempotencyKey: event.idempotency_key,
     test: true,
     timeoutMs,
+    egress,
   });
   return recordAttempt(prisma, {
     webhookId,

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from "commander";
+import { parseCidr } from "../activities/egress-policy.js";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import { durationArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
@@ -14,6 +15,20 @@ const d = (text: string) => durationArg(text);
 const TOPICS = listOption(["default"]);
 const KAFKA_BROKERS = listOption(["127.0.0.1:9092"]);
 const QUEUES = listOption(["workflows", "sends", "maintenance"]);
+const NO_CIDRS = listOption([]);
+
+/** A comma-separated, repeatable list of CIDRs, each checked as it is parsed. */
+const cidrList = (value: string, previous: string[]): string[] => {
+  const cidrs = NO_CIDRS.parse(value, previous);
+  for (const c of cidrs) {
+    try {
+      parseCidr(c);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  }
+  return cidrs;
+};
 
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
@@ -145,6 +160,24 @@ function addSharedOptions(cmd: Command): Command {
           return [...new Set(queues)];
         }),
     )
+    .option(
+      "--egress-deny-private",
+      "deny sends to private, loopback and shared address ranges (production; allowed by default for local receivers)",
+      false,
+    )
+    .addOption(
+      new Option(
+        "--egress-allow <cidrs>",
+        "only send to these address ranges (comma-separated or repeated; link-local, metadata and unspecified addresses stay denied)",
+      )
+        .default(NO_CIDRS.defaults, "any")
+        .argParser(cidrList),
+    )
+    .addOption(
+      new Option("--egress-deny <cidrs>", "never send to these address ranges (comma-separated or repeated)")
+        .default(NO_CIDRS.defaults, "none")
+        .argParser(cidrList),
+    )
     .addOption(
       new Option("--ratelimit-addr <host:port>", "rate limit service (gRPC) asked before each send").env(
         "RATELIMIT_ADDR",
@@ -252,6 +285,11 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),
+    egress: {
+      denyPrivate: Boolean(o.egressDenyPrivate),
+      allow: opt<string[]>("egressAllow"),
+      deny: opt<string[]>("egressDeny"),
+    },
     auditTopic: opt("auditTopic"),
     ...(str("authJwksUrl")
       ? {

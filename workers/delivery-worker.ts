@@ -85,7 +85,13 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     ? createRateLimitGate(settings.ratelimitAddr, settings.ratelimitDomain, logger)
     : undefined;
   if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
-  const deps = { prisma: rt.db.prisma, logger, sendTimeoutMs: settings.sendTimeout, rateLimit };
+  const deps = {
+    prisma: rt.db.prisma,
+    logger,
+    sendTimeoutMs: settings.sendTimeout,
+    rateLimit,
+    egress: rt.egress,
+  };
   const polls = new Set(settings.taskQueues);
   const workers = await Promise.all([
     ...(polls.has("workflows")

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
+import { EgressPolicy } from "../activities/egress-policy.js";
 import { type Database, openDatabase } from "../common/db/database.js";
 import type { HealthCheck } from "../common/health.js";
 import { createLogger, type Logger } from "../common/logger.js";
@@ -15,6 +16,8 @@ export interface Runtime {
   db: Database;
   temporal: Client;
   temporalConnection: Connection;
+  /** Where sends may go: the same policy for deliveries and test deliveries. */
+  egress: EgressPolicy;
   /**
    * A client on the workflow worker's own NativeConnection, set by startDeliveryWorker
    * while this process polls the delivery workflow queue with --eager-start; deliveries
@@ -37,7 +40,12 @@ export async function startRuntime(settings: WebhooksSettings, role: string): Pr
   const connection = await connectTemporal(settings.temporal, logger);
   shutdown.add("temporal client", () => connection.close());
   const temporal = new Client({ connection, namespace: settings.temporal.namespace });
-  return { settings, logger, shutdown, db, temporal, temporalConnection: connection };
+  const egress = new EgressPolicy(settings.egress);
+  if (!settings.egress.denyPrivate && settings.egress.allow.length === 0)
+    logger.warn(
+      "egress: webhooks may be sent to private and loopback addresses (fine for local receivers); pass --egress-deny-private in production",
+    );
+  return { settings, logger, shutdown, db, temporal, temporalConnection: connection, egress };
 }
 
 export async function connectTemporal(opts: TemporalOptions, logger: Logger): Promise<Connection> {

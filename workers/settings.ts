@@ -1,3 +1,4 @@
+import type { EgressOptions } from "../activities/egress-policy.js";
 import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
@@ -65,6 +66,8 @@ export interface WebhooksSettings {
   /** gRPC address of the rate limit service asked before each send; off when absent. */
   ratelimitAddr?: string;
   ratelimitDomain: string;
+  /** Where sends may go (activities/egress-policy.ts). */
+  egress: EgressOptions;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;
