@@ -9,6 +9,7 @@ import type { BrokerPublisher } from "../workers/broker/types.js";
 import { metricsHandler, metricsHandlerFrom } from "../workers/metrics.js";
 import { auditTrail } from "./audit.js";
 import { type AuthOptions, requireToken } from "./auth.js";
+import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
 import { ConfigListCache } from "./config-list-cache.js";
 import { configRoutes } from "./config-routes.js";
 import { configStore } from "./config-store.js";
@@ -56,7 +57,10 @@ export function createApp(deps: AppDeps): Express {
   app.get("/metrics", deps.metrics ? metricsHandlerFrom(deps.metrics) : metricsHandler);
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json" }));
+  app.use(
+    express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json", verify: verifyUtf8 }),
+  );
+  app.use(checkParsedBody);
   const etagOf = app.get("etag fn") as ((body: Buffer) => string | undefined) | undefined;
   app.use(
     configRoutes({

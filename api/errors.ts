@@ -32,6 +32,8 @@ export const unknownRoute: RequestHandler = (req, res) =>
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message);
+    if (err?.type === "entity.verify.failed" && err.message)
+      return sendError(res, 400, "VALIDATION", err.message);
     const e = err as { type?: string; status?: number; message?: string; limit?: number };
     if (e.type === "entity.parse.failed")
       return sendError(res, 400, "VALIDATION", `malformed JSON body: ${e.message}`);
@@ -40,6 +42,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
       return sendError(res, 415, "VALIDATION", e.message ?? "unsupported body encoding");
+    }
+    // The body decoders' own client errors (e.g. gzip that is not gzip): the caller's fault.
+    const decoding = err as { expose?: boolean; status?: number; message?: string };
+    if (decoding.expose && decoding.status && decoding.status >= 400 && decoding.status < 500) {
+      const encoding = req.headers["content-encoding"];
+      const what = encoding ? `request body is not valid ${encoding} data` : "request body could not be read";
+      return sendError(res, decoding.status, "VALIDATION", `${what}: ${decoding.message}`);
     }
     logger.error({ err, method: req.method, path: req.path }, "request failed");
     sendError(res, 500, "INTERNAL", "internal error; see the service logs");
