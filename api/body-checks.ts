@@ -29,9 +29,10 @@ export const checkParsedBody: RequestHandler = (req, _res, next) => {
 };
 
 function walk(value: unknown, path: string): void {
-  if (typeof value === "string") return checkText(value, path || "body");
-  if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${path}[${i}]`));
-  if (value && typeof value === "object") {
+  if (typeof value === "string") checkText(value, path || "body");
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
+  } else if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
       const at = path ? `${path}.${k}` : k;
       checkText(k, `key "${at}"`);
