@@ -1,6 +1,6 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { listen } from "../common/http-server.js";
+import { isLoopback, listen } from "../common/http-server.js";
 import { openPublisher } from "../workers/broker/index.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
@@ -48,6 +48,11 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
   if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
+  else if (!isLoopback(settings.listen.host))
+    rt.logger.warn(
+      { listen: settings.listen.host },
+      "authentication is OFF and the API listens beyond this machine: anyone who reaches it can read secrets and change configs; pass --auth-jwks-url, or --listen 127.0.0.1:PORT",
+    );
   const server = await listen(app, settings.listen);
   rt.shutdown.add("http server", () => server.close());
   if (cluster.isWorker) {

@@ -9,6 +9,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** True for a listen host only this machine can reach (127.0.0.0/8, ::1, localhost). */
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+
 /** Listens, and closes gracefully: stops accepting, lets in-flight requests finish. */
 export async function listen(app: RequestListener, address: ListenAddress): Promise<RunningServer> {
   const server = createServer(app);

@@ -31,6 +31,8 @@ export async function startWebhooks(
     db?: TestDatabase;
     /** A Temporal server of the test's own (the shared test server otherwise). */
     temporalAddress?: string;
+    /** Listen host (loopback by default); the tests still call it on 127.0.0.1. */
+    listenHost?: string;
   } = {},
 ): Promise<WebhooksUnderTest> {
   const db = opts.db ?? (await createTestDatabase());
@@ -43,7 +45,7 @@ export async function startWebhooks(
       "serve",
       ...(opts.worker ? ["--worker"] : []),
       "--listen",
-      `127.0.0.1:${port}`,
+      `${opts.listenHost ?? "127.0.0.1"}:${port}`,
       "--storage-sqldb-conn-string",
       db.url,
       "--temporal-address",
