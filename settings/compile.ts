@@ -1,9 +1,9 @@
 // The schema compiled once with ajv, with our keywords (override-only, PEP 440, regex).
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from "ajv";
 import { describeValue } from "./diagnostics.js";
+import type { SettingsLine } from "./lines.js";
 import { isSpecifierSet, isVersion } from "./pep440.js";
 import { compilePythonRegex } from "./pyregex.js";
-import type { SettingsLine } from "./lines.js";
 import { schemaFor } from "./schema.js";
 
 type KeywordOptions = boolean | { also?: string[] };

@@ -47,29 +47,31 @@ interface TopPlan {
 /** What to emit for a line, in schema order. Deprecated keys are left out (applyMoves moved them). */
 const planFor = (line: SettingsLine): TopPlan[] =>
   Object.entries(schemaFor(line).properties as Record<string, Schema>)
-  .filter(([key, schema]) => key !== "overrides" && key !== "config-setting" && schema.overrideOnly !== true)
-  .map(([key, schema]) => {
-    const kind =
-      key === "metadata"
-        ? "metadata"
-        : key === "generate"
-          ? "generate"
-          : schema.type === "object"
-            ? "section"
-            : "scalar";
-    const subs = Object.entries((schema.properties as Record<string, Schema>) ?? {})
-      .filter(([, sub]) => sub.deprecated !== true)
-      .map(([subKey, sub]) => ({
-        key: subKey,
-        default: sub.default,
-        ...(sub.type === "array"
-          ? { empty: "array" as const }
-          : subKey === "define"
-            ? { empty: "table" as const }
-            : {}),
-      }));
-    return { key, kind, default: schema.default, subs };
-  });
+    .filter(
+      ([key, schema]) => key !== "overrides" && key !== "config-setting" && schema.overrideOnly !== true,
+    )
+    .map(([key, schema]) => {
+      const kind =
+        key === "metadata"
+          ? "metadata"
+          : key === "generate"
+            ? "generate"
+            : schema.type === "object"
+              ? "section"
+              : "scalar";
+      const subs = Object.entries((schema.properties as Record<string, Schema>) ?? {})
+        .filter(([, sub]) => sub.deprecated !== true)
+        .map(([subKey, sub]) => ({
+          key: subKey,
+          default: sub.default,
+          ...(sub.type === "array"
+            ? { empty: "array" as const }
+            : subKey === "define"
+              ? { empty: "table" as const }
+              : {}),
+        }));
+      return { key, kind, default: schema.default, subs };
+    });
 
 const PLANS: Record<SettingsLine, TopPlan[]> = { "0.12": planFor("0.12"), "1.x": planFor("1.x") };
 
@@ -106,7 +108,8 @@ export function fillDefaults(merged: Table, opts: DefaultsOptions): EffectiveSet
   for (const plan of PLANS[opts.line]) {
     const value = merged[plan.key];
     if (plan.kind === "section") out[plan.key] = fillSection(plan, value, extra[plan.key]);
-    else if (plan.kind === "metadata" || plan.key === "env") out[plan.key] = isTable(value) ? deepClone(value) : {};
+    else if (plan.kind === "metadata" || plan.key === "env")
+      out[plan.key] = isTable(value) ? deepClone(value) : {};
     else if (plan.kind === "generate")
       out[plan.key] = Array.isArray(value)
         ? value.map((g) => ({ location: "install", ...(g as Table) }))

@@ -118,7 +118,13 @@ const isTable = (v: unknown): v is Record<string, unknown> =>
 export function decodeDocument(bytes: Uint8Array, source = "<input>", format?: InputFormat): string {
   const fmt = format ?? (/\.json$/i.test(source) ? "json" : "toml");
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
-    throw new DocumentParseError(source, fmt, "starts with a UTF-8 byte order mark, which TOML does not allow", 1, 1);
+    throw new DocumentParseError(
+      source,
+      fmt,
+      "starts with a UTF-8 byte order mark, which TOML does not allow",
+      1,
+      1,
+    );
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {

@@ -76,7 +76,8 @@ function unknownKey(
   const dottedKey = [...rel, key].join(".");
   let what = inIf ? "unknown override condition" : "unknown option";
   if (opts.line === "0.12" && NEWER_KEYS.has(inIf ? `if.${key}` : dottedKey))
-    what += ' (a scikit-build-core 1.x setting: set minimum-version = "1.0" or higher, or pass --backend-version 1.1)';
+    what +=
+      ' (a scikit-build-core 1.x setting: set minimum-version = "1.0" or higher, or pass --backend-version 1.1)';
   return {
     severity: opts.strict || inIf ? "error" : "warning",
     code: "unknown-key",
@@ -85,7 +86,6 @@ function unknownKey(
     ...(suggestions.length ? { suggestions } : {}),
   };
 }
-
 
 /** Keys that newer scikit-build-core releases accept but the spec's schema does not. */
 const NEWER_KEYS = new Set([

@@ -60,7 +60,10 @@ const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null 
  * Values of the declared config-settings (1.1): the declared variable, else the `-C` value,
  * else the default; a bool setting reads strings as the backend does.
  */
-function resolveConfigSettings(settings: Table, ctx: BuildContext): Record<string, string | boolean | undefined> {
+function resolveConfigSettings(
+  settings: Table,
+  ctx: BuildContext,
+): Record<string, string | boolean | undefined> {
   const out: Record<string, string | boolean | undefined> = {};
   const decls = isTable(settings["config-setting"]) ? settings["config-setting"] : {};
   for (const [name, decl] of Object.entries(decls)) {
@@ -126,9 +129,15 @@ function evaluateValid(
   }
   // The editable rules hold for the settings this build gets, overrides applied.
   for (const [key, message] of editableProblems(merged.editable, merged["build-dir"], line)) {
-    errors.push({ severity: "error", code: "editable-rebuild", path: formatPath(prefix, ["editable", key]), message });
+    errors.push({
+      severity: "error",
+      code: "editable-rebuild",
+      path: formatPath(prefix, ["editable", key]),
+      message,
+    });
   }
-  if (errors.length) return invalid({ ...validation, valid: false, errors: [...validation.errors, ...errors], warnings });
+  if (errors.length)
+    return invalid({ ...validation, valid: false, errors: [...validation.errors, ...errors], warnings });
   applyMoves(merged);
   const effective = fillDefaults(merged, { line, minimumVersion: minimum, env: ctx.env ?? {} });
   const failOverrides = outcomes.filter((o) => o.fail).map((o) => o.index);

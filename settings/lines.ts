@@ -27,7 +27,10 @@ export interface Generation {
  * Picks the generation: an explicit backend version wins; otherwise a minimum-version of 1.0 or
  * more means a 1.x backend (0.12 would refuse to build), and anything else the spec's 0.12 line.
  */
-export function chooseGeneration(backendVersion: string | undefined, minimumVersion: string | undefined): Generation {
+export function chooseGeneration(
+  backendVersion: string | undefined,
+  minimumVersion: string | undefined,
+): Generation {
   if (backendVersion !== undefined) return { line: lineOf(backendVersion), backendVersion, explicit: true };
   const line = minimumVersion !== undefined ? lineOf(minimumVersion) : "0.12";
   return { line, backendVersion: LINE_RELEASE[line], explicit: false };

@@ -19,7 +19,9 @@ export function inheritJoin(old: unknown, value: unknown, mode: InheritMode): un
     return mode === "append" ? { ...old, ...value } : { ...value, ...old };
   }
   const kind = (v: unknown) => (Array.isArray(v) ? "a list" : isTable(v) ? "a table" : `a ${typeof v}`);
-  throw new InheritError(`inherit = "${mode}" needs two lists or two tables, got ${kind(old)} and ${kind(value)}`);
+  throw new InheritError(
+    `inherit = "${mode}" needs two lists or two tables, got ${kind(old)} and ${kind(value)}`,
+  );
 }
 
 const NOT_SETTINGS = new Set(["if", "inherit", "fail"]);
@@ -29,7 +31,11 @@ const NOT_SETTINGS = new Set(["if", "inherit", "fail"]);
  * so `cmake.args` in an override leaves `cmake.define` alone, while each second-level value
  * replaces the earlier one unless `inherit` says append or prepend. Anything else is replaced.
  */
-export function applyOverride(settings: Table, override: Table, onError: (key: string, message: string) => void): void {
+export function applyOverride(
+  settings: Table,
+  override: Table,
+  onError: (key: string, message: string) => void,
+): void {
   const inherit = isTable(override.inherit) ? override.inherit : {};
   for (const [key, value] of Object.entries(override)) {
     if (NOT_SETTINGS.has(key)) continue;

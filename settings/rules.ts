@@ -59,20 +59,32 @@ function metadataRules(table: Table, ctx: RuleContext): Diagnostic[] {
  * 1.x: a persistent install (rebuild or rebuild-dir) needs build-dir unless inplace, where the
  * source tree is the build tree and only rebuild-dir is refused.
  */
-export function editableProblems(editable: unknown, buildDir: unknown, line: SettingsLine): [string, string][] {
+export function editableProblems(
+  editable: unknown,
+  buildDir: unknown,
+  line: SettingsLine,
+): [string, string][] {
   if (!isTable(editable)) return [];
   const hasBuildDir = typeof buildDir === "string" && buildDir !== "";
   const inplace = editable.mode === "inplace";
   if (line === "0.12") {
     if (editable.rebuild !== true) return [];
-    if (inplace) return [["rebuild", 'editable.rebuild = true cannot be combined with editable.mode = "inplace"']];
+    if (inplace)
+      return [["rebuild", 'editable.rebuild = true cannot be combined with editable.mode = "inplace"']];
     return hasBuildDir ? [] : [["rebuild", "editable.rebuild = true needs build-dir to be set"]];
   }
   const rebuildDir = typeof editable["rebuild-dir"] === "string" && editable["rebuild-dir"] !== "";
   if (inplace)
-    return rebuildDir ? [["rebuild-dir", 'editable.rebuild-dir cannot be combined with editable.mode = "inplace"']] : [];
+    return rebuildDir
+      ? [["rebuild-dir", 'editable.rebuild-dir cannot be combined with editable.mode = "inplace"']]
+      : [];
   if ((editable.rebuild === true || rebuildDir) && !hasBuildDir)
-    return [[rebuildDir ? "rebuild-dir" : "rebuild", `editable.${rebuildDir ? "rebuild-dir" : "rebuild = true"} needs build-dir to be set`]];
+    return [
+      [
+        rebuildDir ? "rebuild-dir" : "rebuild",
+        `editable.${rebuildDir ? "rebuild-dir" : "rebuild = true"} needs build-dir to be set`,
+      ],
+    ];
   return [];
 }
 
@@ -80,7 +92,9 @@ export function editableProblems(editable: unknown, buildDir: unknown, line: Set
 const overridesSet = (root: Table, key: string, sub?: string) =>
   Array.isArray(root.overrides) &&
   root.overrides.some(
-    (o) => isTable(o) && (sub === undefined ? o[key] !== undefined : isTable(o[key]) && (o[key] as Table)[sub] !== undefined),
+    (o) =>
+      isTable(o) &&
+      (sub === undefined ? o[key] !== undefined : isTable(o[key]) && (o[key] as Table)[sub] !== undefined),
   );
 
 /**
@@ -90,9 +104,10 @@ const overridesSet = (root: Table, key: string, sub?: string) =>
  */
 function editableRules(table: Table, ctx: RuleContext): Diagnostic[] {
   const inOverride = ctx.base.length > 0;
-  const editable = inOverride && isTable(ctx.root.editable) && isTable(table.editable)
-    ? { ...ctx.root.editable, ...table.editable }
-    : table.editable;
+  const editable =
+    inOverride && isTable(ctx.root.editable) && isTable(table.editable)
+      ? { ...ctx.root.editable, ...table.editable }
+      : table.editable;
   const problems = editableProblems(editable, table["build-dir"] ?? ctx.root["build-dir"], ctx.line);
   const contextual = inOverride || overridesSet(ctx.root, "build-dir") || overridesSet(ctx.root, "editable");
   return problems.map(([key, message]) => ({
@@ -108,7 +123,11 @@ function configSettingRules(table: Table, ctx: RuleContext): Diagnostic[] {
   const out: Diagnostic[] = [];
   const declared = isTable(ctx.root["config-setting"]) ? ctx.root["config-setting"] : {};
   if (ctx.base.length === 0) {
-    if (isTable(table["config-setting"]) && ctx.minimumVersion !== undefined && versionLessThan(ctx.minimumVersion, "1.1"))
+    if (
+      isTable(table["config-setting"]) &&
+      ctx.minimumVersion !== undefined &&
+      versionLessThan(ctx.minimumVersion, "1.1")
+    )
       out.push({
         severity: "error",
         code: "introduced",

@@ -197,7 +197,20 @@ function sections(modern: boolean): Record<string, Schema> {
   );
 
   const search = section({ "site-packages": { ...bool, default: true } }, "CMake search paths");
-  return { cmake, ninja, logging, sdist, wheel, backport, editable, build, install, generate: { type: "array", items: generateItem }, messages, search };
+  return {
+    cmake,
+    ninja,
+    logging,
+    sdist,
+    wheel,
+    backport,
+    editable,
+    build,
+    install,
+    generate: { type: "array", items: generateItem },
+    messages,
+    search,
+  };
 }
 
 /** The metadata fields that may be provided dynamically. */

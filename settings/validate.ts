@@ -3,10 +3,10 @@ import { schemaValidator } from "./compile.js";
 import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
 import type { SettingsDocument } from "./document.js";
 import { translateErrors } from "./errors.js";
-import { checkSemantics } from "./rules.js";
-import type { Settings } from "./types.js";
 import { chooseGeneration, type Generation } from "./lines.js";
 import { versionLessThan } from "./pep440.js";
+import { checkSemantics } from "./rules.js";
+import type { Settings } from "./types.js";
 import { checkVersionedKeys, resolveMinimumVersion } from "./versioning.js";
 
 export interface ValidateOptions {
@@ -122,7 +122,11 @@ export function validate(settings: unknown, options: ValidateOptions = {}): Vali
       ...translateErrors(check.errors ?? [], data, { prefix, strict: data["strict-config"] !== false, line }),
     );
   }
-  if (generation.explicit && minimum.version !== undefined && versionLessThan(backendVersion, minimum.version)) {
+  if (
+    generation.explicit &&
+    minimum.version !== undefined &&
+    versionLessThan(backendVersion, minimum.version)
+  ) {
     diagnostics.push({
       severity: "error",
       code: "minimum-version",
@@ -132,13 +136,17 @@ export function validate(settings: unknown, options: ValidateOptions = {}): Vali
   }
   const versionOpts = { prefix, minimumVersion: minimum.version, backendVersion, line } as const;
   diagnostics.push(...checkVersionedKeys(data, { ...versionOpts, base: [] }));
-  diagnostics.push(...checkSemantics(data, { prefix, base: [], root: data, line, minimumVersion: minimum.version }));
+  diagnostics.push(
+    ...checkSemantics(data, { prefix, base: [], root: data, line, minimumVersion: minimum.version }),
+  );
   if (Array.isArray(data.overrides)) {
     data.overrides.forEach((override, i) => {
       if (!isTable(override)) return;
       const base = ["overrides", i];
       diagnostics.push(...checkVersionedKeys(override, { ...versionOpts, base }));
-      diagnostics.push(...checkSemantics(override, { prefix, base, root: data, line, minimumVersion: minimum.version }));
+      diagnostics.push(
+        ...checkSemantics(override, { prefix, base, root: data, line, minimumVersion: minimum.version }),
+      );
     });
   }
   return result(diagnostics, data, generation, minimum.version, prefix);
