@@ -157,7 +157,8 @@ function sections(modern: boolean): Record<string, Schema> {
     {
       mode: { enum: ["redirect", "inplace"], default: "redirect" },
       verbose: { ...bool, default: true },
-      rebuild: { ...bool, default: false },
+      // 1.x leaves rebuild unset by default (rebuild-dir also turns a persistent install on).
+      rebuild: modern ? bool : { ...bool, default: false },
       ...(modern ? { "rebuild-dir": { ...str, default: "" } } : {}),
     },
     "editable installs",

@@ -4,7 +4,7 @@ validate_may_exit()), for many documents in one process.
 
 Input on stdin, one JSON object per line:
   {"id": ..., "toml_b64": <the pyproject.toml bytes, base64>, "state": "wheel", "env": {...},
-   "retry": false, "from_sdist": false, "system_cmake": ["3.28.1"], "cmake_wheel": true}
+   "retry": false, "from_sdist": false, "system_cmake": ["3.28.1"]}
 Output on stdout, one JSON object per line:
   {"id": ..., "ok": true, "settings": {<selected effective values>}}
   {"id": ..., "ok": false, "error": "<what upstream said>", "unrecognized": [...]}
@@ -12,8 +12,9 @@ The first output line is {"facts": {...}}: the interpreter facts that overrides 
 caller can give our evaluator the same build context.
 
 Facts a build takes from the machine are fixed per document where the caller must control
-them: the environment (os.environ is replaced), the CMake found on the system and whether a
-CMake wheel exists (stubs), and PKG-INFO in the working directory (from-sdist).
+them: the environment (os.environ is replaced), the CMake found on the system (a stub of the
+search), and PKG-INFO in the working directory (from-sdist). Whether a CMake wheel exists is
+this machine's fact, reported with the others.
 """
 
 import base64
@@ -36,7 +37,7 @@ try:
 except ImportError:  # Python < 3.11
     from scikit_build_core._compat import tomllib
 
-CONTEXT = {"system_cmake": [], "cmake_wheel": False}
+CONTEXT = {"system_cmake": []}
 
 
 class _Found:
@@ -59,7 +60,6 @@ class _SystemCMake:
 
 
 skbuild_overrides.CMake = _SystemCMake
-skbuild_overrides.is_known_platform = lambda _wheels: CONTEXT["cmake_wheel"]
 
 
 def _facts():
@@ -76,6 +76,11 @@ def _facts():
         "platform_machine": platform.machine(),
         "platform_node": platform.node(),
         "abi_flags": skbuild_overrides.get_abi_flags(),
+        "cmake_wheel": bool(
+            skbuild_overrides.override_match(
+                current_env={}, current_state="wheel", has_dist_info=False, retry=False, cmake_wheel=True
+            )[0]
+        ),
     }
 
 
@@ -94,7 +99,6 @@ def _plain(value):
 
 def read_one(request, dirs):
     CONTEXT["system_cmake"] = request.get("system_cmake", [])
-    CONTEXT["cmake_wheel"] = request.get("cmake_wheel", False)
     os.environ.clear()
     os.environ.update(request.get("env", {}))
     os.chdir(dirs["sdist" if request.get("from_sdist") else "tree"])
