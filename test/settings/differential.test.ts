@@ -3,23 +3,8 @@
 // disagreement that the table of intended differences (settings/README.md) does not explain fails.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { expect } from "chai";
-import { lineOf } from "../../settings/index.js";
-import { buildCases } from "./oracle/cases.js";
-import { type Comparison, compare, readWithOurs } from "./oracle/compare.js";
-import { ORACLE_RELEASES, readWithUpstream } from "./oracle/upstream.js";
-
-/** Runs both readers on every case for one release. */
-export async function differential(release: string): Promise<Comparison[]> {
-  // The cases depend on the driver's facts (Python version, platform), so ask for them first.
-  const probe = await readWithUpstream(release, []);
-  const cases = buildCases(probe.facts, release);
-  const { facts, answers } = await readWithUpstream(
-    release,
-    cases.map((c) => ({ id: c.id, toml: c.toml, ...c.context })),
-  );
-  const line = lineOf(release);
-  return cases.map((c, i) => compare(c, readWithOurs(c, facts, release), answers[i]!, line));
-}
+import { differential } from "./oracle/run.js";
+import { ORACLE_RELEASES } from "./oracle/upstream.js";
 
 describe("settings: differential test against scikit-build-core", function () {
   this.timeout(120_000);

@@ -303,9 +303,8 @@ export function buildCases(facts: OracleFacts, release: string): Case[] {
   }
   const add = (kind: string, skb: Table, contexts: readonly CaseContext[], buildSystem?: Table) => {
     const toml = pyproject(skb, buildSystem);
-    contexts.forEach((context) =>
-      cases.push({ id: `${kind}/${cases.length}@${context.name}`, toml, context }),
-    );
+    for (const context of contexts)
+      cases.push({ id: `${kind}/${cases.length}@${context.name}`, toml, context });
   };
   const some = (i: number) => [CONTEXTS[i % CONTEXTS.length]!];
   docs.forEach((doc, i) => {
@@ -319,13 +318,13 @@ export function buildCases(facts: OracleFacts, release: string): Case[] {
   for (const skb of inheritCases()) add("inherit", skb, CONTEXTS.slice(0, 2));
   for (const { skb, buildSystem } of minimumVersionCases())
     add("minimum-version", skb, CONTEXTS.slice(0, 1), buildSystem);
-  modernCases().forEach((skb, i) =>
+  for (const [i, skb] of modernCases().entries())
     add(
       "modern",
       skb,
       [...some(i), CONTEXTS[2]!].filter((c, j, a) => a.indexOf(c) === j),
-    ),
-  );
-  byteCases().forEach((toml, i) => cases.push({ id: `bytes/${i}@wheel`, toml, context: CONTEXTS[0]! }));
+    );
+  for (const [i, toml] of byteCases().entries())
+    cases.push({ id: `bytes/${i}@wheel`, toml, context: CONTEXTS[0]! });
   return cases;
 }
