@@ -9,7 +9,8 @@ Output on stdout, one JSON object per line:
   {"id": ..., "ok": true, "settings": {<selected effective values>}}
   {"id": ..., "ok": false, "error": "<what upstream said>", "unrecognized": [...]}
 The first output line is {"facts": {...}}: the interpreter facts that overrides test, so the
-caller can give our evaluator the same build context.
+caller can give our evaluator the same build context. With `--rounds N` it answers nothing per
+document but reads the whole batch N times and prints {"round_seconds": [...]} (the benchmark).
 
 Facts a build takes from the machine are fixed per document where the caller must control
 them: the environment (os.environ is replaced), the CMake found on the system (a stub of the
@@ -26,6 +27,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import scikit_build_core
@@ -142,6 +144,19 @@ def main():
     (dirs["sdist"] / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: x\nVersion: 1\n")
     sys.stdout.write(json.dumps({"facts": _facts()}) + "\n")
     sys.stdout.flush()
+    if "--rounds" in sys.argv:
+        rounds = int(sys.argv[sys.argv.index("--rounds") + 1])
+        requests = [json.loads(line) for line in sys.stdin if line.strip()]
+        for request in requests:  # warm-up: imports and caches, as in a long-lived reader
+            read_one(request, dirs)
+        seconds = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for request in requests:
+                read_one(request, dirs)
+            seconds.append(time.perf_counter() - start)
+        sys.stdout.write(json.dumps({"round_seconds": seconds}) + "\n")
+        return
     for line in sys.stdin:
         if line.strip():
             sys.stdout.write(json.dumps(read_one(json.loads(line), dirs)) + "\n")

@@ -51,12 +51,13 @@ export function oraclePython(release: string): string {
   return python;
 }
 
-/** Reads every request with the release's SettingsReader in one process. */
-export async function readWithUpstream(
+/** Runs the driver on a batch of requests; resolves with its output lines. */
+async function runDriver(
   release: string,
   requests: readonly OracleRequest[],
-): Promise<{ facts: OracleFacts; answers: OracleAnswer[] }> {
-  const child = spawn(oraclePython(release), [DRIVER], { stdio: ["pipe", "pipe", "pipe"] });
+  args: string[],
+): Promise<unknown[]> {
+  const child = spawn(oraclePython(release), [DRIVER, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -85,14 +86,37 @@ export async function readWithUpstream(
   const code = await done;
   if (code !== 0)
     throw new Error(`scikit-build-core ${release} driver exited ${code}: ${stderr.slice(-2000)}`);
-  const lines = stdout
+  return stdout
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l));
+}
+
+/** Reads every request with the release's SettingsReader in one process. */
+export async function readWithUpstream(
+  release: string,
+  requests: readonly OracleRequest[],
+): Promise<{ facts: OracleFacts; answers: OracleAnswer[] }> {
+  const lines = (await runDriver(release, requests, [])) as Record<string, unknown>[];
   const facts = lines.shift()?.facts as OracleFacts | undefined;
   if (!facts || lines.length !== requests.length)
     throw new Error(
       `scikit-build-core ${release} driver answered ${lines.length} of ${requests.length} documents`,
     );
-  return { facts, answers: lines as OracleAnswer[] };
+  return { facts, answers: lines as unknown as OracleAnswer[] };
+}
+
+/** Seconds the release's reader takes for the whole batch, per round (after one warm-up pass). */
+export async function timeUpstream(
+  release: string,
+  requests: readonly OracleRequest[],
+  rounds: number,
+): Promise<number[]> {
+  const lines = (await runDriver(release, requests, ["--rounds", String(rounds)])) as Record<
+    string,
+    unknown
+  >[];
+  const seconds = lines[1]?.round_seconds;
+  if (!Array.isArray(seconds)) throw new Error(`scikit-build-core ${release} driver gave no timings`);
+  return seconds as number[];
 }
