@@ -21,7 +21,15 @@ describe("settings: differential test against scikit-build-core", function () {
       const unexplained = results.filter((r) => !r.agree && !r.intended);
       const byId: Record<string, number> = {};
       for (const r of intended) byId[r.intended!] = (byId[r.intended!] ?? 0) + 1;
+      const byKind: Record<string, { documents: number; agree: number }> = {};
+      for (const r of results) {
+        const kind = r.id.split("/")[0]!;
+        byKind[kind] ??= { documents: 0, agree: 0 };
+        byKind[kind].documents++;
+        if (r.agree) byKind[kind].agree++;
+      }
       summary[release] = {
+        byKind,
         documents: results.length,
         agree,
         agreementPercent: Number(((100 * agree) / results.length).toFixed(1)),

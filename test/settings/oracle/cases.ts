@@ -40,7 +40,7 @@ export const CONTEXTS: readonly CaseContext[] = [
   {
     name: "metadata-retry",
     state: "metadata_wheel",
-    env: { FLAG: "off", NUM: "0" },
+    env: { FLAG: "off", NUM: "0", ODD: "random" },
     retry: true,
     fromSdist: false,
     systemCmake: [],
@@ -140,6 +140,7 @@ function conditionOverrides(facts: OracleFacts, release: string): Table[] {
     ["env", { CI: "true" }, { FLAG: true }],
     ["env", { FOO: "^b" }, { EMPTY: false }],
     ["env", { NUM: false }, { FLAG: false }],
+    ["env", { ODD: false }, { ODD: true }],
   ];
   const out: Table[] = [];
   for (const [key, yes, no] of conds) {

@@ -2,6 +2,7 @@
 // each with the test that recognises a case it explains. A difference no entry explains fails
 // the differential test.
 import { matchIf } from "../../../settings/conditions.js";
+import { backendTruthy, isTruthy } from "../../../settings/context.js";
 import { CONDITION_KINDS } from "../../../settings/schema.js";
 import type { Case } from "./cases.js";
 import type { Ours } from "./compare.js";
@@ -63,6 +64,28 @@ export const INTENDED_DIFFERENCES: readonly IntendedDifference[] = [
       !theirs.ok &&
       theirs.unrecognized.length > 0 &&
       theirs.unrecognized.every((k) => k === "tool.scikit-build.sdist.resolve-symlinks"),
+  },
+  {
+    // `if.env.X = true/false`: the spec lists the truthy values (true, on, yes, y, t, a number
+    // above 0); upstream takes any string that is not a false word as true ("random", "-1").
+    id: "env-condition-truthiness",
+    explains: (_c, ours) => {
+      const env = ours.context?.env ?? {};
+      const overrides =
+        isTable(ours.settings) && Array.isArray(ours.settings.overrides) ? ours.settings.overrides : [];
+      const tables = overrides.flatMap((o) =>
+        isTable(o) && isTable(o.if) ? [o.if, o.if.any, o.if.not] : [],
+      );
+      return tables.some(
+        (t) =>
+          isTable(t) &&
+          isTable(t.env) &&
+          Object.entries(t.env).some(
+            ([name, want]) =>
+              typeof want === "boolean" && isTruthy(env[name]) !== backendTruthy(env[name] ?? ""),
+          ),
+      );
+    },
   },
   {
     // Upstream matches `cmake-wheel` whenever a CMake wheel is known, whatever boolean the
