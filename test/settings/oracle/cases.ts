@@ -5,9 +5,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "smol-toml";
+import { fromRoot } from "../../../common/paths.js";
 import type { OracleFacts } from "./upstream.js";
 
-export const CORPUS_DIR = process.env.SKBUILD_CORPUS ?? "/work/shared/conformance/skbuild-corpus";
+/** The shared corpus, beside the repository (as CI checks it out). */
+export const CORPUS_DIR = fromRoot("..", "shared", "conformance", "skbuild-corpus");
 
 /** A build context both readers are run in. */
 export interface CaseContext {
