@@ -8,8 +8,10 @@ import {
   BUILD_STATES,
   type BuildContext,
   type BuildState,
+  chooseGeneration,
   type Diagnostic,
   DocumentParseError,
+  decodeDocument,
   type EvaluationResult,
   evaluateDocument,
   formatDiagnostic,
@@ -17,8 +19,7 @@ import {
   type InputFormat,
   parseDocument,
   type SettingsDocument,
-  SPEC_BACKEND_VERSION,
-  settingsSchema,
+  schemaFor,
   type ValidationResult,
   validateDocument,
 } from "../settings/index.js";
@@ -39,17 +40,17 @@ type Loaded = { doc: SettingsDocument } | { parseError: DocumentParseError };
 
 function load(file: string, inputFormat: string): Loaded {
   const format = inputFormat === "auto" ? undefined : (inputFormat as InputFormat);
-  let text: string;
+  let bytes: Uint8Array;
   const source = file === "-" ? "<stdin>" : file;
   try {
-    text = readFileSync(file === "-" ? 0 : file, "utf8");
+    bytes = readFileSync(file === "-" ? 0 : file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const why = e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? "is a directory" : e.message;
     throw new UsageError(`${source}: cannot read: ${why}`);
   }
   try {
-    return { doc: parseDocument(text, source, format) };
+    return { doc: parseDocument(decodeDocument(bytes, source, format), source, format) };
   } catch (err) {
     if (err instanceof DocumentParseError) return { parseError: err };
     throw err;
@@ -86,7 +87,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 interface ValidateFlags {
   format: "text" | "json";
   inputFormat: string;
-  backendVersion: string;
+  backendVersion?: string;
   quiet?: boolean;
 }
 
@@ -109,7 +110,7 @@ function runValidate(files: string[], flags: ValidateFlags): number {
     }
     const result =
       "doc" in loaded
-        ? validateDocument(loaded.doc, { backendVersion: flags.backendVersion })
+        ? validateDocument(loaded.doc, flags.backendVersion ? { backendVersion: flags.backendVersion } : {})
         : { valid: false, errors: [parseDiagnostic(loaded.parseError)], warnings: [] };
     if (!result.valid && exit === EXIT_OK) exit = EXIT_INVALID;
     reports.push({ file: file === "-" ? "<stdin>" : file, result });
@@ -137,7 +138,7 @@ function runValidate(files: string[], flags: ValidateFlags): number {
 interface EvaluateFlags {
   format: "text" | "json";
   inputFormat: string;
-  backendVersion: string;
+  backendVersion?: string;
   state?: BuildState;
   python?: string;
   implementationName?: string;
@@ -152,13 +153,16 @@ interface EvaluateFlags {
   cmakeWheel?: boolean;
   abiFlags?: string;
   env?: Record<string, string>;
+  configSetting?: Record<string, string>;
   host: boolean;
   processEnv: boolean;
 }
 
 function contextFrom(flags: EvaluateFlags): BuildContext {
   const host = flags.host ? hostContext(flags.processEnv) : {};
-  const ctx: BuildContext = { ...host, backendVersion: flags.backendVersion };
+  const ctx: BuildContext = { ...host };
+  if (flags.backendVersion !== undefined) ctx.backendVersion = flags.backendVersion;
+  if (flags.configSetting) ctx.configSettingArgs = flags.configSetting;
   if (!flags.processEnv) delete ctx.env;
   const set = <K extends keyof BuildContext>(key: K, value: BuildContext[K] | undefined) => {
     if (value !== undefined) ctx[key] = value;
@@ -190,6 +194,7 @@ function runEvaluate(file: string | undefined, flags: EvaluateFlags): number {
           valid: false,
           errors: [parseDiagnostic(loaded.parseError)],
           warnings: [],
+          generation: chooseGeneration(flags.backendVersion, undefined),
           overrides: [],
           matched: [],
           fail: false,
@@ -260,10 +265,8 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
   const backendOption = () =>
     new Option(
       "--backend-version <version>",
-      "backend version the rules follow; from 1.0 on deprecated keys are errors unless minimum-version is older",
-    )
-      .argParser(versionArg("--backend-version"))
-      .default(SPEC_BACKEND_VERSION);
+      "backend version whose rules to follow (0.12 line below 1.0, else the 1.x line); default: chosen from minimum-version",
+    ).argParser(versionArg("--backend-version"));
 
   cmd
     .command("validate")
@@ -318,6 +321,11 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
       "environment variable (repeatable; added to this process's environment)",
       collectEnv,
     )
+    .option(
+      "--config-setting <NAME=VALUE>",
+      "a -C config-setting given to the build, for declared config-settings (repeatable)",
+      collectEnv,
+    )
     .option("--no-process-env", "do not use this process's environment variables, only --env")
     .option("--no-host", "do not take platform-system/-machine/-node and environment from this machine")
     .addOption(formatOption())
@@ -334,9 +342,18 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
 
   cmd
     .command("schema")
-    .description("print the JSON Schema (draft-07) of the settings object")
-    .action(() => {
-      process.stdout.write(`${toJson(settingsSchema)}\n`);
+    .description("print the JSON Schema (draft-07) of the settings object of one line (0.12 or 1.x)")
+    .argument("[file]", "a document whose minimum-version picks the line")
+    .addOption(inputOption())
+    .addOption(backendOption())
+    .action((file: string | undefined, flags: { inputFormat: string; backendVersion?: string }) => {
+      let generation = chooseGeneration(flags.backendVersion, undefined);
+      if (file !== undefined && flags.backendVersion === undefined) {
+        const loaded = load(file, flags.inputFormat);
+        if ("parseError" in loaded) throw new UsageError(loaded.parseError.message);
+        generation = validateDocument(loaded.doc).generation;
+      }
+      process.stdout.write(`${toJson(schemaFor(generation.line))}\n`);
     });
   return cmd;
 }

@@ -1,9 +1,10 @@
 // The schema compiled once with ajv, with our keywords (override-only, PEP 440, regex).
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from "ajv";
 import { describeValue } from "./diagnostics.js";
+import type { SettingsLine } from "./lines.js";
 import { isSpecifierSet, isVersion } from "./pep440.js";
 import { compilePythonRegex } from "./pyregex.js";
-import { settingsSchema } from "./schema.js";
+import { schemaFor } from "./schema.js";
 
 type KeywordOptions = boolean | { also?: string[] };
 
@@ -84,10 +85,14 @@ function createAjv(): Ajv {
   return ajv;
 }
 
-let compiled: ValidateFunction | undefined;
+const compiled = new Map<SettingsLine, ValidateFunction>();
 
-/** The compiled validator (compiled on first use, then reused). */
-export function schemaValidator(): ValidateFunction {
-  if (!compiled) compiled = createAjv().compile(settingsSchema);
-  return compiled;
+/** The compiled validator of a line (compiled on first use, then reused). */
+export function schemaValidator(line: SettingsLine = "0.12"): ValidateFunction {
+  let fn = compiled.get(line);
+  if (!fn) {
+    fn = createAjv().compile(schemaFor(line));
+    compiled.set(line, fn);
+  }
+  return fn;
 }

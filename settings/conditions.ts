@@ -1,6 +1,6 @@
 // Matching an override's `if` against a build context.
 import type { BuildContext } from "./context.js";
-import { isTruthy } from "./context.js";
+import { backendTruthy, isTruthy } from "./context.js";
 import { satisfies } from "./pep440.js";
 import { regexSearch } from "./pyregex.js";
 import { CONDITION_KINDS, type ConditionKey } from "./schema.js";
@@ -17,6 +17,7 @@ export interface MatchOutcome {
 
 const FACT: Record<ConditionKey, keyof BuildContext> = {
   "backend-version": "backendVersion",
+  "scikit-build-version": "backendVersion",
   "python-version": "pythonVersion",
   "implementation-name": "implementationName",
   "implementation-version": "implementationVersion",
@@ -30,6 +31,7 @@ const FACT: Record<ConditionKey, keyof BuildContext> = {
   "cmake-wheel": "cmakeWheel",
   "abi-flags": "abiFlags",
   env: "env",
+  "config-setting": "configSettings",
 };
 
 /** The context value of a fact, with the defaults that are facts rather than guesses. */
@@ -38,7 +40,7 @@ function fact(ctx: BuildContext, key: keyof BuildContext): unknown {
   if (v !== undefined) return v;
   if (key === "backendVersion") return SPEC_BACKEND_VERSION;
   if (key === "fromSdist" || key === "failed") return false;
-  if (key === "env") return {};
+  if (key === "env" || key === "configSettings") return {};
   return undefined;
 }
 
@@ -56,6 +58,16 @@ export function matchCondition(key: ConditionKey, expected: unknown, ctx: BuildC
       return regexSearch(String(expected), String(value));
     case "bool":
       return value === expected;
+    case "config-setting": {
+      const values = value as Record<string, string | boolean | undefined>;
+      return Object.entries(expected as Table).every(([name, want]) => {
+        const got = values[name];
+        if (typeof want === "boolean")
+          return (typeof got === "boolean" ? got : backendTruthy(got ?? "")) === want;
+        if (got === undefined) return false;
+        return regexSearch(String(want), typeof got === "boolean" ? String(got) : got);
+      });
+    }
     case "env": {
       const env = value as Record<string, string | undefined>;
       return Object.entries(expected as Table).every(([name, want]) => {
@@ -78,7 +90,7 @@ function evalTable(
   let anyTrue = false;
   let anyFalse = false;
   for (const [key, expected] of Object.entries(table)) {
-    if (key === "any" || !(key in CONDITION_KINDS)) continue;
+    if (key === "any" || key === "not" || !(key in CONDITION_KINDS)) continue;
     const r = matchCondition(key as ConditionKey, expected, ctx);
     if (r === undefined) missing.push({ condition: `${path}.${key}`, fact: FACT[key as ConditionKey] });
     else if (r) anyTrue = true;
@@ -92,15 +104,16 @@ function evalTable(
 
 /**
  * Does an `if` table match? Plain conditions must all match; conditions under `any` need one
- * match; both kinds together (which the schema rejects, but the backend accepts) need both.
+ * match; conditions under `not` (1.x) must all fail; each group present must pass.
  */
 export function matchIf(cond: unknown, ctx: BuildContext, path = "if"): MatchOutcome {
   const missing: MatchOutcome["missing"] = [];
   if (!isTable(cond)) return { matched: false, missing };
-  const plainKeys = Object.keys(cond).filter((k) => k !== "any");
+  const plainKeys = Object.keys(cond).filter((k) => k !== "any" && k !== "not");
   let matched = plainKeys.length ? evalTable(cond, ctx, "all", missing, path) : true;
   if (isTable(cond.any)) matched = evalTable(cond.any, ctx, "any", missing, `${path}.any`) && matched;
-  else if (!plainKeys.length) matched = false;
+  if (isTable(cond.not)) matched = !evalTable(cond.not, ctx, "any", missing, `${path}.not`) && matched;
+  if (!plainKeys.length && !isTable(cond.any) && !isTable(cond.not)) matched = false;
   return { matched, missing };
 }
 

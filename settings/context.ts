@@ -30,6 +30,13 @@ export interface BuildContext {
   abiFlags?: string;
   /** Environment variables (default: none). */
   env?: Record<string, string | undefined>;
+  /**
+   * Declared config-settings after resolution (variable > `-C` > default); evaluate fills it
+   * from `configSettingArgs` and the document's declarations.
+   */
+  configSettings?: Record<string, string | boolean | undefined>;
+  /** `-C name=value` config-settings given to the build (for declared config-settings, 1.1). */
+  configSettingArgs?: Record<string, string>;
 }
 
 /** Node's platform names mapped to Python's sys.platform. */
@@ -62,4 +69,20 @@ export function isTruthy(value: string | undefined): boolean {
   if (["true", "on", "yes", "y", "t"].includes(v)) return true;
   if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(v)) return Number(v) > 0;
   return false;
+}
+
+/**
+ * The backend's reading of a string as a boolean in `config-setting` (and its `if.env` rule):
+ * digits are their number, n/no/off/false/f (any case) and "" are false, anything else true.
+ */
+export function backendTruthy(value: string): boolean {
+  const v = value.toLowerCase();
+  if (v === "") return false;
+  if (/^\d+$/.test(v)) return Number(v) !== 0;
+  return !["n", "no", "off", "false", "f"].includes(v);
+}
+
+/** How the backend turns a string into a boolean for settings: false only for 0/false/off/no/"". */
+export function settingTruthy(value: string): boolean {
+  return !["0", "false", "off", "no", ""].includes(value.trim().toLowerCase());
 }

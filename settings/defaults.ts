@@ -1,26 +1,31 @@
 // Effective settings: every key of the schema in schema order, with the spec's defaults filled
 // in and cmake.define resolved to the strings CMake receives.
 import { deepClone } from "./clone.js";
-import { isTruthy } from "./context.js";
+import { settingTruthy } from "./context.js";
+import type { SettingsLine } from "./lines.js";
 import { versionLessThan } from "./pep440.js";
-import { settingsSchema } from "./schema.js";
+import { schemaFor } from "./schema.js";
 import type { DefineValue, EffectiveSettings } from "./types.js";
 
 type Table = Record<string, unknown>;
 type Schema = Record<string, unknown>;
 const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** CMake's spelling of a define value; undefined drops the entry (env unset and no default). */
+/**
+ * CMake's spelling of a define value; undefined drops the entry (variable unset, no default).
+ * A list is one CMake list, so `;` inside an item is escaped. A set variable is used even when
+ * empty; with a boolean default it is read as a boolean (false only for 0/false/off/no/"").
+ */
 export function resolveDefine(
   value: DefineValue,
   env: Record<string, string | undefined>,
 ): string | undefined {
   if (typeof value === "string") return value;
   if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
-  if (Array.isArray(value)) return value.join(";");
+  if (Array.isArray(value)) return value.map((item) => item.replaceAll(";", "\\;")).join(";");
   const fromEnv = env[value.env];
-  if (fromEnv !== undefined && fromEnv !== "") {
-    return typeof value.default === "boolean" ? (isTruthy(fromEnv) ? "TRUE" : "FALSE") : fromEnv;
+  if (fromEnv !== undefined) {
+    return typeof value.default === "boolean" ? (settingTruthy(fromEnv) ? "TRUE" : "FALSE") : fromEnv;
   }
   return value.default === undefined ? undefined : resolveDefine(value.default, env);
 }
@@ -39,31 +44,36 @@ interface TopPlan {
   subs: SubPlan[];
 }
 
-/** What to emit, in schema order, computed once from the schema. Deprecated keys are left out (applyMoves moved them). */
-const PLAN: TopPlan[] = Object.entries(settingsSchema.properties as Record<string, Schema>)
-  .filter(([key]) => key !== "overrides" && key !== "fail")
-  .map(([key, schema]) => {
-    const kind =
-      key === "metadata"
-        ? "metadata"
-        : key === "generate"
-          ? "generate"
-          : schema.type === "object"
-            ? "section"
-            : "scalar";
-    const subs = Object.entries((schema.properties as Record<string, Schema>) ?? {})
-      .filter(([, sub]) => sub.deprecated !== true)
-      .map(([subKey, sub]) => ({
-        key: subKey,
-        default: sub.default,
-        ...(sub.type === "array"
-          ? { empty: "array" as const }
-          : subKey === "define"
-            ? { empty: "table" as const }
-            : {}),
-      }));
-    return { key, kind, default: schema.default, subs };
-  });
+/** What to emit for a line, in schema order. Deprecated keys are left out (applyMoves moved them). */
+const planFor = (line: SettingsLine): TopPlan[] =>
+  Object.entries(schemaFor(line).properties as Record<string, Schema>)
+    .filter(
+      ([key, schema]) => key !== "overrides" && key !== "config-setting" && schema.overrideOnly !== true,
+    )
+    .map(([key, schema]) => {
+      const kind =
+        key === "metadata"
+          ? "metadata"
+          : key === "generate"
+            ? "generate"
+            : schema.type === "object"
+              ? "section"
+              : "scalar";
+      const subs = Object.entries((schema.properties as Record<string, Schema>) ?? {})
+        .filter(([, sub]) => sub.deprecated !== true)
+        .map(([subKey, sub]) => ({
+          key: subKey,
+          default: sub.default,
+          ...(sub.type === "array"
+            ? { empty: "array" as const }
+            : subKey === "define"
+              ? { empty: "table" as const }
+              : {}),
+        }));
+      return { key, kind, default: schema.default, subs };
+    });
+
+const PLANS: Record<SettingsLine, TopPlan[]> = { "0.12": planFor("0.12"), "1.x": planFor("1.x") };
 
 function fillSection(plan: TopPlan, value: unknown, extra: Table | undefined): Table {
   const given = isTable(value) ? value : {};
@@ -80,6 +90,7 @@ function fillSection(plan: TopPlan, value: unknown, extra: Table | undefined): T
 }
 
 export interface DefaultsOptions {
+  line: SettingsLine;
   minimumVersion?: string;
   env: Record<string, string | undefined>;
 }
@@ -90,10 +101,15 @@ export function fillDefaults(merged: Table, opts: DefaultsOptions): EffectiveSet
   // Defaults that depend on minimum-version (reference: "Minimum version & defaults").
   const classic = opts.minimumVersion !== undefined && versionLessThan(opts.minimumVersion, "0.12");
   const extra: Record<string, Table> = { sdist: { "inclusion-mode": classic ? "classic" : "default" } };
-  for (const plan of PLAN) {
+  if (opts.line === "1.x") {
+    const old = opts.minimumVersion !== undefined && versionLessThan(opts.minimumVersion, "1.0");
+    extra.sdist!["resolve-symlinks"] = old ? "classic" : "all";
+  }
+  for (const plan of PLANS[opts.line]) {
     const value = merged[plan.key];
     if (plan.kind === "section") out[plan.key] = fillSection(plan, value, extra[plan.key]);
-    else if (plan.kind === "metadata") out[plan.key] = isTable(value) ? deepClone(value) : {};
+    else if (plan.kind === "metadata" || plan.key === "env")
+      out[plan.key] = isTable(value) ? deepClone(value) : {};
     else if (plan.kind === "generate")
       out[plan.key] = Array.isArray(value)
         ? value.map((g) => ({ location: "install", ...(g as Table) }))

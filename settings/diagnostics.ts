@@ -28,6 +28,7 @@ export type DiagnosticCode =
   | "inherit-unused"
   | "state-never-matches"
   | "context"
+  | "inherit"
   | "invalid";
 
 export interface Diagnostic {

@@ -111,6 +111,30 @@ function parseText(text: string, source: string, format: InputFormat): unknown {
 const isTable = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
+/**
+ * The text of a document's bytes: strict UTF-8 without a byte order mark, as TOML requires
+ * (and as the backend reads pyproject.toml). Throws DocumentParseError otherwise.
+ */
+export function decodeDocument(bytes: Uint8Array, source = "<input>", format?: InputFormat): string {
+  const fmt = format ?? (/\.json$/i.test(source) ? "json" : "toml");
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
+    throw new DocumentParseError(
+      source,
+      fmt,
+      "starts with a UTF-8 byte order mark, which TOML does not allow",
+      1,
+      1,
+    );
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const text = new TextDecoder("utf-8").decode(bytes);
+    const at = text.indexOf("\ufffd");
+    const pos = at >= 0 ? lineColumn(text, at) : { line: undefined, column: undefined };
+    throw new DocumentParseError(source, fmt, "not valid UTF-8", pos.line, pos.column);
+  }
+}
+
 /** Parses a document from text. Throws DocumentParseError for malformed input. */
 export function parseDocument(text: string, source = "<input>", format?: InputFormat): SettingsDocument {
   const fmt = format ?? detectFormat(source, text);
@@ -118,6 +142,8 @@ export function parseDocument(text: string, source = "<input>", format?: InputFo
   const pyproject = fmt === "toml" || (isTable(data) && "tool" in data);
   if (!pyproject) return { source, format: fmt, pyproject: false, settings: data };
   const root = isTable(data) ? data : {};
+  if (root.tool !== undefined && !isTable(root.tool))
+    throw new DocumentParseError(source, fmt, "`tool` must be a table ([tool] or tool = {...})");
   const tool = isTable(root.tool) ? root.tool : undefined;
   const buildSystem = isTable(root["build-system"]) ? root["build-system"] : undefined;
   const requires = buildSystem?.requires;
@@ -134,5 +160,5 @@ export function parseDocument(text: string, source = "<input>", format?: InputFo
 
 /** Reads and parses a file. Throws DocumentParseError for malformed input, and the fs error when unreadable. */
 export function loadDocument(file: string, format?: InputFormat): SettingsDocument {
-  return parseDocument(readFileSync(file, "utf8"), file, format);
+  return parseDocument(decodeDocument(readFileSync(file), file, format), file, format);
 }

@@ -9,19 +9,22 @@ import {
   type PathSegment,
   parsePointer,
 } from "./diagnostics.js";
-import { settingsSchema } from "./schema.js";
+import type { SettingsLine } from "./lines.js";
+import { schemaFor } from "./schema.js";
 import { closeMatches } from "./suggest.js";
 
 /** Every known key path of the schema, for "did you mean" across sections (verbose -> build.verbose). */
-let keyIndex: Map<string, string[]> | undefined;
-function knownKeyPaths(): Map<string, string[]> {
-  if (keyIndex) return keyIndex;
-  keyIndex = new Map();
-  const props = settingsSchema.properties as Record<string, Record<string, unknown>>;
+const keyIndexes = new Map<SettingsLine, Map<string, string[]>>();
+function knownKeyPaths(line: SettingsLine): Map<string, string[]> {
+  const cached = keyIndexes.get(line);
+  if (cached) return cached;
+  const keyIndex = new Map<string, string[]>();
+  keyIndexes.set(line, keyIndex);
+  const props = schemaFor(line).properties as Record<string, Record<string, unknown>>;
   const add = (key: string, path: string) => {
-    const list = keyIndex!.get(key) ?? [];
+    const list = keyIndex.get(key) ?? [];
     list.push(path);
-    keyIndex!.set(key, list);
+    keyIndex.set(key, list);
   };
   for (const [top, sub] of Object.entries(props)) {
     add(top, top);
@@ -35,10 +38,10 @@ function knownKeyPaths(): Map<string, string[]> {
 }
 
 /** Resolves a local $ref of our schema ("#/definitions/if"). */
-function resolveRef(schema: Record<string, unknown>): Record<string, unknown> {
+function resolveRef(schema: Record<string, unknown>, line: SettingsLine): Record<string, unknown> {
   const ref = schema.$ref;
   if (typeof ref !== "string" || !ref.startsWith("#/")) return schema;
-  let node: unknown = settingsSchema;
+  let node: unknown = schemaFor(line);
   for (const part of ref.slice(2).split("/")) node = (node as Record<string, unknown>)[part];
   return node as Record<string, unknown>;
 }
@@ -47,6 +50,7 @@ export interface TranslateOptions {
   prefix: string;
   /** strict-config: unknown keys and override-only keys are errors (true) or warnings (false). */
   strict: boolean;
+  line: SettingsLine;
 }
 
 function unknownKey(
@@ -56,7 +60,7 @@ function unknownKey(
   opts: TranslateOptions,
 ): Diagnostic {
   const path = formatPath(opts.prefix, [...segments, key]);
-  const parent = resolveRef((err.parentSchema ?? {}) as Record<string, unknown>);
+  const parent = resolveRef((err.parentSchema ?? {}) as Record<string, unknown>, opts.line);
   const siblings = Object.keys((parent.properties as Record<string, unknown>) ?? {});
   let suggestions = closeMatches(key, siblings).map((s) => formatPath(opts.prefix, [...segments, s]));
   const inOverride = segments[0] === "overrides" && typeof segments[1] === "number";
@@ -64,17 +68,16 @@ function unknownKey(
   if (!suggestions.length && segments.length <= depth + 1) {
     // A key that exists elsewhere in the schema (top-level `verbose` -> build.verbose).
     const base = segments.slice(0, depth);
-    const elsewhere = knownKeyPaths().get(key) ?? [];
+    const elsewhere = knownKeyPaths(opts.line).get(key) ?? [];
     suggestions = elsewhere.map((p) => formatPath(opts.prefix, [...base, ...p.split(".")]));
   }
   const inIf = segments.includes("if");
   const rel = segments.slice(depth).filter((s) => typeof s === "string");
   const dottedKey = [...rel, key].join(".");
-  const renamed = inIf ? CONDITION_RENAMES[key] : undefined;
-  if (renamed) suggestions = [formatPath(opts.prefix, [...segments, renamed])];
   let what = inIf ? "unknown override condition" : "unknown option";
-  if (!inIf && NEWER_KEYS.has(dottedKey))
-    what += " (a scikit-build-core 1.0 setting that this schema does not include)";
+  if (opts.line === "0.12" && NEWER_KEYS.has(inIf ? `if.${key}` : dottedKey))
+    what +=
+      ' (a scikit-build-core 1.x setting: set minimum-version = "1.0" or higher, or pass --backend-version 1.1)';
   return {
     severity: opts.strict || inIf ? "error" : "warning",
     code: "unknown-key",
@@ -84,12 +87,14 @@ function unknownKey(
   };
 }
 
-/** Conditions the original backend spells differently from the spec. */
-const CONDITION_RENAMES: Record<string, string> = { "scikit-build-version": "backend-version" };
-
 /** Keys that newer scikit-build-core releases accept but the spec's schema does not. */
 const NEWER_KEYS = new Set([
   "env",
+  "config-setting",
+  "if.not",
+  "if.config-setting",
+  "cmake.fresh",
+
   "cmake.fresh",
   "sdist.force-include",
   "wheel.force-include",

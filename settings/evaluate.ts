@@ -3,16 +3,17 @@
 
 import { deepClone } from "./clone.js";
 import { matchIf, testsFailed } from "./conditions.js";
-import type { BuildContext } from "./context.js";
+import { type BuildContext, backendTruthy } from "./context.js";
 import { fillDefaults } from "./defaults.js";
 import type { Diagnostic } from "./diagnostics.js";
 import { formatPath } from "./diagnostics.js";
 import type { SettingsDocument } from "./document.js";
 import { applyOverride } from "./merge.js";
 import { isVersion, versionLessThan } from "./pep440.js";
+import { editableProblems } from "./rules.js";
 import type { EffectiveSettings } from "./types.js";
 import { type ValidateOptions, type ValidationResult, validate, validateDocument } from "./validate.js";
-import { applyMoves, resolveMinimumVersion, SPEC_BACKEND_VERSION } from "./versioning.js";
+import { applyMoves, resolveMinimumVersion } from "./versioning.js";
 
 export interface OverrideOutcome {
   index: number;
@@ -53,13 +54,42 @@ const FLAG_OF: Partial<Record<keyof BuildContext, string>> = {
   abiFlags: "--abi-flags",
 };
 
+const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Values of the declared config-settings (1.1): the declared variable, else the `-C` value,
+ * else the default; a bool setting reads strings as the backend does.
+ */
+function resolveConfigSettings(
+  settings: Table,
+  ctx: BuildContext,
+): Record<string, string | boolean | undefined> {
+  const out: Record<string, string | boolean | undefined> = {};
+  const decls = isTable(settings["config-setting"]) ? settings["config-setting"] : {};
+  for (const [name, decl] of Object.entries(decls)) {
+    if (!isTable(decl)) continue;
+    const env = typeof decl.env === "string" ? ctx.env?.[decl.env] : undefined;
+    const raw = env ?? ctx.configSettingArgs?.[name];
+    if (raw === undefined) out[name] = decl.default as string | boolean | undefined;
+    else out[name] = decl.type === "bool" ? backendTruthy(raw) : raw;
+  }
+  return out;
+}
+
 function evaluateValid(
   settings: Table,
   validation: ValidationResult,
-  ctx: BuildContext,
+  context: BuildContext,
   prefix: string,
 ): EvaluationResult {
+  const { line, backendVersion } = validation.generation;
+  const ctx: BuildContext = {
+    ...context,
+    backendVersion,
+    configSettings: context.configSettings ?? resolveConfigSettings(settings, context),
+  };
   const warnings: Diagnostic[] = [...validation.warnings];
+  const errors: Diagnostic[] = [];
   const merged = deepClone(settings);
   delete merged.overrides;
   const overrides = (Array.isArray(settings.overrides) ? settings.overrides : []) as Table[];
@@ -69,7 +99,10 @@ function evaluateValid(
   overrides.forEach((override, index) => {
     const path = formatPath(prefix, ["overrides", index]);
     const { matched, missing } = matchIf(override.if, ctx, `${path}.if`);
-    if (matched) applyOverride(merged, override);
+    if (matched)
+      applyOverride(merged, override, (key, message) =>
+        errors.push({ severity: "error", code: "inherit", path: `${path}.inherit.${key}`, message }),
+      );
     else if (missing.length) {
       const names = [...new Set(missing.map((m) => m.condition.split(".").pop()!))];
       const flags = [...new Set(missing.map((m) => FLAG_OF[m.fact]).filter(Boolean))];
@@ -85,7 +118,7 @@ function evaluateValid(
   });
   // minimum-version may itself be overridden; resolve it on the merged table.
   const minimum = resolveMinimumVersion(merged, undefined, prefix).version ?? validation.minimumVersion;
-  const backend = ctx.backendVersion ?? SPEC_BACKEND_VERSION;
+  const backend = backendVersion;
   if (minimum !== undefined && isVersion(backend) && versionLessThan(backend, minimum)) {
     warnings.push({
       severity: "warning",
@@ -94,8 +127,19 @@ function evaluateValid(
       message: `minimum-version ${minimum} is newer than backend version ${backend}; that backend would refuse to build`,
     });
   }
+  // The editable rules hold for the settings this build gets, overrides applied.
+  for (const [key, message] of editableProblems(merged.editable, merged["build-dir"], line)) {
+    errors.push({
+      severity: "error",
+      code: "editable-rebuild",
+      path: formatPath(prefix, ["editable", key]),
+      message,
+    });
+  }
+  if (errors.length)
+    return invalid({ ...validation, valid: false, errors: [...validation.errors, ...errors], warnings });
   applyMoves(merged);
-  const effective = fillDefaults(merged, { minimumVersion: minimum, env: ctx.env ?? {} });
+  const effective = fillDefaults(merged, { line, minimumVersion: minimum, env: ctx.env ?? {} });
   const failOverrides = outcomes.filter((o) => o.fail).map((o) => o.index);
   return {
     ...validation,
@@ -110,7 +154,8 @@ function evaluateValid(
 }
 
 function invalid(validation: ValidationResult): EvaluationResult {
-  return { ...validation, overrides: [], matched: [], fail: false, failOverrides: [], retryOnFailure: false };
+  const { settings: _dropped, ...rest } = validation;
+  return { ...rest, overrides: [], matched: [], fail: false, failOverrides: [], retryOnFailure: false };
 }
 
 /** Validates a settings object and evaluates it for a build context. */
@@ -120,7 +165,7 @@ export function evaluate(
   options: ValidateOptions = {},
 ): EvaluationResult {
   const opts: ValidateOptions = {
-    backendVersion: context.backendVersion ?? SPEC_BACKEND_VERSION,
+    ...(context.backendVersion !== undefined ? { backendVersion: context.backendVersion } : {}),
     ...options,
   };
   const validation = validate(settings, opts);
@@ -140,7 +185,7 @@ export function evaluateDocument(
   options: ValidateOptions = {},
 ): EvaluationResult {
   const opts: ValidateOptions = {
-    backendVersion: context.backendVersion ?? SPEC_BACKEND_VERSION,
+    ...(context.backendVersion !== undefined ? { backendVersion: context.backendVersion } : {}),
     ...options,
   };
   const validation = validateDocument(doc, opts);

@@ -4,6 +4,7 @@ export type { Diagnostic, DiagnosticCode, Severity } from "./diagnostics.js";
 export { formatDiagnostic } from "./diagnostics.js";
 export {
   DocumentParseError,
+  decodeDocument,
   type InputFormat,
   loadDocument,
   parseDocument,
@@ -15,7 +16,8 @@ export {
   evaluateDocument,
   type OverrideOutcome,
 } from "./evaluate.js";
-export { settingsSchema } from "./schema.js";
+export { chooseGeneration, type Generation, LINE_RELEASE, lineOf, type SettingsLine } from "./lines.js";
+export { schemaFor, settingsSchema } from "./schema.js";
 export type * from "./types.js";
 export { BUILD_STATES } from "./types.js";
 export { type ValidateOptions, type ValidationResult, validate, validateDocument } from "./validate.js";

@@ -5,6 +5,9 @@ import type { InheritMode } from "./types.js";
 type Table = Record<string, unknown>;
 const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** `inherit` append/prepend between values that are not two lists or two tables. */
+export class InheritError extends Error {}
+
 /** Combines an earlier value with an override's value. */
 export function inheritJoin(old: unknown, value: unknown, mode: InheritMode): unknown {
   if (mode === "none" || old === undefined) return deepClone(value);
@@ -15,7 +18,10 @@ export function inheritJoin(old: unknown, value: unknown, mode: InheritMode): un
     // append: the override wins on conflicts; prepend: the earlier value wins.
     return mode === "append" ? { ...old, ...value } : { ...value, ...old };
   }
-  return deepClone(value); // kinds differ (e.g. wheel.packages list vs table): replace
+  const kind = (v: unknown) => (Array.isArray(v) ? "a list" : isTable(v) ? "a table" : `a ${typeof v}`);
+  throw new InheritError(
+    `inherit = "${mode}" needs two lists or two tables, got ${kind(old)} and ${kind(value)}`,
+  );
 }
 
 const NOT_SETTINGS = new Set(["if", "inherit", "fail"]);
@@ -25,7 +31,11 @@ const NOT_SETTINGS = new Set(["if", "inherit", "fail"]);
  * so `cmake.args` in an override leaves `cmake.define` alone, while each second-level value
  * replaces the earlier one unless `inherit` says append or prepend. Anything else is replaced.
  */
-export function applyOverride(settings: Table, override: Table): void {
+export function applyOverride(
+  settings: Table,
+  override: Table,
+  onError: (key: string, message: string) => void,
+): void {
   const inherit = isTable(override.inherit) ? override.inherit : {};
   for (const [key, value] of Object.entries(override)) {
     if (NOT_SETTINGS.has(key)) continue;
@@ -35,7 +45,12 @@ export function applyOverride(settings: Table, override: Table): void {
       const modes = isTable(inherit[key]) ? (inherit[key] as Table) : {};
       for (const [sub, subValue] of Object.entries(value)) {
         const mode = (modes[sub] as InheritMode | undefined) ?? "none";
-        target[sub] = inheritJoin(target[sub], subValue, mode);
+        try {
+          target[sub] = inheritJoin(target[sub], subValue, mode);
+        } catch (err) {
+          if (!(err instanceof InheritError)) throw err;
+          onError(`${key}.${sub}`, err.message);
+        }
       }
     } else {
       settings[key] = deepClone(value);

@@ -54,9 +54,9 @@ export function versionLessThan(a: string, b: string): boolean {
   return lessThanMemo(`${a}\u0000${b}`);
 }
 
-/** The greatest of some versions. */
-export function maxVersion(versions: string[]): string | undefined {
+/** The least of some versions. */
+export function minVersion(versions: string[]): string | undefined {
   let best: string | undefined;
-  for (const v of versions) if (best === undefined || pep440.gt(v, best)) best = v;
+  for (const v of versions) if (best === undefined || pep440.lt(v, best)) best = v;
   return best;
 }

@@ -3,14 +3,20 @@ import { schemaValidator } from "./compile.js";
 import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
 import type { SettingsDocument } from "./document.js";
 import { translateErrors } from "./errors.js";
+import { chooseGeneration, type Generation } from "./lines.js";
+import { versionLessThan } from "./pep440.js";
 import { checkSemantics } from "./rules.js";
 import type { Settings } from "./types.js";
-import { checkVersionedKeys, resolveMinimumVersion, SPEC_BACKEND_VERSION } from "./versioning.js";
+import { checkVersionedKeys, resolveMinimumVersion } from "./versioning.js";
 
 export interface ValidateOptions {
   /** [build-system] requires, used by minimum-version = "build-system.requires". */
   buildSystemRequires?: readonly string[];
-  /** The backend version the rules follow (default SPEC_BACKEND_VERSION). From 1.0 on, deprecated keys are errors unless minimum-version is older. */
+  /**
+   * The backend version the rules follow. Unset: chosen from minimum-version (1.0 or more: the
+   * 1.x line, else the spec's 0.12 line; see lines.ts). From 1.0 on, deprecated keys are errors
+   * unless minimum-version is older.
+   */
   backendVersion?: string;
   /** Prefix of every path in diagnostics (default "tool.scikit-build"). */
   pathPrefix?: string;
@@ -25,6 +31,8 @@ export interface ValidationResult {
   settings?: Settings;
   /** minimum-version after resolving "build-system.requires" (undefined when unset). */
   minimumVersion?: string;
+  /** The generation of the settings the document was checked against. */
+  generation: Generation;
 }
 
 type Table = Record<string, unknown>;
@@ -67,6 +75,7 @@ function sortByDocument(diagnostics: Diagnostic[], data: unknown, prefix: string
 function result(
   unsorted: Diagnostic[],
   settings: unknown,
+  generation: Generation,
   minimumVersion?: string,
   prefix = "tool.scikit-build",
 ): ValidationResult {
@@ -80,13 +89,13 @@ function result(
     warnings,
     ...(valid ? { settings: settings as Settings } : {}),
     ...(minimumVersion !== undefined ? { minimumVersion } : {}),
+    generation,
   };
 }
 
 /** Validates a [tool.scikit-build] settings object (already parsed). */
 export function validate(settings: unknown, options: ValidateOptions = {}): ValidationResult {
   const prefix = options.pathPrefix ?? "tool.scikit-build";
-  const backendVersion = options.backendVersion ?? SPEC_BACKEND_VERSION;
   const data = settings === undefined ? {} : settings;
   if (!isTable(data)) {
     return result(
@@ -99,29 +108,48 @@ export function validate(settings: unknown, options: ValidateOptions = {}): Vali
         },
       ],
       data,
+      chooseGeneration(options.backendVersion, undefined),
     );
   }
   const diagnostics: Diagnostic[] = [];
-  const check = schemaValidator();
-  if (!check(data)) {
-    diagnostics.push(
-      ...translateErrors(check.errors ?? [], data, { prefix, strict: data["strict-config"] !== false }),
-    );
-  }
   const minimum = resolveMinimumVersion(data, options.buildSystemRequires, prefix);
   diagnostics.push(...minimum.diagnostics);
-  const versionOpts = { prefix, minimumVersion: minimum.version, backendVersion } as const;
+  const generation = chooseGeneration(options.backendVersion, minimum.version);
+  const { line, backendVersion } = generation;
+  const check = schemaValidator(line);
+  if (!check(data)) {
+    diagnostics.push(
+      ...translateErrors(check.errors ?? [], data, { prefix, strict: data["strict-config"] !== false, line }),
+    );
+  }
+  if (
+    generation.explicit &&
+    minimum.version !== undefined &&
+    versionLessThan(backendVersion, minimum.version)
+  ) {
+    diagnostics.push({
+      severity: "error",
+      code: "minimum-version",
+      path: `${prefix}.minimum-version`,
+      message: `minimum-version ${minimum.version} is newer than backend version ${backendVersion}; that backend refuses to build`,
+    });
+  }
+  const versionOpts = { prefix, minimumVersion: minimum.version, backendVersion, line } as const;
   diagnostics.push(...checkVersionedKeys(data, { ...versionOpts, base: [] }));
-  diagnostics.push(...checkSemantics(data, { prefix, base: [], root: data }));
+  diagnostics.push(
+    ...checkSemantics(data, { prefix, base: [], root: data, line, minimumVersion: minimum.version }),
+  );
   if (Array.isArray(data.overrides)) {
     data.overrides.forEach((override, i) => {
       if (!isTable(override)) return;
       const base = ["overrides", i];
       diagnostics.push(...checkVersionedKeys(override, { ...versionOpts, base }));
-      diagnostics.push(...checkSemantics(override, { prefix, base, root: data }));
+      diagnostics.push(
+        ...checkSemantics(override, { prefix, base, root: data, line, minimumVersion: minimum.version }),
+      );
     });
   }
-  return result(diagnostics, data, minimum.version, prefix);
+  return result(diagnostics, data, generation, minimum.version, prefix);
 }
 
 /** Validates a parsed document (a pyproject.toml or JSON file). */

@@ -1,7 +1,8 @@
 // minimum-version: resolving it (including "build-system.requires"), and the rules it selects
 // for deprecated and newer keys (spec "Versioning"; reference A1 "Deprecations / minimum-version").
 import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
-import { isVersion, maxVersion, versionLessThan } from "./pep440.js";
+import type { SettingsLine } from "./lines.js";
+import { isVersion, minVersion, versionLessThan } from "./pep440.js";
 
 /**
  * The backend version whose settings surface the spec describes (scikit-build-core 0.12:
@@ -24,9 +25,12 @@ export const MOVES: readonly Move[] = [
   { from: ["cmake", "targets"], to: ["build", "targets"], since: "0.10" },
 ];
 
-/** Keys that exist only from some version on. */
-const INTRODUCED: readonly { key: [string, string]; since: string }[] = [
+/** Keys (or one value of a key) that exist only from some version on; `line` limits a rule to one line. */
+const INTRODUCED: readonly { key: [string, string]; since: string; value?: string; line?: SettingsLine }[] = [
   { key: ["sdist", "inclusion-mode"], since: "0.12" },
+  { key: ["sdist", "inclusion-mode"], since: "1.0", value: "explicit" },
+  { key: ["sdist", "resolve-symlinks"], since: "1.0", line: "1.x" },
+  { key: ["sdist", "resolve-symlinks"], since: "1.1", value: "error", line: "1.x" },
 ];
 
 const get = (table: unknown, [a, b]: readonly [string, string]): unknown => {
@@ -39,7 +43,11 @@ const get = (table: unknown, [a, b]: readonly [string, string]): unknown => {
 
 const dotted = (k: readonly string[]) => k.join(".");
 
-/** The lowest scikit-build-core version allowed by [build-system] requires, if it has a lower bound. */
+/**
+ * The lowest scikit-build-core version allowed by [build-system] requires, if it has a lower
+ * bound: the smallest version named by `>=`, `>`, `==` or `~=` across its requirements, as
+ * the backend reads it (`===` pins are arbitrary strings, not lower bounds).
+ */
 export function minimumFromRequires(requires: readonly string[]): string | undefined {
   const key = requires.join("\u0000");
   if (requiresCache.has(key)) return requiresCache.get(key);
@@ -59,10 +67,10 @@ function lowerBound(requires: readonly string[]): string | undefined {
     const spec = m[2]!.split(";")[0]!.replace(/[()]/g, "");
     for (const clause of spec.split(",")) {
       const c = /^\s*(===|==|~=|>=|>)\s*([^\s,*]+?)(\.\*)?\s*$/.exec(clause);
-      if (c && isVersion(c[2]!)) bounds.push(c[2]!);
+      if (c && c[1] !== "===" && isVersion(c[2]!)) bounds.push(c[2]!);
     }
   }
-  return maxVersion(bounds);
+  return minVersion(bounds);
 }
 
 export interface ResolvedMinimum {
@@ -104,6 +112,7 @@ export interface VersionRuleOptions {
   base: PathSegment[];
   minimumVersion?: string;
   backendVersion: string;
+  line: SettingsLine;
 }
 
 /**
@@ -160,12 +169,16 @@ export function checkVersionedKeys(table: unknown, opts: VersionRuleOptions): Di
     }
   }
   for (const intro of INTRODUCED) {
-    if (get(table, intro.key) !== undefined && m !== undefined && versionLessThan(m, intro.since)) {
+    if (intro.line !== undefined && intro.line !== opts.line) continue;
+    const value = get(table, intro.key);
+    if (value === undefined || (intro.value !== undefined && value !== intro.value)) continue;
+    if (m !== undefined && versionLessThan(m, intro.since)) {
+      const what = intro.value !== undefined ? `${JSON.stringify(intro.value)} was introduced` : "introduced";
       out.push({
         severity: "error",
         code: "introduced",
         path: at(intro.key),
-        message: `introduced in ${intro.since} but minimum-version is ${m}; raise minimum-version to at least ${intro.since}`,
+        message: `${what} in ${intro.since} but minimum-version is ${m}; raise minimum-version to at least ${intro.since}`,
       });
     }
   }

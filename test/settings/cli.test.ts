@@ -346,6 +346,37 @@ describe("skbuild-settings CLI", function () {
       const schema = JSON.parse(r.stdout);
       expect(schema.$schema).to.contain("draft-07");
       expect(schema.properties).to.have.property("overrides");
+      expect(schema.properties).to.not.have.property("env");
+    });
+    it("schema prints the 1.x line's schema for --backend-version 1.1 or a 1.x document", () => {
+      const flagged = JSON.parse(run(["schema", "--backend-version", "1.1"]).stdout);
+      expect(flagged.properties).to.include.keys("env", "config-setting");
+      const doc = file("modern.toml", '[tool.scikit-build]\nminimum-version = "1.0"\n');
+      const chosen = run(["schema", doc]);
+      expect(chosen.code).to.equal(0);
+      expect(JSON.parse(chosen.stdout).properties).to.have.property("env");
+    });
+  });
+  describe("generations and bytes", () => {
+    it("validates a 1.x document on the 1.x line chosen from its minimum-version, and refuses it with --backend-version 0.12", () => {
+      const doc = file(
+        "today.toml",
+        '[tool.scikit-build]\nminimum-version = "1.1"\nwheel.reproducible = true\ninstall.targets = ["py"]\n[tool.scikit-build.env]\nCC = "clang"\n',
+      );
+      expect(run(["validate", doc]).code).to.equal(0);
+      const old = run(["validate", "--backend-version", "0.12.2", doc]);
+      expect(old.code).to.equal(1);
+      expect(old.stdout).to.contain("tool.scikit-build.env: unknown option");
+      expect(old.stdout).to.contain("minimum-version 1.1 is newer than backend version 0.12.2");
+    });
+    it("refuses a file that is not UTF-8 or starts with a byte order mark", () => {
+      const p = path.join(tmp, "latin1.toml");
+      writeFileSync(p, Buffer.from([0x5b, 0x61, 0x5d, 0x0a, 0x62, 0x20, 0x3d, 0x20, 0x22, 0xe9, 0x22, 0x0a]));
+      const r = run(["validate", p]);
+      expect(r.code).to.equal(1);
+      expect(r.stdout).to.contain("not valid UTF-8");
+      const bom = file("bom.toml", "\ufeff[tool.scikit-build]\n");
+      expect(run(["validate", bom]).stdout).to.contain("byte order mark");
     });
   });
 });
