@@ -1,6 +1,7 @@
 import express, { type Express } from "express";
 import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
+import type { DatabaseTimeouts } from "../common/db/timeouts.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
@@ -23,6 +24,8 @@ export interface AppDeps {
   prisma: PrismaClient;
   /** Prisma's pool, for the hot paths in plain SQL. */
   pool: pg.Pool;
+  /** The pool's bounds, named in the 503 of a query that ran into one. */
+  dbTimeouts?: DatabaseTimeouts | undefined;
   logger: Logger;
   checks: Record<string, HealthCheck>;
   /** Bearer-token authentication of every API route (health, info and the document stay open). */
@@ -62,6 +65,6 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(deliveryRoutes(deps.prisma, deps.replay));
   app.use(unknownRoute);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;
 }

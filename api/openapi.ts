@@ -50,6 +50,7 @@ const errors = {
   401: error("missing or invalid bearer token (when authentication is on)"),
   403: error("the token lacks the scope"),
   500: error("internal error"),
+  503: error("a dependency (database, Temporal) did not answer in time; the message names it"),
 };
 
 export const openapi = {
@@ -171,7 +172,15 @@ export const openapi = {
         required: ["errorCode", "errorMessage"],
         properties: {
           errorCode: {
-            enum: ["VALIDATION", "NOT_FOUND", "UNAUTHORIZED", "FORBIDDEN", "CONFLICT", "INTERNAL"],
+            enum: [
+              "VALIDATION",
+              "NOT_FOUND",
+              "UNAUTHORIZED",
+              "FORBIDDEN",
+              "CONFLICT",
+              "UNAVAILABLE",
+              "INTERNAL",
+            ],
           },
           errorMessage: { type: "string" },
         },

@@ -36,6 +36,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
   const app = createApp({
     prisma: rt.db.prisma,
     pool: rt.db.pool,
+    dbTimeouts: rt.db.timeouts,
     logger: rt.logger,
     checks: healthChecks(rt, worker, consumer),
     auth: settings.auth,

@@ -1,7 +1,13 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
-import { durationArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
+import {
+  durationArg,
+  listOption,
+  nonNegativeDurationArg,
+  positiveDurationArg,
+  positiveIntArg,
+} from "../common/flags.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
 import { runWorker } from "../workers/run-worker.js";
@@ -17,6 +23,27 @@ const QUEUES = listOption(["workflows", "sends", "maintenance"]);
 
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
+    .addOption(
+      new Option("--storage-sqldb-pool-size <n>", "database connections per process")
+        .default(10)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-connect-timeout <duration>",
+        "how long a query waits for a database connection, new or free (0 waits forever)",
+      )
+        .default(d("10s"), "10s")
+        .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-statement-timeout <duration>",
+        "the database cancels a statement running longer (0: no limit; migrations are not bounded)",
+      )
+        .default(d("30s"), "30s")
+        .argParser(nonNegativeDurationArg),
+    )
     .addOption(
       new Option("--retry-period <duration>", "retry poll period")
         .default(d("3s"), "3s")
@@ -47,6 +74,14 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option("--send-timeout <duration>", "timeout of one HTTP send (connect to end of answer)")
+        .default(d("30s"), "30s")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--shutdown-grace <duration>",
+        "on SIGTERM/SIGINT, how long in-flight sends may take to finish before they are cut off",
+      )
         .default(d("30s"), "30s")
         .argParser(positiveDurationArg),
     )
@@ -212,6 +247,9 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     dataDir: opt("dataDir"),
     autoMigrate: Boolean(o.autoMigrate),
     ...(str("storageSqldbConnString") ? { storageSqldbConnString: str("storageSqldbConnString") } : {}),
+    storagePoolSize: opt("storageSqldbPoolSize"),
+    storageConnectTimeout: opt("storageSqldbConnectTimeout"),
+    storageStatementTimeout: opt("storageSqldbStatementTimeout"),
     retryPeriod: opt("retryPeriod"),
     retryBatchSize: opt("retryBatchSize"),
     minBackoffDelay: opt("minBackoffDelay"),
@@ -219,6 +257,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     abortAfter: opt("abortAfter"),
     maxAttempts: opt("maxAttempts"),
     sendTimeout: opt("sendTimeout"),
+    shutdownGrace: opt("shutdownGrace"),
     retentionPeriod: opt("retentionPeriod"),
     retentionSuccessDelay: opt("retentionSuccessDelay"),
     retentionFailedDelay: opt("retentionFailedDelay"),

@@ -18,6 +18,13 @@ export function positiveDurationArg(value: string): number {
   return ms;
 }
 
+export function nonNegativeDurationArg(value: string): number {
+  const ms = durationArg(value);
+  if (ms < 0)
+    throw new InvalidArgumentError(`expected 0 or a positive duration such as "3s", got "${value}"`);
+  return ms;
+}
+
 export function positiveIntArg(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) {
     throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);

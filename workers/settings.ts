@@ -15,6 +15,12 @@ export interface WebhooksSettings {
   dataDir: string;
   autoMigrate: boolean;
   storageSqldbConnString?: string;
+  /** Connections in the database pool. */
+  storagePoolSize: number;
+  /** How long a query waits for a database connection, ms (0: forever). */
+  storageConnectTimeout: number;
+  /** PostgreSQL statement_timeout of every pooled connection, ms (0: none). */
+  storageStatementTimeout: number;
   // Delivery policy (the spec's flag table), durations in milliseconds.
   retryPeriod: number;
   retryBatchSize: number;
@@ -61,6 +67,8 @@ export interface WebhooksSettings {
   /** gRPC address of the rate limit service asked before each send; off when absent. */
   ratelimitAddr?: string;
   ratelimitDomain: string;
+  /** How long a stopping worker lets in-flight sends finish, ms. */
+  shutdownGrace: number;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;

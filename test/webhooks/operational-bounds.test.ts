@@ -1,0 +1,111 @@
+import { expect } from "chai";
+import pg from "pg";
+import { DeliveryEnv } from "../support/delivery-env.js";
+import { Receiver } from "../support/receiver.js";
+
+/** Runs `text` on its own connection to the service's database. */
+async function sql<R = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as R[];
+  } finally {
+    await client.end();
+  }
+}
+
+describe("operational bounds: database timeouts, shutdown drain", function () {
+  this.timeout(180_000);
+
+  describe("--storage-sqldb-statement-timeout", () => {
+    const env = new DeliveryEnv();
+    before(async () => {
+      await env.start(["--storage-sqldb-statement-timeout", "500ms", "--storage-sqldb-pool-size", "3"]);
+    });
+    after(() => env.stop());
+
+    it("answers 503 naming the flag when a statement outlives it, and serves again afterwards", async () => {
+      const config = await env.createConfig({ endpoint: "http://127.0.0.1:9/hook" });
+      const locker = new pg.Client({ connectionString: env.api.db.url });
+      await locker.connect();
+      try {
+        await locker.query("BEGIN");
+        await locker.query("LOCK TABLE configs IN ACCESS EXCLUSIVE MODE");
+        const started = Date.now();
+        const r = await env.api.call("GET", `/configs/${config.id}`);
+        const tookMs = Date.now() - started;
+        expect(r.status, r.text).to.equal(503);
+        expect(r.body.errorCode).to.equal("UNAVAILABLE");
+        expect(r.body.errorMessage).to.equal(
+          "the database did not finish a statement within 500ms (--storage-sqldb-statement-timeout); try again",
+        );
+        // Cut off by the timeout, not by the lock's end.
+        expect(tookMs).to.be.lessThan(10_000);
+      } finally {
+        await locker.query("ROLLBACK");
+        await locker.end();
+      }
+      const after = await env.api.call("GET", `/configs/${config.id}`);
+      expect(after.status).to.equal(200);
+    });
+
+    it("rejects a negative timeout and a pool of zero with messages naming the flag", async () => {
+      const { runCommand } = await import("../support/process.js");
+      const negative = await runCommand("webhooks", ["serve", "--storage-sqldb-statement-timeout", "-1s"]);
+      expect(negative.code).to.equal(1);
+      expect(negative.stderr).to.include("--storage-sqldb-statement-timeout");
+      expect(negative.stderr).to.include('expected 0 or a positive duration such as "3s", got "-1s"');
+      const pool = await runCommand("webhooks", ["serve", "--storage-sqldb-pool-size", "0"]);
+      expect(pool.code).to.equal(1);
+      expect(pool.stderr).to.include("--storage-sqldb-pool-size");
+    });
+  });
+
+  describe("SIGTERM while sends are in flight", () => {
+    const env = new DeliveryEnv();
+    let receiver: Receiver;
+    const answered: string[] = [];
+    const SLOW_MS = 4000;
+
+    before(async () => {
+      receiver = await new Receiver().start();
+      receiver.respond = (req, res) =>
+        setTimeout(() => {
+          res.writeHead(200).end("ok");
+          answered.push(String(req.headers["svc-webhook-id"]));
+        }, SLOW_MS);
+      await env.start(["--shutdown-grace", "20s"]);
+    });
+    after(async () => {
+      await receiver?.stop();
+      await env.stop();
+    });
+
+    it("lets the in-flight sends finish, records their attempts and exits 0", async () => {
+      const config = await env.createConfig({ endpoint: receiver.url });
+      const events = Array.from({ length: 5 }, () => env.event());
+      for (const e of events) await env.publish(e);
+      await receiver.waitFor(events.length, 60_000);
+
+      const stoppedAt = Date.now();
+      const code = await env.api.process.stop("SIGTERM");
+      const drainMs = Date.now() - stoppedAt;
+      console.log(`      drained ${events.length} in-flight sends in ${drainMs} ms, exit code ${code}`);
+      expect(code, env.api.process.output.slice(-3000)).to.equal(0);
+      expect(answered).to.have.length(events.length);
+
+      const rows = await sql<{ status: string; status_code: number }>(
+        env.api.db.url,
+        "SELECT status::text AS status, status_code FROM attempts WHERE config_id = $1",
+        [config.id],
+      );
+      expect(rows).to.have.length(events.length);
+      expect(rows.every((r) => r.status === "success" && r.status_code === 200)).to.equal(true);
+      expect(env.api.process.output).to.include('"msg":"stopped"');
+    });
+  });
+});
