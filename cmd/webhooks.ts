@@ -2,9 +2,11 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import {
+  bytesArg,
   durationArg,
   listOption,
   nonNegativeDurationArg,
+  nonNegativeIntArg,
   positiveDurationArg,
   positiveIntArg,
 } from "../common/flags.js";
@@ -119,6 +121,30 @@ function addSharedOptions(cmd: Command): Command {
         "--nats-stream <name>",
         "JetStream stream holding the topics (created when missing)",
       ).default("WEBHOOKS"),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-age <duration>",
+        "--nats-stream drops messages older than this (0: kept until a size limit)",
+      )
+        .default(d("168h"), "168h")
+        .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-bytes <size>",
+        "--nats-stream drops its oldest messages beyond this size, e.g. 1GiB, 500MB (0: no limit)",
+      )
+        .default(bytesArg("1GiB"), "1GiB")
+        .argParser(bytesArg),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-msgs <n>",
+        "--nats-stream drops its oldest messages beyond this count (0: no limit)",
+      )
+        .default(0)
+        .argParser(nonNegativeIntArg),
     )
     .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"))
     .addOption(
@@ -265,6 +291,11 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     brokerTopics: opt("brokerTopics"),
     natsUrl: opt("natsUrl"),
     natsStream: opt("natsStream"),
+    natsStreamLimits: {
+      maxAgeMs: opt("natsStreamMaxAge"),
+      maxBytes: opt("natsStreamMaxBytes"),
+      maxMsgs: opt("natsStreamMaxMsgs"),
+    },
     natsConsumer: opt("natsConsumer"),
     kafkaBrokers: opt("kafkaBrokers"),
     kafkaConsumerGroup: opt("kafkaConsumerGroup"),

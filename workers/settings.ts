@@ -1,6 +1,7 @@
 import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
+import type { StreamLimits } from "./broker/nats.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
 export type SendMode = "queue" | "local";
@@ -38,6 +39,8 @@ export interface WebhooksSettings {
   brokerTopics: string[];
   natsUrl: string;
   natsStream: string;
+  /** Limits of the stream --nats-stream (age in ms, bytes, messages; 0: none). */
+  natsStreamLimits: StreamLimits;
   natsConsumer: string;
   kafkaBrokers: string[];
   kafkaConsumerGroup: string;

@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { expect } from "chai";
+import { connect, nanos, RetentionPolicy } from "nats";
 import pg from "pg";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver } from "../support/receiver.js";
+import { startWebhooks } from "../support/webhooks-server.js";
 
 /** Runs `text` on its own connection to the service's database. */
 async function sql<R = Record<string, unknown>>(
@@ -18,8 +21,78 @@ async function sql<R = Record<string, unknown>>(
   }
 }
 
-describe("operational bounds: database timeouts, shutdown drain", function () {
+describe("operational bounds: stream limits, database timeouts, shutdown drain", function () {
   this.timeout(180_000);
+
+  describe("JetStream stream limits", () => {
+    const suffix = randomBytes(4).toString("hex");
+    const ours = `TEST_LIMITS_${suffix.toUpperCase()}`;
+    const operators = `TEST_OPERATOR_${suffix.toUpperCase()}`;
+    const events = `events-limits-${suffix}`;
+    const provisioned = `provisioned-${suffix}`;
+    const audit = `audit-limits-${suffix}`;
+
+    it("brings the stream it manages to the flags' limits, bounds the audit trail, leaves an operator's stream alone", async () => {
+      const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+      const jsm = await nc.jetstreamManager();
+      // As earlier versions created it: no limits at all.
+      await jsm.streams.add({ name: ours, subjects: [events], retention: RetentionPolicy.Limits });
+      await jsm.streams.add({ name: operators, subjects: [provisioned], retention: RetentionPolicy.Limits });
+      const api = await startWebhooks({
+        worker: true,
+        args: [
+          ...["--broker-topics", `${events},${provisioned}`, "--nats-stream", ours],
+          ...["--nats-consumer", `limits-${suffix}`, "--audit-topic", audit],
+          ...[
+            "--nats-stream-max-age",
+            "2h",
+            "--nats-stream-max-bytes",
+            "64MiB",
+            "--nats-stream-max-msgs",
+            "20",
+          ],
+        ],
+      });
+      try {
+        const info = await jsm.streams.info(ours);
+        expect(info.config).to.include({
+          max_age: nanos(2 * 3600_000),
+          max_bytes: 64 * 2 ** 20,
+          max_msgs: 20,
+          discard: "old",
+        });
+        expect(info.config.description).to.match(/kept by the webhooks service/);
+        const operator = await jsm.streams.info(operators);
+        expect(operator.config).to.include({ max_age: 0, max_bytes: -1, max_msgs: -1 });
+        expect(operator.config.description ?? "").to.equal("");
+
+        // Every API call adds to the audit trail; the stream keeps the newest 20.
+        for (let i = 0; i < 30; i++) await api.call("GET", "/configs");
+        const deadline = Date.now() + 10_000;
+        let state = (await jsm.streams.info(ours)).state;
+        while (state.last_seq < 30 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 100));
+          state = (await jsm.streams.info(ours)).state;
+        }
+        expect((await jsm.streams.info(ours)).config.subjects).to.include.members([events, audit]);
+        expect(state.last_seq).to.be.at.least(30);
+        expect(state.messages).to.equal(20);
+      } finally {
+        await api.stop();
+        await jsm.streams.delete(ours).catch(() => {});
+        await jsm.streams.delete(operators).catch(() => {});
+        await nc.close();
+      }
+    });
+
+    it("rejects a size it cannot read, naming the flag", async () => {
+      const { runCommand } = await import("../support/process.js");
+      const r = await runCommand("webhooks", ["serve", "--nats-stream-max-bytes", "lots"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include("--nats-stream-max-bytes");
+      expect(r.stderr).to.include('expected a size such as "1GiB", "512MB" or a number of bytes, got "lots"');
+    });
+  });
 
   describe("--storage-sqldb-statement-timeout", () => {
     const env = new DeliveryEnv();

@@ -9,7 +9,12 @@ export async function openPublisher(settings: WebhooksSettings, logger: Logger):
     const { KafkaPublisher } = await import("./kafka.js");
     return KafkaPublisher.connect({ brokers: settings.kafkaBrokers, logger });
   }
-  return NatsPublisher.connect({ url: settings.natsUrl, stream: settings.natsStream, logger });
+  return NatsPublisher.connect({
+    url: settings.natsUrl,
+    stream: settings.natsStream,
+    limits: settings.natsStreamLimits,
+    logger,
+  });
 }
 
 /** The consumer of the configured broker over `--broker-topics`. */
@@ -30,6 +35,7 @@ export async function openConsumer(
   return new NatsConsumer({
     url: settings.natsUrl,
     stream: settings.natsStream,
+    limits: settings.natsStreamLimits,
     durable: settings.natsConsumer,
     topics: settings.brokerTopics,
     concurrency,

@@ -3,10 +3,12 @@ import {
   type ConsumerMessages,
   connect,
   DeliverPolicy,
+  DiscardPolicy,
   type JetStreamManager,
   type NatsConnection,
   nanos,
   RetentionPolicy,
+  type StreamConfig,
 } from "nats";
 import type { Logger } from "../../common/logger.js";
 import type { BrokerConsumer, BrokerPublisher, MessageHandler } from "./types.js";
@@ -15,8 +17,27 @@ export interface NatsOptions {
   url: string;
   /** Stream created for the subjects when no stream holds them yet. */
   stream: string;
+  /** Limits kept on that stream (not on streams the operator provisioned under other names). */
+  limits: StreamLimits;
   logger: Logger;
 }
+
+/** Bounds of the stream we manage; 0 means none. */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+  maxMsgs: number;
+}
+
+const MANAGED = "webhooks event topics; subjects and limits kept by the webhooks service (--nats-stream-*)";
+
+/** The limits as JetStream stream settings (it spells "none" -1 for sizes and 0 for age). */
+const streamLimits = (l: StreamLimits) => ({
+  max_age: nanos(l.maxAgeMs),
+  max_bytes: l.maxBytes || -1,
+  max_msgs: l.maxMsgs || -1,
+  discard: DiscardPolicy.Old,
+});
 
 export async function connectNats(url: string, logger: Logger, name: string): Promise<NatsConnection> {
   try {
@@ -36,9 +57,16 @@ export async function connectNats(url: string, logger: Logger, name: string): Pr
 
 /**
  * The stream holding `subjects`: an existing one that already captures them
- * (operators may provision their own), else `name`, created or extended.
+ * (operators may provision their own under another name; those are left as
+ * they are), else `name`, created or extended. The stream called `name` is
+ * ours: its limits are brought to `limits` whenever they differ.
  */
-export async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[]): Promise<string> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  name: string,
+  subjects: string[],
+  limits: StreamLimits,
+): Promise<string> {
   const missing: string[] = [];
   let found: string | undefined;
   for (const subject of subjects) {
@@ -46,15 +74,32 @@ export async function ensureStream(jsm: JetStreamManager, name: string, subjects
     if (stream) found ??= stream;
     else missing.push(subject);
   }
-  if (missing.length === 0) return found!;
+  if (missing.length === 0 && found !== name) return found!;
   const existing = await jsm.streams.info(name).catch(() => undefined);
-  if (existing) {
-    await jsm.streams.update(name, { subjects: [...new Set([...existing.config.subjects, ...missing])] });
-  } else {
-    await jsm.streams.add({ name, subjects: missing, retention: RetentionPolicy.Limits });
+  const wanted = streamLimits(limits);
+  if (!existing) {
+    await jsm.streams.add({
+      name,
+      subjects: missing,
+      retention: RetentionPolicy.Limits,
+      description: MANAGED,
+      ...wanted,
+    });
+  } else if (missing.length > 0 || !hasLimits(existing.config, wanted)) {
+    await jsm.streams.update(name, {
+      subjects: [...new Set([...existing.config.subjects, ...missing])],
+      description: MANAGED,
+      ...wanted,
+    });
   }
   return name;
 }
+
+const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>): boolean =>
+  config.max_age === wanted.max_age &&
+  config.max_bytes === wanted.max_bytes &&
+  config.max_msgs === wanted.max_msgs &&
+  config.discard === wanted.discard;
 
 /**
  * Durable JetStream pull consumers over the topics, one per topic (a single
@@ -76,7 +121,7 @@ export class NatsConsumer implements BrokerConsumer {
     this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
     const jsm = await this.nc.jetstreamManager();
     for (const topic of topics) {
-      const stream = await ensureStream(jsm, this.opts.stream, [topic]);
+      const stream = await ensureStream(jsm, this.opts.stream, [topic], this.opts.limits);
       const name = `${durable}-${topic.replace(/[^A-Za-z0-9_-]/g, "_")}`;
       const existing = await jsm.consumers.info(stream, name).catch(() => undefined);
       if (!existing) {
@@ -134,18 +179,18 @@ export class NatsPublisher implements BrokerPublisher {
   private constructor(
     private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
-    private readonly stream: string,
+    private readonly opts: NatsOptions,
   ) {}
 
   static async connect(opts: NatsOptions): Promise<NatsPublisher> {
     const nc = await connectNats(opts.url, opts.logger, "webhooks-publisher");
-    return new NatsPublisher(nc, await nc.jetstreamManager(), opts.stream);
+    return new NatsPublisher(nc, await nc.jetstreamManager(), opts);
   }
 
   async publish(topic: string, message: unknown): Promise<void> {
     let ready = this.ready.get(topic);
     if (!ready) {
-      ready = ensureStream(this.jsm, this.stream, [topic]);
+      ready = ensureStream(this.jsm, this.opts.stream, [topic], this.opts.limits);
       this.ready.set(topic, ready);
       ready.catch(() => this.ready.delete(topic));
     }
