@@ -4,6 +4,7 @@ import { formatDuration } from "../common/duration.js";
 import {
   bytesArg,
   durationArg,
+  durationListArg,
   listOption,
   nonNegativeDurationArg,
   nonNegativeIntArg,
@@ -22,6 +23,7 @@ const d = (text: string) => durationArg(text);
 const TOPICS = listOption(["default"]);
 const KAFKA_BROKERS = listOption(["127.0.0.1:9092"]);
 const QUEUES = listOption(["workflows", "sends", "maintenance"]);
+const REDELIVERY_BACKOFF = "5s,30s,2m,10m,30m";
 
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
@@ -112,6 +114,30 @@ function addSharedOptions(cmd: Command): Command {
       new Option("--broker-topics <topics>", "topics (NATS subjects) to consume, comma-separated or repeated")
         .default(TOPICS.defaults, "default")
         .argParser(TOPICS.parse),
+    )
+    .addOption(
+      new Option(
+        "--broker-max-deliveries <n>",
+        "deliveries of a message whose deliveries cannot start yet (Temporal or the database unavailable) before it goes to the dead-letter store",
+      )
+        .default(6)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
+        "--broker-redelivery-backoff <durations>",
+        "waits before the 2nd, 3rd, ... delivery of such a message, comma-separated; the last repeats",
+      )
+        .default(durationListArg(REDELIVERY_BACKOFF), REDELIVERY_BACKOFF)
+        .argParser(durationListArg),
+    )
+    .addOption(
+      new Option(
+        "--broker-stuck-after <duration>",
+        "health fails when messages wait for the consumer and it settled none for this long (0: never)",
+      )
+        .default(d("1m"), "1m")
+        .argParser(nonNegativeDurationArg),
     )
     .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
@@ -289,6 +315,11 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     retentionFailedDelay: opt("retentionFailedDelay"),
     broker: opt("broker"),
     brokerTopics: opt("brokerTopics"),
+    redelivery: {
+      maxDeliveries: opt("brokerMaxDeliveries"),
+      backoffMs: opt("brokerRedeliveryBackoff"),
+      stuckAfterMs: opt("brokerStuckAfter"),
+    },
     natsUrl: opt("natsUrl"),
     natsStream: opt("natsStream"),
     natsStreamLimits: {

@@ -2,6 +2,7 @@ import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 import type { StreamLimits } from "./broker/nats.js";
+import type { Redelivery } from "./broker/types.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
 export type SendMode = "queue" | "local";
@@ -37,6 +38,8 @@ export interface WebhooksSettings {
   // Broker.
   broker: "nats" | "kafka";
   brokerTopics: string[];
+  /** Bounded redelivery of messages whose deliveries could not start, and when a consumer counts as stuck. */
+  redelivery: Redelivery;
   natsUrl: string;
   natsStream: string;
   /** Limits of the stream --nats-stream (age in ms, bytes, messages; 0: none). */

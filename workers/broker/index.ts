@@ -29,6 +29,7 @@ export async function openConsumer(
       brokers: settings.kafkaBrokers,
       groupId: settings.kafkaConsumerGroup,
       topics: settings.brokerTopics,
+      redelivery: settings.redelivery,
       logger,
     });
   }
@@ -39,6 +40,7 @@ export async function openConsumer(
     durable: settings.natsConsumer,
     topics: settings.brokerTopics,
     concurrency,
+    redelivery: settings.redelivery,
     logger,
   });
 }

@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type ConsumerConfig,
   type ConsumerMessages,
   connect,
   DeliverPolicy,
@@ -9,9 +10,18 @@ import {
   nanos,
   RetentionPolicy,
   type StreamConfig,
+  type Subscription,
 } from "nats";
 import type { Logger } from "../../common/logger.js";
-import type { BrokerConsumer, BrokerPublisher, MessageHandler } from "./types.js";
+import { StallMonitor } from "./stall-monitor.js";
+import {
+  type AbandonedHandler,
+  type BrokerConsumer,
+  type BrokerPublisher,
+  type MessageHandler,
+  type Redelivery,
+  redeliveryDelay,
+} from "./types.js";
 
 export interface NatsOptions {
   url: string;
@@ -101,25 +111,60 @@ const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>
   config.max_msgs === wanted.max_msgs &&
   config.discard === wanted.discard;
 
+/** Settings of a durable consumer that follow the flags; an existing consumer is brought to them. */
+function consumerSettings(r: Redelivery, concurrency: number) {
+  // JetStream wants fewer backoff steps than deliveries; with steps it waits the
+  // first one for an acknowledgement whatever ack_wait says.
+  const backoff = r.backoffMs.slice(0, Math.max(0, r.maxDeliveries - 1));
+  return {
+    max_deliver: r.maxDeliveries,
+    ack_wait: nanos(backoff[0] ?? 60_000),
+    backoff: backoff.map(nanos),
+    max_ack_pending: concurrency * 4,
+  };
+}
+
+const sameSettings = (c: ConsumerConfig, wanted: ReturnType<typeof consumerSettings>): boolean =>
+  c.max_deliver === wanted.max_deliver &&
+  c.ack_wait === wanted.ack_wait &&
+  c.max_ack_pending === wanted.max_ack_pending &&
+  JSON.stringify(c.backoff ?? []) === JSON.stringify(wanted.backoff);
+
+interface MaxDeliveriesAdvisory {
+  stream: string;
+  stream_seq: number;
+  deliveries: number;
+}
+
 /**
  * Durable JetStream pull consumers over the topics, one per topic (a single
  * consumer with several filter subjects needs NATS 2.10; Debian ships 2.9).
- * Explicit acks; a failed handler naks the message for redelivery.
+ * Explicit acks; a failed handler naks the message with the redelivery
+ * backoff's delay (JetStream applies its own backoff only to messages left
+ * unacknowledged), and JetStream stops after max_deliver deliveries.
  */
 export class NatsConsumer implements BrokerConsumer {
   private nc?: NatsConnection;
   private readonly subscriptions: ConsumerMessages[] = [];
+  private readonly advisories: Subscription[] = [];
   private readonly loops: Promise<void>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly monitors: StallMonitor[] = [];
 
   constructor(
-    private readonly opts: NatsOptions & { durable: string; topics: string[]; concurrency: number },
+    private readonly opts: NatsOptions & {
+      durable: string;
+      topics: string[];
+      concurrency: number;
+      redelivery: Redelivery;
+    },
   ) {}
 
-  async start(handler: MessageHandler): Promise<void> {
-    const { logger, topics, durable, concurrency } = this.opts;
+  async start(handler: MessageHandler, abandoned?: AbandonedHandler): Promise<void> {
+    const { logger, topics, durable, concurrency, redelivery } = this.opts;
     this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
     const jsm = await this.nc.jetstreamManager();
+    const wanted = consumerSettings(redelivery, concurrency);
     for (const topic of topics) {
       const stream = await ensureStream(jsm, this.opts.stream, [topic], this.opts.limits);
       const name = `${durable}-${topic.replace(/[^A-Za-z0-9_-]/g, "_")}`;
@@ -130,45 +175,119 @@ export class NatsConsumer implements BrokerConsumer {
           ack_policy: AckPolicy.Explicit,
           deliver_policy: DeliverPolicy.All,
           filter_subject: topic,
-          ack_wait: nanos(60_000),
-          max_ack_pending: concurrency * 4,
+          ...wanted,
         });
+      } else if (!sameSettings(existing.config, wanted)) {
+        await jsm.consumers.update(stream, name, wanted);
+        logger.info({ stream, consumer: name, ...redelivery }, "consumer brought to the redelivery flags");
       }
+      if (abandoned) this.advisories.push(this.watchAbandoned(jsm, stream, name, abandoned));
+      const monitor = new StallMonitor(
+        `NATS consumer ${name}`,
+        redelivery.stuckAfterMs,
+        async () => (await jsm.consumers.info(stream, name)).num_pending,
+        logger,
+      );
+      monitor.start();
+      this.monitors.push(monitor);
       const consumer = await this.nc.jetstream().consumers.get(stream, name);
       const messages = await consumer.consume({ max_messages: concurrency });
       this.subscriptions.push(messages);
-      this.loops.push(this.pump(messages, handler));
+      this.loops.push(this.pump(messages, handler, monitor, Number(wanted.ack_wait) / 1e6));
       logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");
     }
   }
 
-  private async pump(messages: ConsumerMessages, handler: MessageHandler): Promise<void> {
+  private async pump(
+    messages: ConsumerMessages,
+    handler: MessageHandler,
+    monitor: StallMonitor,
+    ackWaitMs: number,
+  ): Promise<void> {
+    const { concurrency, redelivery, logger } = this.opts;
     for await (const m of messages) {
-      while (this.inFlight.size >= this.opts.concurrency) await Promise.race(this.inFlight);
-      const work = handler({ topic: m.subject, data: m.data, deliveryCount: m.info.redeliveryCount })
-        .then(() => m.ack())
+      const msg = {
+        topic: m.subject,
+        data: m.data,
+        deliveryCount: m.info.redeliveryCount,
+        position: `nats:${m.info.stream}:${m.seq}`,
+      };
+      // Tells JetStream the message is being worked on, so a slow handler (or a
+      // wait for a free slot) does not outlast the ack wait and get it redelivered.
+      const working = setInterval(() => m.working(), ackWaitMs / 2);
+      while (this.inFlight.size >= concurrency) await Promise.race(this.inFlight);
+      const work = handler(msg)
+        .then(() => {
+          m.ack();
+          monitor.progress();
+        })
         .catch((err: Error) => {
-          this.opts.logger.warn(
-            { topic: m.subject, err: err.message },
+          const delayMs = redeliveryDelay(redelivery, msg.deliveryCount);
+          logger.warn(
+            {
+              topic: m.subject,
+              position: msg.position,
+              deliveries: msg.deliveryCount,
+              delayMs,
+              err: err.message,
+            },
             "message handling failed: redelivering",
           );
-          m.nak(1000);
-        });
+          m.nak(delayMs);
+        })
+        .finally(() => clearInterval(working));
       const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
       this.inFlight.add(tracked);
     }
   }
 
+  /**
+   * JetStream announces a message it stopped delivering after max_deliver; the
+   * handler settles messages at their last delivery, so this only happens when
+   * that delivery was never settled (a crash, a dead letter that could not be
+   * written). The message is read back from the stream and handed over.
+   */
+  private watchAbandoned(
+    jsm: JetStreamManager,
+    stream: string,
+    consumer: string,
+    abandoned: AbandonedHandler,
+  ): Subscription {
+    const sub = this.nc!.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`);
+    void (async () => {
+      for await (const advisory of sub) {
+        const a = advisory.json<MaxDeliveriesAdvisory>();
+        const position = `nats:${a.stream}:${a.stream_seq}`;
+        try {
+          const stored = await jsm.streams.getMessage(stream, { seq: a.stream_seq });
+          await abandoned(
+            { topic: stored.subject, data: stored.data, deliveryCount: a.deliveries, position },
+            `JetStream stopped delivering it after ${a.deliveries} deliveries without an acknowledgement`,
+          );
+        } catch (err) {
+          this.opts.logger.error(
+            { position, err: (err as Error).message },
+            "a message JetStream gave up on could not be dead-lettered; it stays in the stream at this position",
+          );
+        }
+      }
+    })();
+    return sub;
+  }
+
   async stop(): Promise<void> {
+    for (const m of this.monitors) m.stop();
     await Promise.all(this.subscriptions.map((m) => m.close()));
     await Promise.all(this.loops);
     await Promise.all(this.inFlight);
+    for (const a of this.advisories) a.unsubscribe();
     await this.nc?.drain();
   }
 
   async healthy(): Promise<void> {
     if (!this.nc || this.nc.isClosed()) throw new Error("not connected to NATS");
     await this.nc.flush();
+    for (const m of this.monitors) m.check();
   }
 }
 
