@@ -12,6 +12,8 @@ import { type AuthOptions, requireToken } from "./auth.js";
 import { ConfigListCache } from "./config-list-cache.js";
 import { configRoutes } from "./config-routes.js";
 import { configStore } from "./config-store.js";
+import type { DeadLetterReplayer } from "./dead-letter-replay.js";
+import { deadLetterRoutes } from "./dead-letter-routes.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
@@ -32,6 +34,8 @@ export interface AppDeps {
   auth?: AuthOptions | undefined;
   audit?: { publisher: BrokerPublisher; topic: string } | undefined;
   replay: Replayer;
+  /** Replays a dead letter through the consumer's start path. */
+  replayDeadLetter: DeadLetterReplayer;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
@@ -64,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(deliveryRoutes(deps.prisma, deps.replay));
+  app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;

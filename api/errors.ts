@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { type DatabaseTimeouts, explainDatabaseTimeout } from "../common/db/timeouts.js";
 import type { Logger } from "../common/logger.js";
+import { PermanentStartFailure } from "../workers/start-failures.js";
 
 export type ErrorCode =
   | "VALIDATION"
@@ -42,6 +43,7 @@ export const unknownRoute: RequestHandler = (req, res) =>
 export function errorHandler(logger: Logger, dbTimeouts?: DatabaseTimeouts): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message);
+    if (err instanceof PermanentStartFailure) return sendError(res, 409, "CONFLICT", err.message);
     const timeout = dbTimeouts && explainDatabaseTimeout(err, dbTimeouts);
     if (timeout) {
       logger.warn(

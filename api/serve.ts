@@ -10,6 +10,7 @@ import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
+import { createDeadLetterReplayer } from "./dead-letter-replay.js";
 import { createReplayer } from "./replay.js";
 
 /**
@@ -42,6 +43,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     auth: settings.auth,
     audit,
     replay: createReplayer(rt, rt.db.prisma),
+    replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
