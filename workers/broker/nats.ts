@@ -1,11 +1,13 @@
 import {
   AckPolicy,
+  type Consumer,
   type ConsumerConfig,
   type ConsumerMessages,
   connect,
   DeliverPolicy,
   DiscardPolicy,
   type JetStreamManager,
+  type JsMsg,
   type NatsConnection,
   nanos,
   RetentionPolicy,
@@ -140,12 +142,14 @@ interface MaxDeliveriesAdvisory {
  * Durable JetStream pull consumers over the topics, one per topic (a single
  * consumer with several filter subjects needs NATS 2.10; Debian ships 2.9).
  * Explicit acks; a failed handler naks the message with the redelivery
- * backoff's delay (JetStream applies its own backoff only to messages left
- * unacknowledged), and JetStream stops after max_deliver deliveries.
+ * backoff's delay (JetStream 2.9 applies its own backoff only to messages left
+ * unacknowledged and redelivers a plain nak at once), and JetStream stops
+ * after max_deliver deliveries.
  */
 export class NatsConsumer implements BrokerConsumer {
   private nc?: NatsConnection;
-  private readonly subscriptions: ConsumerMessages[] = [];
+  private stopping = false;
+  private readonly batches = new Set<ConsumerMessages>();
   private readonly advisories: Subscription[] = [];
   private readonly loops: Promise<void>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
@@ -191,54 +195,74 @@ export class NatsConsumer implements BrokerConsumer {
       monitor.start();
       this.monitors.push(monitor);
       const consumer = await this.nc.jetstream().consumers.get(stream, name);
-      const messages = await consumer.consume({ max_messages: concurrency });
-      this.subscriptions.push(messages);
-      this.loops.push(this.pump(messages, handler, monitor, Number(wanted.ack_wait) / 1e6));
+      this.loops.push(this.pump(consumer, handler, monitor, Number(wanted.ack_wait) / 1e6));
       logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");
     }
   }
 
+  /**
+   * Fetches only as many messages as there are free handler slots: a message
+   * waiting in a client-side buffer would run out its ack wait (the backoff's
+   * first step) and be counted as delivered again without being handled.
+   */
   private async pump(
-    messages: ConsumerMessages,
+    consumer: Consumer,
     handler: MessageHandler,
     monitor: StallMonitor,
     ackWaitMs: number,
   ): Promise<void> {
-    const { concurrency, redelivery, logger } = this.opts;
-    for await (const m of messages) {
-      const msg = {
-        topic: m.subject,
-        data: m.data,
-        deliveryCount: m.info.redeliveryCount,
-        position: `nats:${m.info.stream}:${m.seq}`,
-      };
-      // Tells JetStream the message is being worked on, so a slow handler (or a
-      // wait for a free slot) does not outlast the ack wait and get it redelivered.
-      const working = setInterval(() => m.working(), ackWaitMs / 2);
+    const { concurrency, logger } = this.opts;
+    while (!this.stopping) {
       while (this.inFlight.size >= concurrency) await Promise.race(this.inFlight);
-      const work = handler(msg)
-        .then(() => {
-          m.ack();
-          monitor.progress();
-        })
-        .catch((err: Error) => {
-          const delayMs = redeliveryDelay(redelivery, msg.deliveryCount);
-          logger.warn(
-            {
-              topic: m.subject,
-              position: msg.position,
-              deliveries: msg.deliveryCount,
-              delayMs,
-              err: err.message,
-            },
-            "message handling failed: redelivering",
-          );
-          m.nak(delayMs);
-        })
-        .finally(() => clearInterval(working));
-      const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
-      this.inFlight.add(tracked);
+      if (this.stopping) break;
+      try {
+        const batch = await consumer.fetch({ max_messages: concurrency - this.inFlight.size, expires: 5000 });
+        this.batches.add(batch);
+        try {
+          for await (const m of batch) this.dispatch(m, handler, monitor, ackWaitMs);
+        } finally {
+          this.batches.delete(batch);
+        }
+      } catch (err) {
+        if (this.stopping) break;
+        logger.warn({ err: (err as Error).message }, "fetching from JetStream failed: trying again");
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
+  }
+
+  private dispatch(m: JsMsg, handler: MessageHandler, monitor: StallMonitor, ackWaitMs: number): void {
+    const { redelivery, logger } = this.opts;
+    const msg = {
+      topic: m.subject,
+      data: m.data,
+      deliveryCount: m.info.redeliveryCount,
+      position: `nats:${m.info.stream}:${m.seq}`,
+    };
+    // A slow handler tells JetStream it is still at work, so the ack wait does not run out.
+    const working = setInterval(() => m.working(), ackWaitMs / 2);
+    const work = handler(msg)
+      .then(() => {
+        m.ack();
+        monitor.progress();
+      })
+      .catch((err: Error) => {
+        const delayMs = redeliveryDelay(redelivery, msg.deliveryCount);
+        logger.warn(
+          {
+            topic: m.subject,
+            position: msg.position,
+            deliveries: msg.deliveryCount,
+            delayMs,
+            err: err.message,
+          },
+          "message handling failed: redelivering",
+        );
+        m.nak(delayMs);
+      })
+      .finally(() => clearInterval(working));
+    const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
   }
 
   /**
@@ -276,8 +300,9 @@ export class NatsConsumer implements BrokerConsumer {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const m of this.monitors) m.stop();
-    await Promise.all(this.subscriptions.map((m) => m.close()));
+    await Promise.all([...this.batches].map((b) => b.close()));
     await Promise.all(this.loops);
     await Promise.all(this.inFlight);
     for (const a of this.advisories) a.unsubscribe();
