@@ -41,10 +41,9 @@ function grpcStatus(err: unknown): { code: number; details: string } | undefined
     i++
   ) {
     if (typeof e.code === "number") {
-      return {
-        code: e.code,
-        details: typeof e.details === "string" ? e.details : String((e as Error).message),
-      };
+      // The native connection (eager start) leaves details empty and puts the text in the message.
+      const details = typeof e.details === "string" && e.details ? e.details : String((e as Error).message);
+      return { code: e.code, details };
     }
     e = e.cause as typeof e;
   }
