@@ -151,7 +151,7 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--nats-stream-max-age <duration>",
-        "--nats-stream drops messages older than this (0: kept until a size limit)",
+        "the stream of the topics drops messages older than this (0: kept until a size limit)",
       )
         .default(d("168h"), "168h")
         .argParser(nonNegativeDurationArg),
@@ -159,7 +159,7 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--nats-stream-max-bytes <size>",
-        "--nats-stream drops its oldest messages beyond this size, e.g. 1GiB, 500MB (0: no limit)",
+        "the stream of the topics drops its oldest messages beyond this size, e.g. 1GiB, 500MB (0: no limit)",
       )
         .default(bytesArg("1GiB"), "1GiB")
         .argParser(bytesArg),
@@ -167,7 +167,7 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--nats-stream-max-msgs <n>",
-        "--nats-stream drops its oldest messages beyond this count (0: no limit)",
+        "the stream of the topics drops its oldest messages beyond this count (0: no limit)",
       )
         .default(0)
         .argParser(nonNegativeIntArg),

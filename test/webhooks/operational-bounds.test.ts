@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
-import { connect, nanos, RetentionPolicy } from "nats";
+import { AckPolicy, connect, DeliverPolicy, nanos, RetentionPolicy } from "nats";
 import pg from "pg";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver } from "../support/receiver.js";
@@ -24,6 +24,45 @@ async function sql<R = Record<string, unknown>>(
 describe("operational bounds: stream limits, database timeouts, shutdown drain", function () {
   this.timeout(180_000);
 
+  describe("flags", () => {
+    it("documents the bounds with their defaults in --help", async () => {
+      const { runCommand } = await import("../support/process.js");
+      const r = await runCommand("webhooks", ["worker", "--help"]);
+      const help = r.stdout.replace(/\s+/g, " ");
+      for (const [flag, def] of [
+        ["--broker-max-deliveries", "6"],
+        ["--broker-redelivery-backoff", "5s,30s,2m,10m,30m"],
+        ["--broker-stuck-after", "1m"],
+        ["--nats-stream-max-age", "168h"],
+        ["--nats-stream-max-bytes", "1GiB"],
+        ["--nats-stream-max-msgs", "0"],
+        ["--storage-sqldb-pool-size", "10"],
+        ["--storage-sqldb-connect-timeout", "10s"],
+        ["--storage-sqldb-statement-timeout", "30s"],
+        ["--shutdown-grace", "30s"],
+      ]) {
+        expect(help).to.match(new RegExp(`${flag} <\\w+> ((?!--).)*\\(default: "?${def}"?\\)`), flag);
+      }
+    });
+
+    for (const [flag, value, message] of [
+      ["--broker-max-deliveries", "0", 'expected a positive integer, got "0"'],
+      ["--broker-redelivery-backoff", "1s,,2m", 'expected durations separated by commas such as "5s,30s,2m"'],
+      ["--broker-redelivery-backoff", "1s,0", 'expected a positive duration such as "3s", got "0"'],
+      ["--broker-stuck-after", "-1s", 'expected 0 or a positive duration such as "3s", got "-1s"'],
+      ["--shutdown-grace", "0", 'expected a positive duration such as "3s", got "0"'],
+      ["--nats-stream-max-msgs", "-5", 'expected 0 or a positive integer, got "-5"'],
+    ]) {
+      it(`rejects ${flag} ${value} naming the flag`, async () => {
+        const { runCommand } = await import("../support/process.js");
+        const r = await runCommand("webhooks", ["worker", flag!, value!]);
+        expect(r.code).to.equal(1);
+        expect(r.stderr).to.include(flag);
+        expect(r.stderr).to.include(message);
+      });
+    }
+  });
+
   describe("JetStream stream limits", () => {
     const suffix = randomBytes(4).toString("hex");
     const ours = `TEST_LIMITS_${suffix.toUpperCase()}`;
@@ -32,12 +71,22 @@ describe("operational bounds: stream limits, database timeouts, shutdown drain",
     const provisioned = `provisioned-${suffix}`;
     const audit = `audit-limits-${suffix}`;
 
-    it("brings the stream it manages to the flags' limits, bounds the audit trail, leaves an operator's stream alone", async () => {
+    it("brings the stream it manages to the flags' limits and an earlier durable consumer to the redelivery flags, bounds the audit trail, leaves an operator's stream alone", async () => {
       const nc = await connect({ servers: "nats://127.0.0.1:4222" });
       const jsm = await nc.jetstreamManager();
       // As earlier versions created it: no limits at all.
       await jsm.streams.add({ name: ours, subjects: [events], retention: RetentionPolicy.Limits });
       await jsm.streams.add({ name: operators, subjects: [provisioned], retention: RetentionPolicy.Limits });
+      // The durable consumer as earlier versions created it: no max_deliver, no backoff.
+      const durable = `limits-${suffix}-${events}`;
+      await jsm.consumers.add(ours, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: events,
+        ack_wait: nanos(60_000),
+        max_ack_pending: 256,
+      });
       const api = await startWebhooks({
         worker: true,
         args: [
@@ -51,6 +100,7 @@ describe("operational bounds: stream limits, database timeouts, shutdown drain",
             "--nats-stream-max-msgs",
             "20",
           ],
+          ...["--broker-max-deliveries", "4", "--broker-redelivery-backoff", "2s,1m"],
         ],
       });
       try {
@@ -62,6 +112,15 @@ describe("operational bounds: stream limits, database timeouts, shutdown drain",
           discard: "old",
         });
         expect(info.config.description).to.match(/kept by the webhooks service/);
+        expect((await jsm.consumers.info(ours, durable)).config).to.include({
+          max_deliver: 4,
+          ack_wait: nanos(2000),
+          max_ack_pending: 256,
+        });
+        expect((await jsm.consumers.info(ours, durable)).config.backoff).to.deep.equal([
+          nanos(2000),
+          nanos(60_000),
+        ]);
         const operator = await jsm.streams.info(operators);
         expect(operator.config).to.include({ max_age: 0, max_bytes: -1, max_msgs: -1 });
         expect(operator.config.description ?? "").to.equal("");
