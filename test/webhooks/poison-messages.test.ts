@@ -374,8 +374,12 @@ describe("poison messages (NATS JetStream)", function () {
       );
       const keys = new Set(receiver.requests.map((r) => JSON.parse(r.body).idempotency_key));
       expect(keys.size).to.equal(COUNT);
-      const attempts = await env.attempts(config.id);
-      expect(attempts.filter((a) => a.status === "success")).to.have.length(COUNT);
+      // The attempt row is written once the receiver answered.
+      await eventually(
+        "a success row per delivery",
+        async () => (await env.attempts(config.id)).filter((a) => a.status === "success").length === COUNT,
+        30_000,
+      );
     });
 
     it("dead-letters a message JetStream gave up on because its last delivery could not be settled", async () => {
@@ -417,7 +421,11 @@ describe("poison messages (NATS JetStream)", function () {
       expect(replay.status, replay.text).to.equal(200);
       await receiver.waitFor(before + 1, 60_000);
       expect(JSON.parse(receiver.requests.at(-1)!.body)).to.include({ idempotency_key: "abandoned-1" });
-      expect((await env.attempts(config.id)).map((a) => a.status)).to.deep.equal(["success"]);
+      await eventually(
+        "its success row",
+        async () => (await env.attempts(config.id)).map((a) => a.status).join() === "success",
+        30_000,
+      );
     });
   });
 });
