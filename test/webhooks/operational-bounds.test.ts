@@ -5,7 +5,7 @@ import { DeliveryEnv } from "../support/delivery-env.js";
 import { lockConfigs, sql } from "../support/poison.js";
 import { runCommand } from "../support/process.js";
 import { Receiver } from "../support/receiver.js";
-import { startWebhooks } from "../support/webhooks-server.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 describe("operational bounds: stream limits, database timeouts, shutdown drain", function () {
   this.timeout(180_000);
@@ -166,6 +166,43 @@ describe("operational bounds: stream limits, database timeouts, shutdown drain",
       }
       const after = await env.api.call("GET", `/configs/${config.id}`);
       expect(after.status).to.equal(200);
+    });
+  });
+
+  describe("--storage-sqldb-connect-timeout", () => {
+    let api: WebhooksUnderTest;
+    before(async () => {
+      api = await startWebhooks({
+        args: [
+          ...["--audit-topic", "", "--storage-sqldb-pool-size", "1"],
+          ...["--storage-sqldb-connect-timeout", "300ms", "--storage-sqldb-statement-timeout", "0"],
+        ],
+      });
+    });
+    after(() => api?.stop());
+
+    it("answers 503 naming the flags when no connection frees up in time", async () => {
+      const created = await api.call("POST", "/configs", {
+        endpoint: "https://x.test/h",
+        eventTypes: ["a.b"],
+      });
+      const id = created.body.data.id;
+      const lock = await lockConfigs(api);
+      let first: Promise<{ status: number }> | undefined;
+      try {
+        // The pool's one connection waits on the lock...
+        first = api.call("GET", `/configs/${id}`);
+        await new Promise((r) => setTimeout(r, 300));
+        // ...so this request gets none.
+        const r = await api.call("GET", `/configs/${id}`);
+        expect(r.status, r.text).to.equal(503);
+        expect(r.body.errorMessage).to.equal(
+          "no database connection was free or could be opened within 300ms (--storage-sqldb-connect-timeout, --storage-sqldb-pool-size); try again",
+        );
+      } finally {
+        await lock.release();
+      }
+      expect((await first!).status).to.equal(200);
     });
   });
 
