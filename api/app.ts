@@ -2,6 +2,7 @@ import express, { type Express } from "express";
 import type pg from "pg";
 import type { EgressPolicy } from "../activities/egress-policy.js";
 import type { PrismaClient } from "../common/db/database.js";
+import type { DatabaseTimeouts } from "../common/db/timeouts.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
@@ -13,6 +14,8 @@ import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
 import { ConfigListCache } from "./config-list-cache.js";
 import { configRoutes } from "./config-routes.js";
 import { configStore } from "./config-store.js";
+import type { DeadLetterReplayer } from "./dead-letter-replay.js";
+import { deadLetterRoutes } from "./dead-letter-routes.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
@@ -26,6 +29,8 @@ export interface AppDeps {
   prisma: PrismaClient;
   /** Prisma's pool, for the hot paths in plain SQL. */
   pool: pg.Pool;
+  /** The pool's bounds, named in the 503 of a query that ran into one. */
+  dbTimeouts?: DatabaseTimeouts | undefined;
   logger: Logger;
   checks: Record<string, HealthCheck>;
   /** Bearer-token authentication of every API route (health, info and the document stay open). */
@@ -36,6 +41,8 @@ export interface AppDeps {
   deliveries: DeliveryControl;
   /** Where test deliveries may go; endpoints that are denied address literals are refused. */
   egress: EgressPolicy;
+  /** Replays a dead letter through the consumer's start path. */
+  replayDeadLetter: DeadLetterReplayer;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
@@ -73,7 +80,8 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
+  app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(unknownRoute);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;
 }

@@ -1,7 +1,16 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import { type DatabaseTimeouts, explainDatabaseTimeout } from "../common/db/timeouts.js";
 import type { Logger } from "../common/logger.js";
+import { PermanentStartFailure } from "../workers/start-failures.js";
 
-export type ErrorCode = "VALIDATION" | "NOT_FOUND" | "UNAUTHORIZED" | "FORBIDDEN" | "CONFLICT" | "INTERNAL";
+export type ErrorCode =
+  | "VALIDATION"
+  | "NOT_FOUND"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "CONFLICT"
+  | "UNAVAILABLE"
+  | "INTERNAL";
 
 /** An error the API answers with its own status and code. */
 export class ApiError extends Error {
@@ -16,6 +25,7 @@ export class ApiError extends Error {
 
 export const validation = (message: string) => new ApiError(400, "VALIDATION", message);
 export const notFound = (message: string) => new ApiError(404, "NOT_FOUND", message);
+export const unavailable = (message: string) => new ApiError(503, "UNAVAILABLE", message);
 
 export function sendError(res: Response, status: number, code: ErrorCode, message: string): void {
   res.status(status).json({ errorCode: code, errorMessage: message });
@@ -27,13 +37,23 @@ export const unknownRoute: RequestHandler = (req, res) =>
 
 /**
  * Last handler: every error becomes a JSON body, 500 included. Body-parser
- * errors (malformed JSON, too large) are the caller's and say so.
+ * errors (malformed JSON, too large) are the caller's and say so; a query cut
+ * off by the database pool's timeouts is a 503 naming the setting.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, dbTimeouts?: DatabaseTimeouts): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message);
     if (err?.type === "entity.verify.failed" && err.message)
       return sendError(res, 400, "VALIDATION", err.message);
+    if (err instanceof PermanentStartFailure) return sendError(res, 409, "CONFLICT", err.message);
+    const timeout = dbTimeouts && explainDatabaseTimeout(err, dbTimeouts);
+    if (timeout) {
+      logger.warn(
+        { method: req.method, path: req.path, reason: timeout },
+        "request cut off by a database timeout",
+      );
+      return sendError(res, 503, "UNAVAILABLE", `${timeout}; try again`);
+    }
     const e = err as { type?: string; status?: number; message?: string; limit?: number };
     if (e.type === "entity.parse.failed")
       return sendError(res, 400, "VALIDATION", `malformed JSON body: ${e.message}`);

@@ -50,6 +50,7 @@ const errors = {
   401: error("missing or invalid bearer token (when authentication is on)"),
   403: error("the token lacks the scope"),
   500: error("internal error"),
+  503: error("a dependency (database, Temporal) did not answer in time; the message names it"),
 };
 
 export const openapi = {
@@ -175,14 +176,96 @@ export const openapi = {
           cancelRequested: { type: "boolean" },
         },
       },
+      DeadLetter: {
+        type: "object",
+        description:
+          "A broker message whose deliveries could not start: kept with its reason until replayed or deleted.",
+        required: [
+          "id",
+          "topic",
+          "position",
+          "kind",
+          "reason",
+          "deliveryCount",
+          "status",
+          "replayAttempts",
+          "messageBytes",
+          "createdAt",
+          "updatedAt",
+        ],
+        properties: {
+          id: UUID,
+          topic: { type: "string" },
+          position: {
+            type: "string",
+            description:
+              "where the broker holds it: nats:<stream>:<sequence> or kafka:<topic>:<partition>:<offset>",
+          },
+          eventType: { type: "string", description: "the normalised event type" },
+          configID: {
+            ...UUID,
+            description: "the config whose start failed; absent when the whole message failed",
+          },
+          kind: {
+            enum: ["permanent", "exhausted"],
+            description:
+              "permanent: retrying cannot help (event over a bound, config row unusable, start refused by Temporal); exhausted: failures that may pass outlasted --broker-max-deliveries",
+          },
+          reason: { type: "string" },
+          deliveryCount: { type: "integer", description: "deliveries of the message by the broker" },
+          status: { enum: ["pending", "replayed"] },
+          replayAttempts: { type: "integer" },
+          lastReplayError: { type: "string", description: "why the last replay did not start everything" },
+          replayedAt: TIME,
+          messageBytes: { type: "integer" },
+          message: { type: "string", description: "the message as consumed (GET of one dead letter)" },
+          messageBase64: { type: "string", description: "instead of message when it is not UTF-8" },
+          messagePreview: { type: "string", description: "its first 200 characters (lists)" },
+          messagePreviewBase64: { type: "string" },
+          createdAt: TIME,
+          updatedAt: TIME,
+        },
+      },
+      DeadLetterReplay: {
+        type: "object",
+        required: ["deadLetter", "deliveries"],
+        properties: {
+          deadLetter: ref("DeadLetter"),
+          deliveries: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["configID", "webhookID", "workflowID", "started"],
+              properties: {
+                configID: UUID,
+                webhookID: UUID,
+                workflowID: { type: "string" },
+                started: {
+                  type: "boolean",
+                  description: "false when this delivery had started before (it is not started twice)",
+                },
+              },
+            },
+          },
+        },
+      },
       ConfigCursor: cursorOf("Config"),
       AttemptCursor: cursorOf("Attempt"),
+      DeadLetterCursor: cursorOf("DeadLetter"),
       Error: {
         type: "object",
         required: ["errorCode", "errorMessage"],
         properties: {
           errorCode: {
-            enum: ["VALIDATION", "NOT_FOUND", "UNAUTHORIZED", "FORBIDDEN", "CONFLICT", "INTERNAL"],
+            enum: [
+              "VALIDATION",
+              "NOT_FOUND",
+              "UNAUTHORIZED",
+              "FORBIDDEN",
+              "CONFLICT",
+              "UNAVAILABLE",
+              "INTERNAL",
+            ],
           },
           errorMessage: { type: "string" },
         },
@@ -331,6 +414,51 @@ export const openapi = {
           404: error("no such delivery"),
           409: error("the delivery has already ended"),
           ...errors,
+        },
+      },
+    },
+    "/dead-letters": {
+      get: {
+        operationId: "listDeadLetters",
+        summary: "Messages whose deliveries could not start, newest first (paged, default 100)",
+        parameters: [
+          { name: "status", in: "query", schema: { enum: ["pending", "replayed"] } },
+          { name: "topic", in: "query", schema: { type: "string" } },
+          { name: "configID", in: "query", schema: UUID, description: "only this config's" },
+          ...pageParams,
+        ],
+        responses: { 200: ok("dead letters", ref("DeadLetterCursor")), ...errors },
+      },
+    },
+    "/dead-letters/{id}": {
+      parameters: [idParam("id", "dead letter")],
+      get: {
+        operationId: "getDeadLetter",
+        summary: "One dead letter with its whole message",
+        responses: {
+          200: ok("the dead letter", dataOf("DeadLetter")),
+          404: error("no such dead letter"),
+          ...errors,
+        },
+      },
+      delete: {
+        operationId: "deleteDeadLetter",
+        summary: "Forget a dead letter (its message is not delivered)",
+        responses: { 200: { description: "deleted" }, 404: error("no such dead letter"), ...errors },
+      },
+    },
+    "/dead-letters/{id}/replay": {
+      parameters: [idParam("id", "dead letter")],
+      post: {
+        operationId: "replayDeadLetter",
+        summary:
+          "Start the message's deliveries again (its config's, or every matching active config's when the whole message failed); a delivery that had started is not started twice",
+        responses: {
+          200: ok("every delivery started; the dead letter is now replayed", dataOf("DeadLetterReplay")),
+          404: error("no such dead letter"),
+          409: error("it still cannot start as it is (the message names why): fix the cause first"),
+          ...errors,
+          503: error("it cannot start now (Temporal or the database unavailable): try again"),
         },
       },
     },

@@ -10,6 +10,7 @@ import { healthChecks, startRuntime } from "../workers/runtime.js";
 import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
+import { createDeadLetterReplayer } from "./dead-letter-replay.js";
 import { createDeliveryControl } from "./delivery-control.js";
 import { createReplayer } from "./replay.js";
 
@@ -37,6 +38,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
   const app = createApp({
     prisma: rt.db.prisma,
     pool: rt.db.pool,
+    dbTimeouts: rt.db.timeouts,
     logger: rt.logger,
     checks: healthChecks(rt, worker, consumer),
     auth: settings.auth,
@@ -44,6 +46,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     replay: createReplayer(rt, rt.db.prisma),
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
+    replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });

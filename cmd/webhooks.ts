@@ -2,7 +2,16 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { parseCidr } from "../activities/egress-policy.js";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
-import { durationArg, listOption, positiveDurationArg, positiveIntArg } from "../common/flags.js";
+import {
+  bytesArg,
+  durationArg,
+  durationListArg,
+  listOption,
+  nonNegativeDurationArg,
+  nonNegativeIntArg,
+  positiveDurationArg,
+  positiveIntArg,
+} from "../common/flags.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
 import { runWorker } from "../workers/run-worker.js";
@@ -29,9 +38,31 @@ const cidrList = (value: string, previous: string[]): string[] => {
   }
   return cidrs;
 };
+const REDELIVERY_BACKOFF = "5s,30s,2m,10m,30m";
 
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
+    .addOption(
+      new Option("--storage-sqldb-pool-size <n>", "database connections per process")
+        .default(10)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-connect-timeout <duration>",
+        "how long a query waits for a database connection, new or free (0 waits forever)",
+      )
+        .default(d("10s"), "10s")
+        .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-statement-timeout <duration>",
+        "the database cancels a statement running longer (0: no limit; migrations are not bounded)",
+      )
+        .default(d("30s"), "30s")
+        .argParser(nonNegativeDurationArg),
+    )
     .addOption(
       new Option(
         "--retry-period <duration>",
@@ -77,6 +108,14 @@ function addSharedOptions(cmd: Command): Command {
         .argParser(positiveDurationArg),
     )
     .addOption(
+      new Option(
+        "--shutdown-grace <duration>",
+        "on SIGTERM/SIGINT, how long in-flight sends may take to finish before they are cut off",
+      )
+        .default(d("30s"), "30s")
+        .argParser(positiveDurationArg),
+    )
+    .addOption(
       new Option("--retention-period <duration>", "interval of the attempts cleanup")
         .default(d("1h"), "1h")
         .argParser(positiveDurationArg),
@@ -103,6 +142,30 @@ function addSharedOptions(cmd: Command): Command {
         .argParser(TOPICS.parse),
     )
     .addOption(
+      new Option(
+        "--broker-max-deliveries <n>",
+        "deliveries of a message whose deliveries cannot start yet (Temporal or the database unavailable) before it goes to the dead-letter store",
+      )
+        .default(6)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
+        "--broker-redelivery-backoff <durations>",
+        "waits before the 2nd, 3rd, ... delivery of such a message, comma-separated; the last repeats",
+      )
+        .default(durationListArg(REDELIVERY_BACKOFF), REDELIVERY_BACKOFF)
+        .argParser(durationListArg),
+    )
+    .addOption(
+      new Option(
+        "--broker-stuck-after <duration>",
+        "health fails when messages wait for the consumer and it settled none for this long (0: never)",
+      )
+        .default(d("1m"), "1m")
+        .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
     )
     .addOption(
@@ -110,6 +173,30 @@ function addSharedOptions(cmd: Command): Command {
         "--nats-stream <name>",
         "JetStream stream holding the topics (created when missing)",
       ).default("WEBHOOKS"),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-age <duration>",
+        "the stream of the topics drops messages older than this (0: kept until a size limit)",
+      )
+        .default(d("168h"), "168h")
+        .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-bytes <size>",
+        "the stream of the topics drops its oldest messages beyond this size, e.g. 1GiB, 500MB (0: no limit)",
+      )
+        .default(bytesArg("1GiB"), "1GiB")
+        .argParser(bytesArg),
+    )
+    .addOption(
+      new Option(
+        "--nats-stream-max-msgs <n>",
+        "the stream of the topics drops its oldest messages beyond this count (0: no limit)",
+      )
+        .default(0)
+        .argParser(nonNegativeIntArg),
     )
     .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"))
     .addOption(
@@ -256,6 +343,9 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     dataDir: opt("dataDir"),
     autoMigrate: Boolean(o.autoMigrate),
     ...(str("storageSqldbConnString") ? { storageSqldbConnString: str("storageSqldbConnString") } : {}),
+    storagePoolSize: opt("storageSqldbPoolSize"),
+    storageConnectTimeout: opt("storageSqldbConnectTimeout"),
+    storageStatementTimeout: opt("storageSqldbStatementTimeout"),
     retryPeriod: opt("retryPeriod"),
     retryBatchSize: opt("retryBatchSize"),
     reconcileGrace: opt("reconcileGrace"),
@@ -264,13 +354,24 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     abortAfter: opt("abortAfter"),
     maxAttempts: opt("maxAttempts"),
     sendTimeout: opt("sendTimeout"),
+    shutdownGrace: opt("shutdownGrace"),
     retentionPeriod: opt("retentionPeriod"),
     retentionSuccessDelay: opt("retentionSuccessDelay"),
     retentionFailedDelay: opt("retentionFailedDelay"),
     broker: opt("broker"),
     brokerTopics: opt("brokerTopics"),
+    redelivery: {
+      maxDeliveries: opt("brokerMaxDeliveries"),
+      backoffMs: opt("brokerRedeliveryBackoff"),
+      stuckAfterMs: opt("brokerStuckAfter"),
+    },
     natsUrl: opt("natsUrl"),
     natsStream: opt("natsStream"),
+    natsStreamLimits: {
+      maxAgeMs: opt("natsStreamMaxAge"),
+      maxBytes: opt("natsStreamMaxBytes"),
+      maxMsgs: opt("natsStreamMaxMsgs"),
+    },
     natsConsumer: opt("natsConsumer"),
     kafkaBrokers: opt("kafkaBrokers"),
     kafkaConsumerGroup: opt("kafkaConsumerGroup"),

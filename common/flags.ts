@@ -18,6 +18,55 @@ export function positiveDurationArg(value: string): number {
   return ms;
 }
 
+export function nonNegativeDurationArg(value: string): number {
+  const ms = durationArg(value);
+  if (ms < 0)
+    throw new InvalidArgumentError(`expected 0 or a positive duration such as "3s", got "${value}"`);
+  return ms;
+}
+
+/** Comma-separated positive durations ("5s,30s,2m"), in milliseconds. */
+export function durationListArg(value: string): number[] {
+  const parts = value.split(",").map((s) => s.trim());
+  if (parts.some((p) => p === "")) {
+    throw new InvalidArgumentError(
+      `expected durations separated by commas such as "5s,30s,2m", got "${value}"`,
+    );
+  }
+  return parts.map(positiveDurationArg);
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** A size in bytes: "1073741824", "512MB" (powers of 1000) or "1GiB" (powers of 1024). */
+export function bytesArg(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? BYTE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) {
+    throw new InvalidArgumentError(
+      `expected a size such as "1GiB", "512MB" or a number of bytes, got "${value}"`,
+    );
+  }
+  return Math.round(Number(m[1]) * unit);
+}
+
+export function nonNegativeIntArg(value: string): number {
+  if (!/^\d+$/.test(value.trim()))
+    throw new InvalidArgumentError(`expected 0 or a positive integer, got "${value}"`);
+  return Number(value);
+}
+
 export function positiveIntArg(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) {
     throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);

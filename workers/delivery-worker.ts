@@ -80,7 +80,11 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     workflowsPath: WORKFLOWS_PATH,
     logger: sdkLogger(logger),
   });
-  const base = { connection, namespace: settings.temporal.namespace, shutdownGraceTime: "30s" } as const;
+  const base = {
+    connection,
+    namespace: settings.temporal.namespace,
+    shutdownGraceTime: settings.shutdownGrace,
+  } as const;
   const rateLimit = settings.ratelimitAddr
     ? createRateLimitGate(settings.ratelimitAddr, settings.ratelimitDomain, logger)
     : undefined;

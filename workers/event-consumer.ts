@@ -1,5 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
-import { subscriptionsMatching } from "../api/event-types.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import {
@@ -13,10 +12,14 @@ import {
 import type { DeliveryPolicy, DeliveryResume, EventMessage } from "../workflows/types.js";
 import { openConsumer } from "./broker/index.js";
 import type { BrokerConsumer, BrokerMessage } from "./broker/types.js";
+import { deadLetterAbandoned, settleStarts } from "./dead-letters.js";
 import { sendQueue } from "./delivery-worker.js";
+import { startEventDeliveries } from "./event-deliveries.js";
 import { deliveryKey, parseEventMessage, UnparsableMessage, webhookIdFor } from "./event-message.js";
 import { messagesConsumed, workflowsStarted, workflowsStartedEagerly } from "./metrics.js";
 import type { Runtime } from "./runtime.js";
+import { endpointHost } from "./start-failures.js";
+import { keyword, summary } from "./start-limits.js";
 
 /** Messages handled at once per consumer process. */
 const CONCURRENCY = 64;
@@ -51,7 +54,7 @@ export async function startDelivery(
   restart?: RestartOptions,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
-  const host = new URL(config.endpoint).host;
+  const host = endpointHost(config);
   const eager = rt.eagerStarter;
   try {
     const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
@@ -73,12 +76,13 @@ export async function startDelivery(
       ],
       // A restart may reuse the id of its closed workflow; a new delivery never does.
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
-      staticSummary: `${event.type} → ${host}`,
+      // Shortened to Temporal's limits; the input above keeps the event whole.
+      staticSummary: summary(`${event.type} → ${host}`),
       typedSearchAttributes: [
         { key: WebhookConfigId, value: config.id },
         { key: WebhookId, value: webhookId },
-        { key: WebhookEventType, value: event.type },
-        { key: WebhookEndpointHost, value: host },
+        { key: WebhookEventType, value: keyword(event.type) },
+        { key: WebhookEndpointHost, value: keyword(host) },
         { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
         { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
       ],
@@ -93,12 +97,14 @@ export async function startDelivery(
 
 /**
  * Consumes event messages and starts one delivery workflow per matching active
- * config. The message is acknowledged only once every start succeeded (a
- * redelivery then starts nothing new: ids are deterministic); a message that
- * can never be delivered is logged with its reason and acknowledged.
+ * config, each config's start on its own. The message is acknowledged once
+ * every start succeeded or went to the dead-letter store (a redelivery starts
+ * nothing new: ids are deterministic); starts that may pass later send it back
+ * to the broker, a bounded number of times (dead-letters.ts). An unparsable
+ * message can never be delivered: it is logged with its reason and acknowledged.
  */
 export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
-  const { logger, db } = rt;
+  const { logger } = rt;
   const consumer = await openConsumer(rt.settings, logger, CONCURRENCY);
 
   const handle = async (msg: BrokerMessage) => {
@@ -118,33 +124,29 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
       messagesConsumed.inc({ topic: msg.topic, result: "rejected" });
       return;
     }
-    const configs = await db.prisma.config.findMany({
-      where: { active: true, eventTypes: { hasSome: subscriptionsMatching(event.type) } },
-    });
-    const key = deliveryKey(event, msg.data);
-    const results = await Promise.all(
-      configs.map((c) => startDelivery(rt, c, event, deliveryWorkflowId(c.id, key))),
-    );
-    const started = results.filter((r) => r.started).length;
-    const eager = results.filter((r) => r.eager).length;
+    const starts = await startEventDeliveries(rt, event, msg.data);
+    const deadLettered = await settleStarts(rt, msg, event.type, starts);
+    const started = starts.started.filter((r) => r.started).length;
+    const eager = starts.started.filter((r) => r.eager).length;
     workflowsStarted.inc(started);
     workflowsStartedEagerly.inc(eager);
-    messagesConsumed.inc({ topic: msg.topic, result: "delivered" });
+    messagesConsumed.inc({ topic: msg.topic, result: deadLettered > 0 ? "dead_lettered" : "delivered" });
     logger.info(
       {
         topic: msg.topic,
-        type: event.type,
-        key,
-        configs: configs.length,
+        type: keyword(event.type),
+        key: deliveryKey(event, msg.data),
+        configs: starts.configs,
         started,
         eager,
+        deadLettered,
         redelivery: msg.deliveryCount > 1,
       },
       "event consumed",
     );
   };
 
-  await consumer.start(handle);
+  await consumer.start(handle, (msg, reason) => deadLetterAbandoned(rt, msg, reason));
   rt.shutdown.add("event consumer", () => consumer.stop());
   return consumer;
 }

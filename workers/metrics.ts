@@ -35,8 +35,29 @@ export const workflowsStartedEagerly = new Counter({
 
 export const messagesConsumed = new Counter({
   name: "webhooks_messages_consumed_total",
-  help: "Broker messages handled, by topic and result (delivered = starts done, rejected = unparsable)",
+  help: "Broker messages settled, by topic and result (delivered = every start done, dead_lettered = some went to the dead-letter store, rejected = unparsable)",
   labelNames: ["topic", "result"] as const,
+  registers: [registry],
+});
+
+export const messagesRedelivered = new Counter({
+  name: "webhooks_messages_redelivered_total",
+  help: "Broker messages handed back for a later delivery because a start failed in a way that may pass (Temporal or the database unavailable)",
+  labelNames: ["topic"] as const,
+  registers: [registry],
+});
+
+export const deadLettersRecorded = new Counter({
+  name: "webhooks_dead_letters_total",
+  help: "Messages (or one config's share of one) put in the dead-letter store, by topic and cause: event (over a bound), config (row unusable), start (refused by Temporal), transient (failures past --broker-max-deliveries)",
+  labelNames: ["topic", "cause"] as const,
+  registers: [registry],
+});
+
+export const deadLetterReplays = new Counter({
+  name: "webhooks_dead_letter_replays_total",
+  help: "Replays of dead letters through the API, by result: started, conflict (cannot start as it is), unavailable (try again later)",
+  labelNames: ["result"] as const,
   registers: [registry],
 });
 
@@ -49,7 +70,7 @@ export const configListRefreshes = new Counter({
 
 export const reconciled = new Counter({
   name: "webhooks_reconciliation_total",
-  help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason)",
+  help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), failed (the repair itself failed; tried again next round)",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

@@ -6,6 +6,7 @@ import type { EventMessage } from "../workflows/types.js";
 import { deliveryPolicy, startDelivery } from "./event-consumer.js";
 import { reconciled } from "./metrics.js";
 import type { Runtime } from "./runtime.js";
+import { describeFailure, permanentFailureOf } from "./start-failures.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the
@@ -21,6 +22,8 @@ export interface ReconcileReport {
   running: number;
   restarted: number;
   closed: number;
+  /** Repairs that failed for a reason that may pass (Temporal or the database unavailable); tried next round. */
+  failed: number;
 }
 
 /** Deliveries checked and repaired at once within a tick. */
@@ -61,30 +64,46 @@ export class Reconciler {
     const last = rows.at(-1);
     this.cursor =
       rows.length < settings.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
-    const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0 };
+    const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
     for (let i = 0; i < deliveries.length; i += PARALLEL_REPAIRS) {
       await Promise.all(
         deliveries.slice(i, i + PARALLEL_REPAIRS).map(async (row) => {
-          const outcome = await this.repair(row);
+          const outcome = await this.repair(row).catch((err: unknown) => this.failed(row, err));
           report.checked++;
           report[outcome]++;
           reconciled.inc({ outcome });
         }),
       );
     }
-    if (report.restarted || report.closed) this.rt.logger.info(report, "reconciliation repaired deliveries");
+    if (report.restarted || report.closed || report.failed)
+      this.rt.logger.info(report, "reconciliation repaired deliveries");
     return report;
   }
 
-  private async repair(row: QueuedRow): Promise<"running" | "restarted" | "closed"> {
+  private async repair(row: QueuedRow): Promise<"running" | "restarted" | "closed" | "failed"> {
     const workflowId = row.workflow_id ?? (await this.findWorkflow(row.webhook_id));
     const status = workflowId ? await this.workflowStatus(workflowId) : "MISSING";
     if (status === "RUNNING") return "running";
     const final = CLOSED_FOR_GOOD[status];
     if (final) return this.close(row.webhook_id, final, status);
     return this.restart(row.webhook_id, workflowId ?? `delivery-restart:${row.webhook_id}`, status);
+  }
+
+  /**
+   * One delivery's repair failed: a restart that can never start (its config row
+   * is unusable, Temporal refuses the input) closes the row with the reason; any
+   * other error leaves it for the next round. Either way the others go on.
+   */
+  private async failed(row: QueuedRow, err: unknown): Promise<"closed" | "failed"> {
+    const permanent = permanentFailureOf(err);
+    if (permanent) return this.close(row.webhook_id, permanent.message, "NOT RESTARTABLE");
+    this.rt.logger.warn(
+      { webhookId: row.webhook_id, err: describeFailure(err) },
+      "reconciliation could not repair a delivery; next round tries again",
+    );
+    return "failed";
   }
 
   /** Rows written before attempts recorded their workflow: found by the WebhookId search attribute. */

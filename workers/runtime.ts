@@ -26,13 +26,27 @@ export interface Runtime {
   eagerStarter?: Client;
 }
 
+/** What closing takes beyond the worker's drain: the HTTP server, the consumer, the database. */
+const SHUTDOWN_MARGIN_MS = 15_000;
+
+/**
+ * How long closing may take before the process gives up and exits 1: the worker
+ * waits --shutdown-grace for in-flight sends, then cancels them, and a send
+ * under way still ends within --send-timeout (it is never cut mid-request).
+ */
+export const shutdownTimeout = (s: WebhooksSettings): number =>
+  Math.max(s.shutdownGrace, s.sendTimeout) + SHUTDOWN_MARGIN_MS;
+
 export async function startRuntime(settings: WebhooksSettings, role: string): Promise<Runtime> {
   const logger = createLogger(`webhooks-${role}`, settings.logLevel);
-  const shutdown = new Shutdown(logger);
+  const shutdown = new Shutdown(logger, shutdownTimeout(settings));
   const db = await openDatabase({
     connString: settings.storageSqldbConnString,
     embeddedDataDir: path.join(settings.dataDir, "pglite"),
     autoMigrate: settings.autoMigrate,
+    poolMax: settings.storagePoolSize,
+    connectTimeoutMs: settings.storageConnectTimeout,
+    statementTimeoutMs: settings.storageStatementTimeout,
     logger,
   });
   shutdown.add("database", () => db.close());

@@ -2,6 +2,8 @@ import type { EgressOptions } from "../activities/egress-policy.js";
 import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
+import type { StreamLimits } from "./broker/nats.js";
+import type { Redelivery } from "./broker/types.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
 export type SendMode = "queue" | "local";
@@ -16,6 +18,12 @@ export interface WebhooksSettings {
   dataDir: string;
   autoMigrate: boolean;
   storageSqldbConnString?: string;
+  /** Connections in the database pool. */
+  storagePoolSize: number;
+  /** How long a query waits for a database connection, ms (0: forever). */
+  storageConnectTimeout: number;
+  /** PostgreSQL statement_timeout of every pooled connection, ms (0: none). */
+  storageStatementTimeout: number;
   // Delivery policy (the spec's flag table), durations in milliseconds.
   /** Reconciliation tick (workers/reconciliation.ts). */
   retryPeriod: number;
@@ -35,8 +43,12 @@ export interface WebhooksSettings {
   // Broker.
   broker: "nats" | "kafka";
   brokerTopics: string[];
+  /** Bounded redelivery of messages whose deliveries could not start, and when a consumer counts as stuck. */
+  redelivery: Redelivery;
   natsUrl: string;
   natsStream: string;
+  /** Limits of the stream --nats-stream (age in ms, bytes, messages; 0: none). */
+  natsStreamLimits: StreamLimits;
   natsConsumer: string;
   kafkaBrokers: string[];
   kafkaConsumerGroup: string;
@@ -68,6 +80,8 @@ export interface WebhooksSettings {
   ratelimitDomain: string;
   /** Where sends may go (activities/egress-policy.ts). */
   egress: EgressOptions;
+  /** How long a stopping worker lets in-flight sends finish, ms. */
+  shutdownGrace: number;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;

@@ -4,6 +4,7 @@ import { PrismaClient } from "../../generated/prisma/client.js";
 import type { Logger } from "../logger.js";
 import { EMBEDDED_MAX_CONNECTIONS, startEmbeddedPostgres } from "./embedded-postgres.js";
 import { applyMigrations, type MigrationResult, type SqlRunner } from "./migrate.js";
+import type { DatabaseTimeouts } from "./timeouts.js";
 
 export type { PrismaClient };
 
@@ -13,7 +14,12 @@ export interface DatabaseOptions {
   /** Data folder of the embedded database. */
   embeddedDataDir: string;
   autoMigrate: boolean;
+  /** Connections in the pool (the embedded database takes fewer). */
   poolMax?: number;
+  /** How long a query waits for a connection, opening one or for a free one; 0 waits forever. */
+  connectTimeoutMs?: number;
+  /** The server cancels any statement running longer (PostgreSQL `statement_timeout`); 0 never. */
+  statementTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -24,6 +30,8 @@ export interface Database {
   /** Where the database is reachable (the embedded one too, on a loopback port). */
   url: string;
   embedded: boolean;
+  /** The pool's bounds, to explain a query that ran into one (timeouts.ts). */
+  timeouts: DatabaseTimeouts;
   migrations?: MigrationResult;
   close(): Promise<void>;
 }
@@ -36,8 +44,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const url = opts.connString || embedded!.url;
   try {
     const migrations = opts.autoMigrate ? await migrate(url, opts.logger) : undefined;
-    const max = embedded ? EMBEDDED_MAX_CONNECTIONS : (opts.poolMax ?? 10);
-    const pool = new pg.Pool({ connectionString: url, max });
+    const max = embedded ? Math.min(EMBEDDED_MAX_CONNECTIONS, opts.poolMax ?? 10) : (opts.poolMax ?? 10);
+    const timeouts = { connectMs: opts.connectTimeoutMs ?? 0, statementMs: opts.statementTimeoutMs ?? 0 };
+    const pool = new pg.Pool({
+      connectionString: url,
+      max,
+      connectionTimeoutMillis: timeouts.connectMs,
+      ...(timeouts.statementMs ? { statement_timeout: timeouts.statementMs } : {}),
+    });
     pool.on("error", (err) => opts.logger?.warn({ err: err.message }, "idle database connection failed"));
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     await prisma.$queryRaw`SELECT 1`;
@@ -46,6 +60,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       pool,
       url,
       embedded: embedded !== undefined,
+      timeouts,
       ...(migrations ? { migrations } : {}),
       async close() {
         await prisma.$disconnect();

@@ -128,6 +128,22 @@ describe("configs API authentication and audit (real JWKS, signed tokens, NATS J
     expect((await call("GET", `/configs/${created.body.data.id}`, writer)).status).to.equal(200);
   });
 
+  it("puts the dead letters behind the same scopes: reading them needs read, replaying and deleting write", async () => {
+    const id = "00000000-0000-4000-8000-000000000000";
+    const reader = await token({ sub: "reader", scope: "webhooks:read" });
+    const writer = await token({ sub: "writer", scope: "webhooks:write" });
+    expect((await call("GET", "/dead-letters")).status).to.equal(401);
+    expect((await call("GET", "/dead-letters", reader)).status).to.equal(200);
+    expect((await call("GET", `/dead-letters/${id}`, reader)).status).to.equal(404);
+    for (const [method, path] of [
+      ["POST", `/dead-letters/${id}/replay`],
+      ["DELETE", `/dead-letters/${id}`],
+    ] as const) {
+      expect((await call(method, path, reader)).body.errorCode, `${method} ${path}`).to.equal("FORBIDDEN");
+      expect((await call(method, path, writer)).status, `${method} ${path}`).to.equal(404);
+    }
+  });
+
   it("keeps health, info and the OpenAPI document open", async () => {
     for (const path of ["/_healthcheck", "/_info", "/openapi.json"]) {
       expect((await fetch(api.url + path)).status, path).to.equal(200);

@@ -9,7 +9,12 @@ export async function openPublisher(settings: WebhooksSettings, logger: Logger):
     const { KafkaPublisher } = await import("./kafka.js");
     return KafkaPublisher.connect({ brokers: settings.kafkaBrokers, logger });
   }
-  return NatsPublisher.connect({ url: settings.natsUrl, stream: settings.natsStream, logger });
+  return NatsPublisher.connect({
+    url: settings.natsUrl,
+    stream: settings.natsStream,
+    limits: settings.natsStreamLimits,
+    logger,
+  });
 }
 
 /** The consumer of the configured broker over `--broker-topics`. */
@@ -24,15 +29,18 @@ export async function openConsumer(
       brokers: settings.kafkaBrokers,
       groupId: settings.kafkaConsumerGroup,
       topics: settings.brokerTopics,
+      redelivery: settings.redelivery,
       logger,
     });
   }
   return new NatsConsumer({
     url: settings.natsUrl,
     stream: settings.natsStream,
+    limits: settings.natsStreamLimits,
     durable: settings.natsConsumer,
     topics: settings.brokerTopics,
     concurrency,
+    redelivery: settings.redelivery,
     logger,
   });
 }

@@ -1,22 +1,55 @@
 import {
   AckPolicy,
+  type Consumer,
+  type ConsumerConfig,
   type ConsumerMessages,
   connect,
   DeliverPolicy,
+  DiscardPolicy,
   type JetStreamManager,
+  type JsMsg,
   type NatsConnection,
   nanos,
   RetentionPolicy,
+  type StreamConfig,
+  type Subscription,
 } from "nats";
 import type { Logger } from "../../common/logger.js";
-import type { BrokerConsumer, BrokerPublisher, MessageHandler } from "./types.js";
+import { StallMonitor } from "./stall-monitor.js";
+import {
+  type AbandonedHandler,
+  type BrokerConsumer,
+  type BrokerPublisher,
+  type MessageHandler,
+  type Redelivery,
+  redeliveryDelay,
+} from "./types.js";
 
 export interface NatsOptions {
   url: string;
   /** Stream created for the subjects when no stream holds them yet. */
   stream: string;
+  /** Limits kept on that stream (not on streams the operator provisioned under other names). */
+  limits: StreamLimits;
   logger: Logger;
 }
+
+/** Bounds of the stream we manage; 0 means none. */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+  maxMsgs: number;
+}
+
+const MANAGED = "webhooks event topics; subjects and limits kept by the webhooks service (--nats-stream-*)";
+
+/** The limits as JetStream stream settings (it spells "none" -1 for sizes and 0 for age). */
+const streamLimits = (l: StreamLimits) => ({
+  max_age: nanos(l.maxAgeMs),
+  max_bytes: l.maxBytes || -1,
+  max_msgs: l.maxMsgs || -1,
+  discard: DiscardPolicy.Old,
+});
 
 export async function connectNats(url: string, logger: Logger, name: string): Promise<NatsConnection> {
   try {
@@ -36,9 +69,16 @@ export async function connectNats(url: string, logger: Logger, name: string): Pr
 
 /**
  * The stream holding `subjects`: an existing one that already captures them
- * (operators may provision their own), else `name`, created or extended.
+ * (operators may provision their own under another name; those are left as
+ * they are), else `name`, created or extended. The stream called `name` is
+ * ours: its limits are brought to `limits` whenever they differ.
  */
-export async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[]): Promise<string> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  name: string,
+  subjects: string[],
+  limits: StreamLimits,
+): Promise<string> {
   const missing: string[] = [];
   let found: string | undefined;
   for (const subject of subjects) {
@@ -46,37 +86,91 @@ export async function ensureStream(jsm: JetStreamManager, name: string, subjects
     if (stream) found ??= stream;
     else missing.push(subject);
   }
-  if (missing.length === 0) return found!;
+  if (missing.length === 0 && found !== name) return found!;
   const existing = await jsm.streams.info(name).catch(() => undefined);
-  if (existing) {
-    await jsm.streams.update(name, { subjects: [...new Set([...existing.config.subjects, ...missing])] });
-  } else {
-    await jsm.streams.add({ name, subjects: missing, retention: RetentionPolicy.Limits });
+  const wanted = streamLimits(limits);
+  if (!existing) {
+    await jsm.streams.add({
+      name,
+      subjects: missing,
+      retention: RetentionPolicy.Limits,
+      description: MANAGED,
+      ...wanted,
+    });
+  } else if (missing.length > 0 || !hasLimits(existing.config, wanted)) {
+    await jsm.streams.update(name, {
+      subjects: [...new Set([...existing.config.subjects, ...missing])],
+      description: MANAGED,
+      ...wanted,
+    });
   }
   return name;
+}
+
+const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>): boolean =>
+  config.max_age === wanted.max_age &&
+  config.max_bytes === wanted.max_bytes &&
+  config.max_msgs === wanted.max_msgs &&
+  config.discard === wanted.discard;
+
+/** Settings of a durable consumer that follow the flags; an existing consumer is brought to them. */
+function consumerSettings(r: Redelivery, concurrency: number) {
+  // JetStream wants fewer backoff steps than deliveries; with steps it waits the
+  // first one for an acknowledgement whatever ack_wait says.
+  const backoff = r.backoffMs.slice(0, Math.max(0, r.maxDeliveries - 1));
+  return {
+    max_deliver: r.maxDeliveries,
+    ack_wait: nanos(backoff[0] ?? 60_000),
+    backoff: backoff.map(nanos),
+    max_ack_pending: concurrency * 4,
+  };
+}
+
+const sameSettings = (c: ConsumerConfig, wanted: ReturnType<typeof consumerSettings>): boolean =>
+  c.max_deliver === wanted.max_deliver &&
+  c.ack_wait === wanted.ack_wait &&
+  c.max_ack_pending === wanted.max_ack_pending &&
+  JSON.stringify(c.backoff ?? []) === JSON.stringify(wanted.backoff);
+
+interface MaxDeliveriesAdvisory {
+  stream: string;
+  stream_seq: number;
+  deliveries: number;
 }
 
 /**
  * Durable JetStream pull consumers over the topics, one per topic (a single
  * consumer with several filter subjects needs NATS 2.10; Debian ships 2.9).
- * Explicit acks; a failed handler naks the message for redelivery.
+ * Explicit acks; a failed handler naks the message with the redelivery
+ * backoff's delay (JetStream 2.9 applies its own backoff only to messages left
+ * unacknowledged and redelivers a plain nak at once), and JetStream stops
+ * after max_deliver deliveries.
  */
 export class NatsConsumer implements BrokerConsumer {
   private nc?: NatsConnection;
-  private readonly subscriptions: ConsumerMessages[] = [];
+  private stopping = false;
+  private readonly batches = new Set<ConsumerMessages>();
+  private readonly advisories: Subscription[] = [];
   private readonly loops: Promise<void>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly monitors: StallMonitor[] = [];
 
   constructor(
-    private readonly opts: NatsOptions & { durable: string; topics: string[]; concurrency: number },
+    private readonly opts: NatsOptions & {
+      durable: string;
+      topics: string[];
+      concurrency: number;
+      redelivery: Redelivery;
+    },
   ) {}
 
-  async start(handler: MessageHandler): Promise<void> {
-    const { logger, topics, durable, concurrency } = this.opts;
+  async start(handler: MessageHandler, abandoned?: AbandonedHandler): Promise<void> {
+    const { logger, topics, durable, concurrency, redelivery } = this.opts;
     this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
     const jsm = await this.nc.jetstreamManager();
+    const wanted = consumerSettings(redelivery, concurrency);
     for (const topic of topics) {
-      const stream = await ensureStream(jsm, this.opts.stream, [topic]);
+      const stream = await ensureStream(jsm, this.opts.stream, [topic], this.opts.limits);
       const name = `${durable}-${topic.replace(/[^A-Za-z0-9_-]/g, "_")}`;
       const existing = await jsm.consumers.info(stream, name).catch(() => undefined);
       if (!existing) {
@@ -85,45 +179,140 @@ export class NatsConsumer implements BrokerConsumer {
           ack_policy: AckPolicy.Explicit,
           deliver_policy: DeliverPolicy.All,
           filter_subject: topic,
-          ack_wait: nanos(60_000),
-          max_ack_pending: concurrency * 4,
+          ...wanted,
         });
+      } else if (!sameSettings(existing.config, wanted)) {
+        await jsm.consumers.update(stream, name, wanted);
+        logger.info({ stream, consumer: name, ...redelivery }, "consumer brought to the redelivery flags");
       }
+      if (abandoned) this.advisories.push(this.watchAbandoned(jsm, stream, name, abandoned));
+      const monitor = new StallMonitor(
+        `NATS consumer ${name}`,
+        redelivery.stuckAfterMs,
+        async () => (await jsm.consumers.info(stream, name)).num_pending,
+        logger,
+      );
+      monitor.start();
+      this.monitors.push(monitor);
       const consumer = await this.nc.jetstream().consumers.get(stream, name);
-      const messages = await consumer.consume({ max_messages: concurrency });
-      this.subscriptions.push(messages);
-      this.loops.push(this.pump(messages, handler));
+      this.loops.push(this.pump(consumer, handler, monitor, Number(wanted.ack_wait) / 1e6));
       logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");
     }
   }
 
-  private async pump(messages: ConsumerMessages, handler: MessageHandler): Promise<void> {
-    for await (const m of messages) {
-      while (this.inFlight.size >= this.opts.concurrency) await Promise.race(this.inFlight);
-      const work = handler({ topic: m.subject, data: m.data, deliveryCount: m.info.redeliveryCount })
-        .then(() => m.ack())
-        .catch((err: Error) => {
-          this.opts.logger.warn(
-            { topic: m.subject, err: err.message },
-            "message handling failed: redelivering",
-          );
-          m.nak(1000);
-        });
-      const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
-      this.inFlight.add(tracked);
+  /**
+   * Fetches only as many messages as there are free handler slots: a message
+   * waiting in a client-side buffer would run out its ack wait (the backoff's
+   * first step) and be counted as delivered again without being handled.
+   */
+  private async pump(
+    consumer: Consumer,
+    handler: MessageHandler,
+    monitor: StallMonitor,
+    ackWaitMs: number,
+  ): Promise<void> {
+    const { concurrency, logger } = this.opts;
+    while (!this.stopping) {
+      while (this.inFlight.size >= concurrency) await Promise.race(this.inFlight);
+      if (this.stopping) break;
+      try {
+        const batch = await consumer.fetch({ max_messages: concurrency - this.inFlight.size, expires: 5000 });
+        this.batches.add(batch);
+        try {
+          for await (const m of batch) this.dispatch(m, handler, monitor, ackWaitMs);
+        } finally {
+          this.batches.delete(batch);
+        }
+      } catch (err) {
+        if (this.stopping) break;
+        logger.warn({ err: (err as Error).message }, "fetching from JetStream failed: trying again");
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
   }
 
+  private dispatch(m: JsMsg, handler: MessageHandler, monitor: StallMonitor, ackWaitMs: number): void {
+    const { redelivery, logger } = this.opts;
+    const msg = {
+      topic: m.subject,
+      data: m.data,
+      deliveryCount: m.info.redeliveryCount,
+      position: `nats:${m.info.stream}:${m.seq}`,
+    };
+    // A slow handler tells JetStream it is still at work, so the ack wait does not run out.
+    const working = setInterval(() => m.working(), ackWaitMs / 2);
+    const work = handler(msg)
+      .then(() => {
+        m.ack();
+        monitor.progress();
+      })
+      .catch((err: Error) => {
+        const delayMs = redeliveryDelay(redelivery, msg.deliveryCount);
+        logger.warn(
+          {
+            topic: m.subject,
+            position: msg.position,
+            deliveries: msg.deliveryCount,
+            delayMs,
+            err: err.message,
+          },
+          "message handling failed: redelivering",
+        );
+        m.nak(delayMs);
+      })
+      .finally(() => clearInterval(working));
+    const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  /**
+   * JetStream announces a message it stopped delivering after max_deliver; the
+   * handler settles messages at their last delivery, so this only happens when
+   * that delivery was never settled (a crash, a dead letter that could not be
+   * written). The message is read back from the stream and handed over.
+   */
+  private watchAbandoned(
+    jsm: JetStreamManager,
+    stream: string,
+    consumer: string,
+    abandoned: AbandonedHandler,
+  ): Subscription {
+    const sub = this.nc!.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.${consumer}`);
+    void (async () => {
+      for await (const advisory of sub) {
+        const a = advisory.json<MaxDeliveriesAdvisory>();
+        const position = `nats:${a.stream}:${a.stream_seq}`;
+        try {
+          const stored = await jsm.streams.getMessage(stream, { seq: a.stream_seq });
+          await abandoned(
+            { topic: stored.subject, data: stored.data, deliveryCount: a.deliveries, position },
+            `JetStream stopped delivering it after ${a.deliveries} deliveries without an acknowledgement`,
+          );
+        } catch (err) {
+          this.opts.logger.error(
+            { position, err: (err as Error).message },
+            "a message JetStream gave up on could not be dead-lettered; it stays in the stream at this position",
+          );
+        }
+      }
+    })();
+    return sub;
+  }
+
   async stop(): Promise<void> {
-    await Promise.all(this.subscriptions.map((m) => m.close()));
+    this.stopping = true;
+    for (const m of this.monitors) m.stop();
+    await Promise.all([...this.batches].map((b) => b.close()));
     await Promise.all(this.loops);
     await Promise.all(this.inFlight);
+    for (const a of this.advisories) a.unsubscribe();
     await this.nc?.drain();
   }
 
   async healthy(): Promise<void> {
     if (!this.nc || this.nc.isClosed()) throw new Error("not connected to NATS");
     await this.nc.flush();
+    for (const m of this.monitors) m.check();
   }
 }
 
@@ -134,18 +323,18 @@ export class NatsPublisher implements BrokerPublisher {
   private constructor(
     private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
-    private readonly stream: string,
+    private readonly opts: NatsOptions,
   ) {}
 
   static async connect(opts: NatsOptions): Promise<NatsPublisher> {
     const nc = await connectNats(opts.url, opts.logger, "webhooks-publisher");
-    return new NatsPublisher(nc, await nc.jetstreamManager(), opts.stream);
+    return new NatsPublisher(nc, await nc.jetstreamManager(), opts);
   }
 
   async publish(topic: string, message: unknown): Promise<void> {
     let ready = this.ready.get(topic);
     if (!ready) {
-      ready = ensureStream(this.jsm, this.stream, [topic]);
+      ready = ensureStream(this.jsm, this.opts.stream, [topic], this.opts.limits);
       this.ready.set(topic, ready);
       ready.catch(() => this.ready.delete(topic));
     }

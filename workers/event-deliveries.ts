@@ -1,0 +1,84 @@
+import { subscriptionsMatching } from "../api/event-types.js";
+import { explainDatabaseTimeout } from "../common/db/timeouts.js";
+import type { Config } from "../generated/prisma/client.js";
+import type { EventMessage } from "../workflows/types.js";
+import { deliveryWorkflowId, startDelivery } from "./event-consumer.js";
+import { deliveryKey } from "./event-message.js";
+import type { Runtime } from "./runtime.js";
+import { describeFailure, type FailureSource, permanentFailureOf } from "./start-failures.js";
+import { checkEventBounds } from "./start-limits.js";
+
+export interface DeliveryStarted {
+  configId: string;
+  webhookId: string;
+  workflowId: string;
+  /** False when the delivery had started before (a redelivery or a replay starts nothing new). */
+  started: boolean;
+  eager: boolean;
+}
+
+export interface StartFailure {
+  /** The config whose start failed; absent when the whole event failed (its configs could not be read, it is over a bound). */
+  configId?: string;
+  reason: string;
+  /** Null for a failure that may pass when tried again. */
+  permanent: FailureSource | null;
+}
+
+export interface EventStarts {
+  /** Active configs the event matched. */
+  configs: number;
+  started: DeliveryStarted[];
+  failures: StartFailure[];
+}
+
+/**
+ * Starts the deliveries of one event: to `configs`, or to every active config
+ * whose event types match. Each config's start is settled on its own, so one
+ * config's failure never holds back the others; failures come back classified
+ * (permanent or not) instead of thrown.
+ */
+export async function startEventDeliveries(
+  rt: Runtime,
+  event: EventMessage,
+  data: Uint8Array,
+  configs?: Config[],
+): Promise<EventStarts> {
+  const failed = (err: unknown, configId?: string): StartFailure => {
+    const permanent = permanentFailureOf(err);
+    return {
+      ...(configId ? { configId } : {}),
+      reason: permanent?.message ?? explainDatabaseTimeout(err, rt.db.timeouts) ?? describeFailure(err),
+      permanent: permanent?.source ?? null,
+    };
+  };
+  let targets: Config[];
+  try {
+    targets =
+      configs ??
+      (await rt.db.prisma.config.findMany({
+        where: { active: true, eventTypes: { hasSome: subscriptionsMatching(event.type) } },
+      }));
+  } catch (err) {
+    return { configs: 0, started: [], failures: [failed(err)] };
+  }
+  if (targets.length === 0) return { configs: 0, started: [], failures: [] };
+  try {
+    checkEventBounds(event);
+  } catch (err) {
+    return { configs: targets.length, started: [], failures: [failed(err)] };
+  }
+  const key = deliveryKey(event, data);
+  const settled = await Promise.allSettled(
+    targets.map(async (c) => {
+      const workflowId = deliveryWorkflowId(c.id, key);
+      return { configId: c.id, workflowId, ...(await startDelivery(rt, c, event, workflowId)) };
+    }),
+  );
+  const result: EventStarts = { configs: targets.length, started: [], failures: [] };
+  settled.forEach((s, i) => {
+    if (s.status === "fulfilled") result.started.push(s.value);
+    else result.failures.push(failed(s.reason, targets[i]!.id));
+  });
+  return result;
+}
