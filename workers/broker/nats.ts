@@ -203,7 +203,8 @@ export class NatsConsumer implements BrokerConsumer {
   /**
    * Fetches only as many messages as there are free handler slots: a message
    * waiting in a client-side buffer would run out its ack wait (the backoff's
-   * first step) and be counted as delivered again without being handled.
+   * first step) and be counted as delivered again without being handled. Each
+   * topic has its share of the process's concurrency.
    */
   private async pump(
     consumer: Consumer,
@@ -211,15 +212,21 @@ export class NatsConsumer implements BrokerConsumer {
     monitor: StallMonitor,
     ackWaitMs: number,
   ): Promise<void> {
-    const { concurrency, logger } = this.opts;
+    const { concurrency, topics, logger } = this.opts;
+    const slots = Math.max(1, Math.floor(concurrency / topics.length));
+    const mine = new Set<Promise<void>>();
     while (!this.stopping) {
-      while (this.inFlight.size >= concurrency) await Promise.race(this.inFlight);
+      while (mine.size >= slots) await Promise.race(mine);
       if (this.stopping) break;
       try {
-        const batch = await consumer.fetch({ max_messages: concurrency - this.inFlight.size, expires: 5000 });
+        const batch = await consumer.fetch({ max_messages: slots - mine.size, expires: 5000 });
         this.batches.add(batch);
         try {
-          for await (const m of batch) this.dispatch(m, handler, monitor, ackWaitMs);
+          for await (const m of batch) {
+            const work = this.dispatch(m, handler, monitor, ackWaitMs);
+            mine.add(work);
+            void work.finally(() => mine.delete(work));
+          }
         } finally {
           this.batches.delete(batch);
         }
@@ -231,7 +238,13 @@ export class NatsConsumer implements BrokerConsumer {
     }
   }
 
-  private dispatch(m: JsMsg, handler: MessageHandler, monitor: StallMonitor, ackWaitMs: number): void {
+  /** Runs the handler on one message and settles it; the promise ends when it is settled. */
+  private dispatch(
+    m: JsMsg,
+    handler: MessageHandler,
+    monitor: StallMonitor,
+    ackWaitMs: number,
+  ): Promise<void> {
     const { redelivery, logger } = this.opts;
     const msg = {
       topic: m.subject,
@@ -263,6 +276,7 @@ export class NatsConsumer implements BrokerConsumer {
       .finally(() => clearInterval(working));
     const tracked: Promise<void> = work.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
+    return tracked;
   }
 
   /**
