@@ -3,12 +3,13 @@ import express from "express";
 import { openDatabase } from "../common/db/database.js";
 import { type ListenAddress, listArg, positiveIntArg } from "../common/flags.js";
 import { healthHandler } from "../common/health.js";
+import { answerClientErrors } from "../common/http-client-errors.js";
 import { listen } from "../common/http-server.js";
 import { createLogger } from "../common/logger.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { Shutdown } from "../common/shutdown.js";
 import { VERSION } from "../common/version.js";
-import { createEntityRouter } from "../entity/http/express-adapter.js";
+import { createEntityRouter, renderClientError, requireCredentials } from "../entity/http/express-adapter.js";
 import { PrismaEntityManager } from "../entity/prisma/prisma-entity-manager.js";
 import { bindProductTables, PRODUCT_ALIASES } from "../entity/product-tables.js";
 import { EntityServer } from "../entity/server/server.js";
@@ -56,7 +57,8 @@ async function run(o: Flags): Promise<void> {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.get("/_healthcheck", healthHandler({ database: () => db.prisma.$queryRaw`SELECT 1` }));
-  app.get("/_info", (_req, res) => {
+  // Aliases and field names are for authenticated callers only; the health check stays open for probes.
+  app.get("/_info", requireCredentials(server, { alias: "_info", action: "info" }), (_req, res) => {
     res.json({
       service: "entity-server",
       version: VERSION,
@@ -66,6 +68,7 @@ async function run(o: Flags): Promise<void> {
   app.use(createEntityRouter(server, { logger }));
 
   const http = await listen(app, o.listen);
+  answerClientErrors(http.server, renderClientError);
   shutdown.add("http", () => http.close());
   logger.info(
     {

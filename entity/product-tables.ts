@@ -1,3 +1,5 @@
+import { checkConfigWrite } from "./config-writes.js";
+import type { WriteCheck } from "./server/actions.js";
 import type { Row } from "./server/entity-manager.js";
 import type { EntityServer } from "./server/server.js";
 
@@ -5,12 +7,11 @@ import type { EntityServer } from "./server/server.js";
 export const SECRET_FIELDS = ["secret", "previousSecret", "previous_secret"] as const;
 
 /** The product's own tables as entity-server aliases. */
-export const PRODUCT_ALIASES = {
-  config: { model: "Config", hidden: ["secret", "previousSecret"] },
+export const PRODUCT_ALIASES: Record<string, { model: string; hidden: string[]; checkWrite?: WriteCheck }> = {
+  // Config writes pass the webhooks API's validation (entity/config-writes.ts).
+  config: { model: "Config", hidden: ["secret", "previousSecret"], checkWrite: checkConfigWrite },
   attempt: { model: "Attempt", hidden: [] },
-} as const;
-
-export type ProductAlias = keyof typeof PRODUCT_ALIASES;
+};
 
 /**
  * Binds the product tables: read-only unless named in `writable`. Secrets are
@@ -30,6 +31,7 @@ export function bindProductTables(server: EntityServer, writable: readonly strin
       hidden: [...spec.hidden],
       readOnly: !writable.includes(alias),
       present: redactSecrets,
+      ...(spec.checkWrite ? { checkWrite: spec.checkWrite } : {}),
     });
   }
 }

@@ -1,11 +1,13 @@
 // The HTTP/1.1 listener on HOST:PORT: POST /json (a decision in proto3 JSON form;
-// 200 OK, 429 over limit, 400 for a malformed or refused request, 500 when the
-// counter store fails) and GET /healthcheck (200 "OK", or 500 naming the unhealthy
-// components).
+// 200 OK, 429 over limit, 4xx naming what is wrong with a malformed or refused
+// request, 500 when the counter store fails; every error is a JSON body) and
+// GET /healthcheck (200 "OK", or 500 naming the unhealthy components).
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { answerClientErrors } from "../common/http-client-errors.js";
 import type { Logger } from "../common/logger.js";
+import { decodeUtf8 } from "../common/strict-text.js";
 import { RateLimitResponse_Code } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { CacheError } from "./counter-store.js";
 import type { Health } from "./health.js";
@@ -21,6 +23,16 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** A request refused before it reaches the service, with the status that says why. */
+class HttpError extends JsonRequestError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 function send(
   res: http.ServerResponse,
   status: number,
@@ -31,15 +43,55 @@ function send(
   res.end(body);
 }
 
-async function readBody(req: http.IncomingMessage): Promise<string> {
+/** The error body of every /json failure: `{"error":{"status","message"}}`. */
+export function errorJson(status: number, message: string): string {
+  return JSON.stringify({ error: { status, message } });
+}
+
+function sendError(res: http.ServerResponse, status: number, message: string): void {
+  send(res, status, errorJson(status, message), "application/json");
+}
+
+/**
+ * The body of POST /json as text: JSON (no Content-Type is taken as JSON, as
+ * the reference does), UTF-8, not compressed, at most 4 MiB. Anything else is
+ * refused before a byte of it is parsed.
+ */
+async function readJsonBody(req: http.IncomingMessage): Promise<string> {
+  const type = req.headers["content-type"];
+  if (type !== undefined) {
+    const [media = "", ...params] = type.split(";").map((p) => p.trim().toLowerCase());
+    if (media !== "application/json" && !/^application\/[^/]+\+json$/.test(media))
+      throw new HttpError(415, `Content-Type must be application/json, got "${type}"`);
+    const charset = params
+      .find((p) => p.startsWith("charset="))
+      ?.slice(8)
+      .replace(/"/g, "");
+    if (charset !== undefined && charset !== "utf-8" && charset !== "utf8")
+      throw new HttpError(415, `unsupported charset "${charset}": send UTF-8`);
+  }
+  const encoding = req.headers["content-encoding"];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity")
+    throw new HttpError(415, `unsupported Content-Encoding "${encoding}": send the JSON uncompressed`);
+  if (Number(req.headers["content-length"]) > MAX_BODY_BYTES)
+    throw new HttpError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new JsonRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(400, `the request body was not received: ${(err as Error).message}`);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return decodeUtf8(Buffer.concat(chunks));
+  } catch (err) {
+    throw new HttpError(400, (err as Error).message);
+  }
 }
 
 /** `exclusive`: in a cluster process, a port of its own instead of the listener the processes share. */
@@ -82,9 +134,12 @@ export async function startHttpServer(
       return problems.length ? send(res, 500, `${problems.join("\n")}\n`) : send(res, 200, "OK");
     }
     if (url === "/json") {
-      if (req.method !== "POST") return send(res, 405, "Method Not Allowed: use POST");
+      if (req.method !== "POST") {
+        res.setHeader("Allow", "POST");
+        return sendError(res, 405, `${req.method} is not allowed on /json: use POST`);
+      }
       const span = tracing?.httpSpan("POST", "/json", req.headers);
-      readBody(req)
+      readJsonBody(req)
         .then((text) => {
           const request = requestFromJson(text);
           span?.setRequest(request);
@@ -104,19 +159,24 @@ export async function startHttpServer(
           (err: Error) => {
             if (err instanceof CacheError) {
               logger.warn({ err: err.message }, "/json: counter store error");
-              send(res, 500, `Internal Server Error: ${err.message}\n`);
+              sendError(res, 500, err.message);
               span?.end({ error: err, httpStatus: 500 });
             } else {
-              send(res, 400, `Bad Request: ${err.message}\n`);
-              span?.end({ error: err, httpStatus: 400 });
+              const status = err instanceof HttpError ? err.status : 400;
+              sendError(res, status, err.message);
+              span?.end({ error: err, httpStatus: status });
             }
           },
         );
       return;
     }
-    send(res, 404, "Not Found: the paths are POST /json and GET /healthcheck\n");
+    sendError(res, 404, `no route for ${url}: the paths are POST /json and GET /healthcheck`);
   });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server, (status, message) => ({
+    contentType: "application/json",
+    body: errorJson(status, message),
+  }));
   const l = await listen(server, host, port);
   logger.info({ address: `${host}:${l.port}` }, "HTTP server listening");
   return l;

@@ -3,6 +3,7 @@
 // spelling; unknown fields and wrong types are rejected with the path of the field.
 // Output omits default values, writes enums by name and durations as "58s".
 
+import { hasLoneSurrogate, parseStrictJson } from "../common/strict-text.js";
 import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
 import {
   type RateLimitRequest,
@@ -46,6 +47,8 @@ function fields(o: Obj, at: string, names: Record<string, string>): Map<string, 
 function str(v: unknown, at: string): string {
   if (v === undefined) return "";
   if (typeof v !== "string") throw new JsonRequestError(`${at}: expected a string`);
+  // A lone surrogate would reach the counter store as U+FFFD, merging distinct values into one counter.
+  if (hasLoneSurrogate(v)) throw new JsonRequestError(`${at}: contains a lone surrogate (not valid Unicode)`);
   return v;
 }
 
@@ -111,7 +114,7 @@ function descriptorFromJson(v: unknown, at: string): RateLimitDescriptor {
 export function requestFromJson(text: string): RateLimitRequest {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseStrictJson(text);
   } catch (err) {
     throw new JsonRequestError(`invalid JSON: ${(err as Error).message}`);
   }

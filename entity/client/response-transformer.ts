@@ -59,6 +59,9 @@ export class StandardResponseTransformer implements ResponseTransformer {
   }
 
   private fromXml(body: string): TransformedResponse {
+    // fast-xml-parser reads a DTD's internal entities and expands them (billion-laughs
+    // style growth, or text the server never sent); the entity server never sends a DTD.
+    if (/<!DOCTYPE/i.test(body)) throw new Error("the XML response declares a DTD (<!DOCTYPE>): refused");
     const doc = parser.parse(body, true) as Record<string, XmlNode>;
     const roots = Object.keys(doc);
     if (roots.length !== 1) throw new Error(`expected one root element, found ${roots.length}`);

@@ -1,8 +1,11 @@
+import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import type { ClientErrorBody } from "../../common/http-client-errors.js";
 import type { Logger } from "../../common/logger.js";
-import { EntityServerError, validationError } from "../server/errors.js";
+import { assertNoDuplicateKeys, decodeUtf8 } from "../../common/strict-text.js";
+import { type EntityErrorCode, EntityServerError, validationError } from "../server/errors.js";
 import { FORMATS, type Format, type RequestMap } from "../server/request-map.js";
-import { type EntityResponse, type EntityServer, errorResponse } from "../server/server.js";
+import { type EntityResponse, type EntityServer, errorResponse, unauthenticated } from "../server/server.js";
 
 export interface EntityRouterOptions {
   /** Largest accepted request body (default "1mb"). */
@@ -39,8 +42,10 @@ export function createEntityRouter(server: EntityServer, options: EntityRouterOp
   const router = express.Router();
   const limit = options.bodyLimit ?? "1mb";
   const realm = options.realm ?? "entity-server";
-  const urlencoded = express.urlencoded({ extended: false, limit });
-  const json = express.json({ limit, strict: false });
+  // `verify` sees the raw bytes before the parser does: what it refuses is never parsed
+  // (the parsers would quietly replace invalid UTF-8 and keep the last of two equal keys).
+  const urlencoded = express.urlencoded({ extended: false, limit, verify: verifyForm });
+  const json = express.json({ limit, strict: false, verify: verifyJson });
   // Body parsers only where a body can matter: GET and HEAD skip them entirely.
   router.use((req, res, next) =>
     req.method === "GET" || req.method === "HEAD" ? next() : urlencoded(req, res, next),
@@ -54,6 +59,7 @@ export function createEntityRouter(server: EntityServer, options: EntityRouterOp
     let format: Format = negotiatedFormat(req, query);
     let response: EntityResponse;
     try {
+      checkRequestTarget(req.originalUrl);
       const built = buildRequestMap(req, query, server);
       format = built.format;
       response = await server.handle(built.map);
@@ -77,13 +83,59 @@ export function createEntityRouter(server: EntityServer, options: EntityRouterOp
           ? new EntityServerError("PAYLOAD_TOO_LARGE", `request body larger than ${limit}`)
           : err.type === "charset.unsupported" || err.type === "encoding.unsupported"
             ? new EntityServerError("UNSUPPORTED_MEDIA_TYPE", err.message)
-            : (err.status ?? 500) < 500
-              ? validationError(`malformed request body: ${err.message}`)
-              : err;
+            : isZlibError(err)
+              ? validationError(
+                  `malformed request body: it is not valid ${req.get("content-encoding")} (${err.message})`,
+                )
+              : (err.status ?? 500) < 500
+                ? validationError(`malformed request body: ${err.message}`)
+                : err;
       send(res, errorResponse(e, format), realm);
     },
   );
   return router;
+}
+
+/** The errors zlib raises for a body whose Content-Encoding does not match its bytes. */
+function isZlibError(err: Error & { code?: string }): boolean {
+  return typeof err.code === "string" && err.code.startsWith("Z_");
+}
+
+function verifyForm(_req: IncomingMessage, _res: unknown, buf: Buffer): void {
+  checkFormEncoding(decodeUtf8(buf, "the form"), "form");
+}
+
+function verifyJson(_req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string): void {
+  // Other Unicode encodings (utf-16, utf-32) are decoded by the parser; only UTF-8 can be checked byte-wise.
+  const text = /^utf-?8$/i.test(encoding) ? decodeUtf8(buf, "the JSON") : buf.toString();
+  assertNoDuplicateKeys(text);
+}
+
+/**
+ * The request target must be ASCII (Node reads other bytes as Latin-1, which
+ * would store them altered) and its query well-formed percent-encoded UTF-8.
+ */
+function checkRequestTarget(url: string): void {
+  if (/[^\x21-\x7e]/.test(url)) throw validationError("the URL must be ASCII: percent-encode other bytes");
+  const q = url.indexOf("?");
+  if (q >= 0) checkFormEncoding(url.slice(q + 1), "query string");
+}
+
+/**
+ * Node's querystring replaces malformed escapes (`%ff`, `%ZZ`, an encoded lone
+ * surrogate) with U+FFFD instead of failing; refuse them so nothing is stored altered.
+ */
+function checkFormEncoding(text: string, where: string): void {
+  for (const part of text.split("&")) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, " "));
+    } catch {
+      const shown = part.length > 40 ? `${part.slice(0, 40)}…` : part;
+      throw validationError(
+        `malformed percent-encoding in the ${where}: ${JSON.stringify(shown)} is not UTF-8`,
+      );
+    }
+  }
 }
 
 function send(res: Response, r: EntityResponse, realm: string): void {
@@ -130,11 +182,21 @@ function buildRequestMap(
 
   const params = mergeParams(req, query);
   const pathExt = /\.(xml|json)$/i.exec(req.path)?.[1]?.toLowerCase();
-  if (typeof params._format === "string" && pathExt && params._format.toLowerCase() !== pathExt) {
-    throw validationError(`_format=${params._format} contradicts the .${pathExt} extension`, "_format");
-  }
   if (params._format !== undefined && typeof params._format !== "string") {
     throw validationError("_format given more than once", "_format");
+  }
+  if (
+    typeof params._format === "string" &&
+    !(FORMATS as readonly string[]).includes(params._format.toLowerCase())
+  ) {
+    throw new EntityServerError(
+      "NOT_ACCEPTABLE",
+      `unsupported format "${params._format}": expected xml or json`,
+      "_format",
+    );
+  }
+  if (typeof params._format === "string" && pathExt && params._format.toLowerCase() !== pathExt) {
+    throw validationError(`_format=${params._format} contradicts the .${pathExt} extension`, "_format");
   }
   if (pathExt) format = pathExt as Format;
 
@@ -176,20 +238,48 @@ function buildRequestMap(
     if (second !== undefined) map._id = second;
   }
 
-  const auth = req.get("authorization");
-  if (auth !== undefined) {
-    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(auth);
-    const decodedAuth = m?.[1] ? Buffer.from(m[1], "base64").toString("utf8") : "";
-    const colon = decodedAuth.indexOf(":");
-    if (colon < 0)
-      throw new EntityServerError(
-        "UNAUTHENTICATED",
-        "malformed Authorization header: expected Basic credentials",
-      );
-    map._username = decodedAuth.slice(0, colon);
-    map._password = decodedAuth.slice(colon + 1);
+  const credentials = basicCredentials(req);
+  if (credentials) {
+    map._username = credentials.username;
+    map._password = credentials.password;
   }
   return { map, format };
+}
+
+/** The credentials of an `Authorization: Basic` header; undefined without one; UNAUTHENTICATED when malformed. */
+function basicCredentials(req: Request): { username: string; password: string } | undefined {
+  const auth = req.get("authorization");
+  if (auth === undefined) return undefined;
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(auth);
+  const decoded = m?.[1] ? Buffer.from(m[1], "base64").toString("utf8") : "";
+  const colon = decoded.indexOf(":");
+  if (colon < 0)
+    throw new EntityServerError(
+      "UNAUTHENTICATED",
+      "malformed Authorization header: expected Basic credentials",
+    );
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * Middleware for a host's own endpoints (such as /_info): the server's
+ * authenticator must accept the request's Basic credentials, as for entity
+ * requests; the authenticator sees `alias` and `action` as given here.
+ */
+export function requireCredentials(
+  server: EntityServer,
+  what: { alias: string; action: string },
+  realm = "entity-server",
+) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const credentials = basicCredentials(req);
+      if (await server.isAuthorized({ ...what, ...credentials })) return next();
+      throw unauthenticated(credentials?.username);
+    } catch (err) {
+      send(res, errorResponse(err, negotiatedFormat(req, req.query as Record<string, unknown>)), realm);
+    }
+  };
 }
 
 /** Query and body parameters as one map; `name[]` keys are lists. */
@@ -238,4 +328,27 @@ function mergeParams(req: Request, query: Record<string, unknown>): Record<strin
 function isEmptyBody(req: Request): boolean {
   const length = req.get("content-length");
   return req.get("transfer-encoding") === undefined && (length === undefined || length === "0");
+}
+
+const CLIENT_ERROR_CODES: Record<number, EntityErrorCode> = {
+  408: "REQUEST_TIMEOUT",
+  413: "PAYLOAD_TOO_LARGE",
+  431: "HEADERS_TOO_LARGE",
+};
+
+/**
+ * The answer to a request Node's HTTP parser refused (see
+ * common/http-client-errors.ts), in XML when what was read of the request asks
+ * for it (a `.xml` path, `_format=xml`, or an Accept header naming XML first).
+ */
+export function renderClientError(status: number, message: string, rawRequest: string): ClientErrorBody {
+  const target = /^[A-Z]+ (\S+)/.exec(rawRequest)?.[1] ?? "";
+  const accept = /\r\naccept:([^\r]*)/i.exec(rawRequest)?.[1] ?? "";
+  const xml =
+    /\.xml(\?|$)/i.test(target) ||
+    /[?&]_format=xml(&|$)/i.test(target) ||
+    /^\s*(application|text)\/xml/i.test(accept);
+  const error = new EntityServerError(CLIENT_ERROR_CODES[status] ?? "VALIDATION", message);
+  const r = errorResponse(error, xml ? "xml" : "json");
+  return { contentType: r.contentType, body: r.body };
 }

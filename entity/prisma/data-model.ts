@@ -50,23 +50,33 @@ export function readDataModel(client: unknown): Map<string, ModelInfo> {
       if (f.kind !== "scalar" && f.kind !== "enum") continue; // relations are not columns
       const type: FieldType =
         f.kind === "enum" ? "Enum" : SCALARS.has(f.type) ? (f.type as FieldType) : "String";
-      fields.push({ name: f.name, type, list: scan?.lists.has(f.name) ?? false });
+      const uuid = scan?.uuids.has(f.name) === true;
+      fields.push({ name: f.name, type, list: scan?.lists.has(f.name) ?? false, ...(uuid ? { uuid } : {}) });
     }
     models.set(name, { name, fields, ...(scan ? { uniqueFields: scan.unique } : {}) });
   }
   return models;
 }
 
-function scanModel(schema: string, model: string): { lists: Set<string>; unique: Set<string> } | undefined {
+interface ModelScan {
+  lists: Set<string>;
+  unique: Set<string>;
+  /** Fields with @db.Uuid. */
+  uuids: Set<string>;
+}
+
+function scanModel(schema: string, model: string): ModelScan | undefined {
   const block = new RegExp(`^model\\s+${model}\\s*\\{([\\s\\S]*?)^\\}`, "m").exec(schema);
   if (!block?.[1]) return undefined;
   const lists = new Set<string>();
   const unique = new Set<string>();
+  const uuids = new Set<string>();
   for (const line of block[1].split("\n")) {
     const m = /^\s*([A-Za-z_]\w*)\s+([A-Za-z_]\w*)(\[\])?\??(.*)$/.exec(line.replace(/\/\/.*$/, ""));
     if (!m?.[1]) continue;
     if (m[3]) lists.add(m[1]);
     if (/@id\b|@unique\b/.test(m[4] ?? "")) unique.add(m[1]);
+    if (/@db\.Uuid\b/.test(m[4] ?? "")) uuids.add(m[1]);
   }
-  return { lists, unique };
+  return { lists, unique, uuids };
 }

@@ -75,7 +75,7 @@ function mergeFields(discovered: FieldInfo[], declared: Record<string, string>, 
     const list = spec.endsWith("[]");
     const type = (list ? spec.slice(0, -2) : spec) as FieldType;
     if (!byName.has(name) && discovered.length > 0) throw new Error(`"${name}" is not a field of ${model}`);
-    byName.set(name, { name, type, list });
+    byName.set(name, { ...byName.get(name), name, type, list });
   }
   return [...byName.values()];
 }

@@ -1,3 +1,4 @@
+import { unstorableText } from "../../common/strict-text.js";
 import type { EntityRepository, FieldInfo, Row } from "./entity-manager.js";
 import { EntityServerError, validationError } from "./errors.js";
 import { parseFieldValue } from "./field-values.js";
@@ -12,7 +13,11 @@ export interface EntityBinding {
   readOnly: boolean;
   fieldsByName: ReadonlyMap<string, FieldInfo>;
   present?: (row: Row) => Row;
+  checkWrite?: WriteCheck;
 }
+
+/** Checks (and may rewrite) the data of an insert (no stored row) or an update. */
+export type WriteCheck = (data: Row, stored?: Row) => Row | Promise<Row>;
 
 export interface ActionContext {
   request: ParsedRequest;
@@ -59,9 +64,11 @@ export const BUILT_IN_ACTIONS: Record<string, ActionDefinition> = {
   insert: {
     writes: true,
     status: 201,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       if (ctx.request.id !== undefined) throw validationError("insert takes no id in the path", "_id");
-      return ctx.binding.repository.insert(ctx.data("write"));
+      const data = ctx.data("write");
+      const check = ctx.binding.checkWrite;
+      return ctx.binding.repository.insert(check ? await check(data) : data);
     },
   },
   update: {
@@ -78,6 +85,15 @@ export const BUILT_IN_ACTIONS: Record<string, ActionDefinition> = {
           );
         }
         delete data[key];
+      }
+      const check = ctx.binding.checkWrite;
+      if (check) {
+        const stored = await ctx.binding.repository.get(id);
+        if (!stored) throw notFound(ctx);
+        return (
+          (await ctx.binding.repository.update(id, await check(data, stored))) ??
+          Promise.reject(notFound(ctx))
+        );
       }
       return (await ctx.binding.repository.update(id, data)) ?? Promise.reject(notFound(ctx));
     },
@@ -118,7 +134,8 @@ export function actionContext(request: ParsedRequest, binding: EntityBinding): A
           field,
           typeof request.id === "bigint" ? request.id.toString() : request.id,
         );
-        if (id === null) throw validationError("empty id");
+        // An id no column can hold (empty, NUL, lone surrogate) names no row: answered without a query.
+        if (id === null || unstorableText(id) !== undefined) throw validationError("unusable id");
         return id;
       } catch {
         throw notFound(this);

@@ -16,6 +16,8 @@ export interface FieldInfo {
   type: FieldType;
   /** A list column (PostgreSQL array). */
   list: boolean;
+  /** A String stored as a PostgreSQL uuid: values are checked before any query. */
+  uuid?: boolean;
 }
 
 export type Row = Record<string, unknown>;

@@ -1,6 +1,7 @@
 import type { FieldInfo } from "./entity-manager.js";
 import { validationError } from "./errors.js";
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
@@ -32,6 +33,8 @@ function parseScalar(field: FieldInfo, raw: unknown, label: string): unknown {
   switch (field.type) {
     case "String":
     case "Enum":
+      // Checked here, so a malformed uuid never reaches the database.
+      if (field.uuid) return typeof raw === "string" && UUID.test(raw) ? raw : fail("a UUID");
       if (typeof raw === "string") return raw;
       if (typeof raw === "number" || typeof raw === "boolean") return String(raw);
       return fail("a string");

@@ -1,3 +1,4 @@
+import { unstorableText } from "../../common/strict-text.js";
 import { EntityServerError, validationError } from "./errors.js";
 
 /**
@@ -133,6 +134,11 @@ export function parseRequestMap(map: RequestMap): ParsedRequest {
   const data: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(map)) {
     if (!key.startsWith("_") && value !== undefined) data[key] = value;
+  }
+  // PostgreSQL refuses NUL in text, and a lone surrogate would be stored as U+FFFD: refuse both here.
+  for (const [key, value] of Object.entries(data)) {
+    const problem = unstorableText(key, "a parameter name") ?? unstorableText(value, key);
+    if (problem) throw validationError(problem, key);
   }
 
   return {

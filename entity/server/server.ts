@@ -6,6 +6,7 @@ import {
   actionContext,
   BUILT_IN_ACTIONS,
   type EntityBinding,
+  type WriteCheck,
 } from "./actions.js";
 import type { EntityManager, RepositoryOptions, Row } from "./entity-manager.js";
 import { EntityServerError } from "./errors.js";
@@ -20,6 +21,12 @@ export interface AliasOptions extends RepositoryOptions {
   readOnly?: boolean;
   /** Last step before rendering each entity (after hidden fields are removed), e.g. to redact nested values. */
   present?: (row: Row) => Row;
+  /**
+   * Last step before insert and update: gets the parsed data (and, for an
+   * update, the stored row) and returns what to write, or throws an
+   * EntityServerError (VALIDATION) naming what is wrong.
+   */
+  checkWrite?: WriteCheck;
 }
 
 export interface ActionOptions {
@@ -90,6 +97,7 @@ export class EntityServer {
       readOnly: options.readOnly ?? false,
       fieldsByName,
       ...(options.present ? { present: options.present } : {}),
+      ...(options.checkWrite ? { checkWrite: options.checkWrite } : {}),
     });
     return this;
   }
@@ -102,6 +110,7 @@ export class EntityServer {
       hidden: [...b.hidden],
       readOnly: b.readOnly,
       ...(b.present ? { present: b.present } : {}),
+      ...(b.checkWrite ? { checkWrite: b.checkWrite } : {}),
     });
   }
 
@@ -154,6 +163,11 @@ export class EntityServer {
     );
   }
 
+  /** Whether a request with these credentials may run (true when no authenticator is set); hosts use it for their own endpoints. */
+  async isAuthorized(request: AuthRequest): Promise<boolean> {
+    return this.authenticator ? await this.authenticator(request) : true;
+  }
+
   /** Runs the request and returns the response body. */
   async execute(map: RequestMap = this.requestMap): Promise<string> {
     return (await this.handle(map)).body;
@@ -165,21 +179,14 @@ export class EntityServer {
     try {
       const request = parseRequestMap(map);
       format = request.format;
-      if (this.authenticator) {
-        const ok = await this.authenticator({
-          alias: request.alias,
-          action: request.action,
-          ...(request.id !== undefined ? { id: request.id } : {}),
-          ...(request.username !== undefined ? { username: request.username } : {}),
-          ...(request.password !== undefined ? { password: request.password } : {}),
-        });
-        if (!ok) {
-          throw new EntityServerError(
-            "UNAUTHENTICATED",
-            request.username === undefined ? "credentials required" : "invalid credentials",
-          );
-        }
-      }
+      const ok = await this.isAuthorized({
+        alias: request.alias,
+        action: request.action,
+        ...(request.id !== undefined ? { id: request.id } : {}),
+        ...(request.username !== undefined ? { username: request.username } : {}),
+        ...(request.password !== undefined ? { password: request.password } : {}),
+      });
+      if (!ok) throw unauthenticated(request.username);
       const binding = this.bindings.get(request.alias);
       if (!binding)
         throw new EntityServerError("UNKNOWN_ENTITY", `unknown entity "${request.alias}"`, "_entity");
@@ -252,6 +259,12 @@ export function errorResponse(err: unknown, format: Format): EntityResponse {
     ...(e.headers ? { headers: e.headers } : {}),
   };
 }
+
+export const unauthenticated = (username: string | undefined) =>
+  new EntityServerError(
+    "UNAUTHENTICATED",
+    username === undefined ? "credentials required" : "invalid credentials",
+  );
 
 function isRow(v: unknown): v is Row {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);

@@ -1,67 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import pg from "pg";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { type Running, runToExit, start, stop } from "./command.js";
 import { attemptData } from "./support.js";
-
-const CLI = fileURLToPath(new URL("../../cmd/entity-server.js", import.meta.url));
-
-interface Running {
-  child: ChildProcess;
-  baseUrl: string;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
-function runToExit(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, DATABASE_URL: "", ...env },
-    });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (out += d));
-    child.on("exit", (code) => resolve({ code, out }));
-  });
-}
-
-/** Starts the command on a free port and waits for its "listening" log line. */
-function start(args: string[]): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, "--listen", "127.0.0.1:0", ...args], {
-    env: { ...process.env, DATABASE_URL: "" },
-  });
-  let out = "";
-  const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`entity-server did not start:\n${out}`)), 30_000);
-    child.stderr.on("data", (d) => (out += d));
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /"listen":"[^"]*:(\d+)".*"entity server listening"/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: `http://127.0.0.1:${m[1]}`, output: () => out, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`entity-server exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-async function stop(r: Running | undefined): Promise<number | null> {
-  if (!r) return null;
-  r.child.kill("SIGTERM");
-  return r.exit;
-}
 
 describe("entity-server command", () => {
   let db: TestDatabase;
@@ -214,12 +158,17 @@ describe("entity-server command", () => {
     ]);
     try {
       const auth = { authorization: `Basic ${Buffer.from("ops:pw").toString("base64")}` };
-      const body = new URLSearchParams({ endpoint: "http://written.test", secret: "new-secret-value" });
+      const secret = "bmV3LXNlY3JldC12YWx1ZS0yNC1ieXRl"; // base64 of 24 bytes, as the API requires
+      const body = new URLSearchParams({
+        endpoint: "http://written.test",
+        "eventTypes[]": "ledger.committed",
+        secret,
+      });
       expect((await fetch(`${r.baseUrl}/config.json`, { method: "PUT", body })).status).to.equal(401);
       const put = await fetch(`${r.baseUrl}/config.json`, { method: "PUT", body, headers: auth });
       const text = await put.text();
       expect(put.status, text).to.equal(201);
-      expect(text).not.to.include("new-secret-value");
+      expect(text).not.to.include(secret);
       const attempt = await fetch(`${r.baseUrl}/attempt.json`, { method: "PUT", body, headers: auth });
       expect(attempt.status).to.equal(405);
     } finally {

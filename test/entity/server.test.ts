@@ -237,7 +237,12 @@ describe("entity server over Prisma and PostgreSQL", () => {
       ["write on a read-only alias", { _entity: "attempt", _action: "delete", _id: "x" }, 405, "READ_ONLY"],
       [
         "update changing the id",
-        { _entity: "config", _action: "update", _id: "A", id: "B" },
+        {
+          _entity: "config",
+          _action: "update",
+          _id: "0b6f3c1e-2a4d-4e8f-9a1b-3c5d7e9f1a2b",
+          id: "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+        },
         400,
         "VALIDATION",
       ],

@@ -103,9 +103,9 @@ describe("ratelimit reload", function () {
       domain: "reload",
       descriptors: [{ entries: [{ key: "key1", value: "x" }] }],
     });
-    expect([json.status, json.body.trim()]).to.deep.equal([
+    expect([json.status, json.json()]).to.deep.equal([
       400,
-      "Bad Request: no rate limit configuration loaded",
+      { error: { status: 400, message: "no rate limit configuration loaded" } },
     ]);
     expect(await svc.stat("ratelimit.service.config_load_error")).to.equal(1);
     runtime.write("reload.yaml", BASIC);

@@ -220,10 +220,13 @@ describe("ratelimit responses", function () {
     for (const [body, reason] of cases) {
       const res = await svc.json(body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.body, JSON.stringify(body)).to.include(reason);
+      const error = (res.json() as { error: { status: number; message: string } }).error;
+      expect(error.status, JSON.stringify(body)).to.equal(400);
+      expect(error.message, JSON.stringify(body)).to.include(reason);
     }
     const get = await fetch(`${svc.httpUrl}/json`);
     expect(get.status).to.equal(405);
+    expect(get.headers.get("allow")).to.equal("POST");
   });
 
   it("GET /healthcheck answers 200 OK", async () => {
