@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
+import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { openPublisher } from "../workers/broker/index.js";
 import type { BrokerPublisher } from "../workers/broker/types.js";
@@ -57,6 +58,11 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
       "authentication is OFF and the API listens beyond this machine: anyone who reaches it can read secrets and change configs; pass --auth-jwks-url, or --listen 127.0.0.1:PORT",
     );
   const server = await listen(app, settings.listen);
+  // Malformed HTTP framing never reaches express: answer it in the API's error format too.
+  answerClientErrors(server.server, (_status, message) => ({
+    contentType: "application/json; charset=utf-8",
+    body: JSON.stringify({ errorCode: "VALIDATION", errorMessage: message }),
+  }));
   rt.shutdown.add("http server", () => server.close());
   if (cluster.isWorker) {
     process.send?.({ type: READY, port: server.port });

@@ -1,6 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import pg from "pg";
+import { rawRequest } from "../support/raw-http.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 const VALID = { endpoint: "https://example.com/hook", eventTypes: ["ledger.created"], name: "ok" };
@@ -13,21 +14,21 @@ const CORPUS: { what: string; body: Buffer; headers?: Record<string, string>; sa
     body: Buffer.from(
       '{"endpoint":"https://example.com/hook","eventTypes":["ledger.created"],"name":"a\\u0000b"}',
     ),
-    says: /name must not contain the NUL character/,
+    says: /name: contains a NUL character/,
   },
   {
     what: "a NUL character in a key",
     body: Buffer.from(
       '{"endpoint":"https://example.com/hook","eventTypes":["ledger.created"],"na\\u0000me":"x"}',
     ),
-    says: /NUL character/,
+    says: /key of na\u0000me: contains a NUL character/,
   },
   {
     what: "a lone surrogate",
     body: Buffer.from(
       '{"endpoint":"https://example.com/hook","eventTypes":["ledger.created"],"name":"\\ud800x"}',
     ),
-    says: /name contains a lone UTF-16 surrogate/,
+    says: /name: contains a lone surrogate/,
   },
   {
     what: "bytes that are not UTF-8",
@@ -43,7 +44,7 @@ const CORPUS: { what: string; body: Buffer; headers?: Record<string, string>; sa
     body: Buffer.from(
       '{"endpoint":"https://example.com/hook","endpoint":"https://evil.example/","eventTypes":["ledger.created"]}',
     ),
-    says: /"endpoint" appears twice/,
+    says: /duplicate key "endpoint" in the JSON body/,
   },
   {
     what: "a gzip encoding that is not gzip",
@@ -131,6 +132,41 @@ describe("configs API: bad request bodies get a 4xx JSON error and store nothing
       const text = await res.text();
       expect(res.status, text).to.be.within(400, 499);
       expect(JSON.parse(text).errorCode, text).to.equal("VALIDATION");
+      expect(await count()).to.equal(before);
+    });
+  }
+
+  for (const [what, request, status, says] of [
+    [
+      "a 1 MB query string",
+      `GET /configs?${"a".repeat(1 << 20)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      431,
+      /headers larger/,
+    ],
+    [
+      "a Content-Length longer than the body",
+      'POST /configs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"endpoint":"https://example.com/","eventTypes":["a.b"]}',
+      400,
+      // The 5 bytes are read as the body, the rest as a next request: either answer names it.
+      /malformed JSON body|malformed request/,
+    ],
+    [
+      "a malformed Content-Length",
+      "POST /configs HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{",
+      400,
+      // The 5 bytes are read as the body, the rest as a next request: either answer names it.
+      /malformed JSON body|malformed request/,
+    ],
+    ["a broken request line", "GARBAGE\r\n\r\n", 400, /malformed request/],
+  ] as const) {
+    it(`answers ${what} with ${status} in the error format, storing nothing`, async () => {
+      const before = await count();
+      const answer = await rawRequest(Number(new URL(api.url).port), request);
+      expect(answer.status, answer.body).to.equal(status);
+      expect(answer.headers["content-type"]).to.match(/application\/json/);
+      const body = JSON.parse(answer.body);
+      expect(body.errorCode).to.equal("VALIDATION");
+      expect(body.errorMessage).to.match(says);
       expect(await count()).to.equal(before);
     });
   }
