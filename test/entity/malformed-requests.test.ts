@@ -2,7 +2,7 @@ import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import pg from "pg";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
-import { rawRequest } from "../support/raw-http.js";
+import { http, rawRequest } from "../support/raw-http.js";
 import { type Running, start, stop } from "./command.js";
 
 // A corpus of malformed requests thrown at the `entity-server` command (config
@@ -21,25 +21,6 @@ interface Case {
   says: string;
   xml?: boolean;
   halfClose?: boolean;
-}
-
-/** A well-formed HTTP/1.1 request with the given body bytes. */
-function http(
-  method: string,
-  target: string,
-  headers: Record<string, string>,
-  body: Buffer | string = "",
-): Buffer {
-  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  const head = Object.entries({
-    host: "x",
-    connection: "close",
-    "content-length": String(bytes.length),
-    ...headers,
-  })
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
-  return Buffer.concat([Buffer.from(`${method} ${target} HTTP/1.1\r\n${head}\r\n`, "latin1"), bytes]);
 }
 
 const json = { "content-type": "application/json" };

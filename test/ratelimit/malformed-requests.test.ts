@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { rawRequest } from "../support/raw-http.js";
+import { http, rawRequest } from "../support/raw-http.js";
 import { RateLimitProcess, REDIS_URL, Runtime } from "./harness.js";
 
 // A corpus of malformed requests thrown at the HTTP port of the rate limit
@@ -20,24 +20,6 @@ interface Case {
   status: number;
   says: string;
   halfClose?: boolean;
-}
-
-function http(
-  method: string,
-  target: string,
-  headers: Record<string, string>,
-  body: Buffer | string = "",
-): Buffer {
-  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  const head = Object.entries({
-    host: "x",
-    connection: "close",
-    "content-length": String(bytes.length),
-    ...headers,
-  })
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join("");
-  return Buffer.concat([Buffer.from(`${method} ${target} HTTP/1.1\r\n${head}\r\n`, "latin1"), bytes]);
 }
 
 const json = { "content-type": "application/json" };

@@ -63,3 +63,22 @@ function parse(raw: Buffer): RawAnswer | undefined {
   }
   return { status, headers, body: text.slice(end + 4) };
 }
+
+/** A well-formed HTTP/1.1 request with the given body bytes. */
+export function http(
+  method: string,
+  target: string,
+  headers: Record<string, string>,
+  body: Buffer | string = "",
+): Buffer {
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  const head = Object.entries({
+    host: "x",
+    connection: "close",
+    "content-length": String(bytes.length),
+    ...headers,
+  })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  return Buffer.concat([Buffer.from(`${method} ${target} HTTP/1.1\r\n${head}\r\n`, "latin1"), bytes]);
+}
