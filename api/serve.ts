@@ -2,7 +2,9 @@ import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
+import { withoutCredentials } from "../common/redact.js";
 import { openPublisher } from "../workers/broker/index.js";
+
 import type { BrokerPublisher } from "../workers/broker/types.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
 import { startEventConsumer } from "../workers/event-consumer.js";
@@ -51,7 +53,8 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
-  if (settings.auth) rt.logger.info({ jwks: settings.auth.jwksUrl }, "bearer-token authentication on");
+  if (settings.auth)
+    rt.logger.info({ jwks: withoutCredentials(settings.auth.jwksUrl) }, "bearer-token authentication on");
   else if (!isLoopback(settings.listen.host))
     rt.logger.warn(
       { listen: settings.listen.host },

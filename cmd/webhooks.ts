@@ -168,6 +168,12 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
     )
+    .addOption(new Option("--nats-user <user>", "NATS user (with --nats-password)").env("NATS_USER"))
+    .addOption(new Option("--nats-password <password>", "NATS password").env("NATS_PASSWORD"))
+    .addOption(new Option("--nats-token <token>", "NATS authentication token").env("NATS_TOKEN"))
+    .addOption(
+      new Option("--nats-creds <file>", "NATS credentials file (JWT and NKey seed)").env("NATS_CREDS"),
+    )
     .addOption(
       new Option(
         "--nats-stream <name>",
@@ -366,6 +372,12 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
       stuckAfterMs: opt("brokerStuckAfter"),
     },
     natsUrl: opt("natsUrl"),
+    natsAuth: {
+      user: str("natsUser"),
+      password: str("natsPassword"),
+      token: str("natsToken"),
+      credsFile: str("natsCreds"),
+    },
     natsStream: opt("natsStream"),
     natsStreamLimits: {
       maxAgeMs: opt("natsStreamMaxAge"),

@@ -3,6 +3,7 @@ import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 import type { StreamLimits } from "./broker/nats.js";
+import type { NatsAuth } from "./broker/nats-auth.js";
 import type { Redelivery } from "./broker/types.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
@@ -46,6 +47,8 @@ export interface WebhooksSettings {
   /** Bounded redelivery of messages whose deliveries could not start, and when a consumer counts as stuck. */
   redelivery: Redelivery;
   natsUrl: string;
+  /** NATS credentials from flags (the URL's own are used when these are absent). */
+  natsAuth: NatsAuth;
   natsStream: string;
   /** Limits of the stream --nats-stream (age in ms, bytes, messages; 0: none). */
   natsStreamLimits: StreamLimits;

@@ -11,6 +11,7 @@ export async function openPublisher(settings: WebhooksSettings, logger: Logger):
   }
   return NatsPublisher.connect({
     url: settings.natsUrl,
+    auth: settings.natsAuth,
     stream: settings.natsStream,
     limits: settings.natsStreamLimits,
     logger,
@@ -35,6 +36,7 @@ export async function openConsumer(
   }
   return new NatsConsumer({
     url: settings.natsUrl,
+    auth: settings.natsAuth,
     stream: settings.natsStream,
     limits: settings.natsStreamLimits,
     durable: settings.natsConsumer,

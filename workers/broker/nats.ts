@@ -15,6 +15,8 @@ import {
   type Subscription,
 } from "nats";
 import type { Logger } from "../../common/logger.js";
+import { withoutCredentials } from "../../common/redact.js";
+import { type NatsAuth, natsCredentials } from "./nats-auth.js";
 import { StallMonitor } from "./stall-monitor.js";
 import {
   type AbandonedHandler,
@@ -27,6 +29,8 @@ import {
 
 export interface NatsOptions {
   url: string;
+  /** Credentials (flags), else those in the URL. */
+  auth: NatsAuth;
   /** Stream created for the subjects when no stream holds them yet. */
   stream: string;
   /** Limits kept on that stream (not on streams the operator provisioned under other names). */
@@ -51,19 +55,32 @@ const streamLimits = (l: StreamLimits) => ({
   discard: DiscardPolicy.Old,
 });
 
-export async function connectNats(url: string, logger: Logger, name: string): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  auth: NatsAuth,
+  logger: Logger,
+  name: string,
+): Promise<NatsConnection> {
+  const safeUrl = withoutCredentials(url);
   try {
-    const nc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 2000 });
-    logger.info({ url }, "connected to NATS");
+    const { servers, options } = await natsCredentials(url, auth);
+    const nc = await connect({
+      servers,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 2000,
+      ...options,
+    });
+    logger.info({ url: safeUrl }, "connected to NATS");
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "disconnect" || s.type === "reconnect")
-          logger.warn({ url, event: s.type }, "NATS connection");
+          logger.warn({ url: safeUrl, event: s.type }, "NATS connection");
       }
     })();
     return nc;
   } catch (err) {
-    throw new Error(`cannot reach NATS at ${url}: ${(err as Error).message}`);
+    throw new Error(`cannot reach NATS at ${safeUrl}: ${(err as Error).message}`);
   }
 }
 
@@ -166,7 +183,7 @@ export class NatsConsumer implements BrokerConsumer {
 
   async start(handler: MessageHandler, abandoned?: AbandonedHandler): Promise<void> {
     const { logger, topics, durable, concurrency, redelivery } = this.opts;
-    this.nc = await connectNats(this.opts.url, logger, `webhooks-consumer-${durable}`);
+    this.nc = await connectNats(this.opts.url, this.opts.auth, logger, `webhooks-consumer-${durable}`);
     const jsm = await this.nc.jetstreamManager();
     const wanted = consumerSettings(redelivery, concurrency);
     for (const topic of topics) {
@@ -341,7 +358,7 @@ export class NatsPublisher implements BrokerPublisher {
   ) {}
 
   static async connect(opts: NatsOptions): Promise<NatsPublisher> {
-    const nc = await connectNats(opts.url, opts.logger, "webhooks-publisher");
+    const nc = await connectNats(opts.url, opts.auth, opts.logger, "webhooks-publisher");
     return new NatsPublisher(nc, await nc.jetstreamManager(), opts);
   }
 
