@@ -1,4 +1,4 @@
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import type pg from "pg";
 import type { EgressPolicy } from "../activities/egress-policy.js";
 import type { PrismaClient } from "../common/db/database.js";
@@ -21,6 +21,7 @@ import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
 import type { Replayer } from "./replay.js";
+import { allowQuery } from "./validation.js";
 
 /** Largest request body accepted (a config is a few hundred bytes). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -41,6 +42,8 @@ export interface AppDeps {
   deliveries: DeliveryControl;
   /** Where test deliveries may go; endpoints that are denied address literals are refused. */
   egress: EgressPolicy;
+  /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
+  ingest: RequestHandler[];
   /** Replays a dead letter through the consumer's start path. */
   replayDeadLetter: DeadLetterReplayer;
   /** Timeout of test deliveries (--send-timeout). */
@@ -64,6 +67,8 @@ export function createApp(deps: AppDeps): Express {
   app.get("/metrics", deps.metrics ? metricsHandlerFrom(deps.metrics) : metricsHandler);
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   if (deps.auth) app.use(requireToken(deps.auth));
+  // Before the configs' body parser: events have their own, larger bound.
+  app.post("/events", allowQuery(), ...deps.ingest);
   app.use(
     express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json", verify: verifyUtf8 }),
   );

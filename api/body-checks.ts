@@ -11,6 +11,9 @@ import { validation } from "./errors.js";
 const RAW = Symbol("raw body");
 type WithRaw = IncomingMessage & { [RAW]?: string };
 
+/** The request body as received (set by verifyUtf8), when there was one. */
+export const rawBody = (req: IncomingMessage): string | undefined => (req as WithRaw)[RAW];
+
 /** express.json's `verify`: the bytes must be UTF-8 (else they would be stored as U+FFFD). */
 export function verifyUtf8(req: IncomingMessage, _res: unknown, buf: Buffer): void {
   try {

@@ -249,6 +249,41 @@ export const openapi = {
           },
         },
       },
+      EventMessage: {
+        type: "object",
+        description:
+          "The platform's event message, as on the broker; the type becomes lower(app).lower(type); other fields are dropped",
+        required: ["type"],
+        properties: {
+          idempotency_key: { type: "string", description: "repeat it and nothing new starts" },
+          date: { type: "string" },
+          app: { type: "string" },
+          version: { type: "string" },
+          type: { type: "string" },
+          payload: { description: "any JSON, at most 128 levels deep and 256 KiB in all" },
+        },
+      },
+      Ingested: {
+        type: "object",
+        required: ["type", "configs", "deliveries"],
+        properties: {
+          type: { type: "string", description: "the normalised event type" },
+          configs: { type: "integer", description: "active configs it matched" },
+          deliveries: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["configID", "webhookID", "workflowID", "started"],
+              properties: {
+                configID: UUID,
+                webhookID: UUID,
+                workflowID: { type: "string" },
+                started: { type: "boolean", description: "false when it had started before" },
+              },
+            },
+          },
+        },
+      },
       ConfigCursor: cursorOf("Config"),
       AttemptCursor: cursorOf("Attempt"),
       DeadLetterCursor: cursorOf("DeadLetter"),
@@ -414,6 +449,23 @@ export const openapi = {
           404: error("no such delivery"),
           409: error("the delivery has already ended"),
           ...errors,
+        },
+      },
+    },
+    "/events": {
+      post: {
+        operationId: "ingestEvent",
+        summary:
+          "Deliver one platform event, exactly as if it had been consumed from the broker (same matching, ids, bounds)",
+        requestBody: { required: true, content: json(ref("EventMessage")) },
+        responses: {
+          ...errors,
+          202: ok("its deliveries started (or nothing subscribes to it)", dataOf("Ingested")),
+          200: ok("this idempotency key was delivered before: nothing new started", dataOf("Ingested")),
+          400: error("not an event message, or over a bound (depth, size): the message names it"),
+          409: error("a delivery cannot start as it is (e.g. a config row that is not usable)"),
+          413: error("body larger than the event bound"),
+          503: error("a delivery cannot start now (Temporal or the database unavailable): send it again"),
         },
       },
     },

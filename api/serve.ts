@@ -15,6 +15,7 @@ import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
 import { createDeadLetterReplayer } from "./dead-letter-replay.js";
 import { createDeliveryControl } from "./delivery-control.js";
+import { eventIngest } from "./event-ingest.js";
 import { createReplayer } from "./replay.js";
 
 /**
@@ -50,6 +51,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
+    ingest: eventIngest(rt),
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });

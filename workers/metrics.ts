@@ -68,6 +68,13 @@ export const configListRefreshes = new Counter({
   registers: [registry],
 });
 
+export const eventsIngested = new Counter({
+  name: "webhooks_events_ingested_total",
+  help: "Events received on POST /events, by result: accepted (every delivery started or had started), rejected (not an event message), failed (some delivery could not start)",
+  labelNames: ["result"] as const,
+  registers: [registry],
+});
+
 export const reconciled = new Counter({
   name: "webhooks_reconciliation_total",
   help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), failed (the repair itself failed; tried again next round)",

@@ -1,0 +1,61 @@
+import express, { type RequestHandler } from "express";
+import { startEventDeliveries } from "../workers/event-deliveries.js";
+import { parseEventMessage, UnparsableMessage } from "../workers/event-message.js";
+import { eventsIngested, workflowsStarted, workflowsStartedEagerly } from "../workers/metrics.js";
+import type { Runtime } from "../workers/runtime.js";
+import { MAX_EVENT_BYTES } from "../workers/start-limits.js";
+import { checkParsedBody, rawBody, verifyUtf8 } from "./body-checks.js";
+import { ApiError, unavailable, validation } from "./errors.js";
+import { jsonBody } from "./validation.js";
+
+/** What the JSON parser of POST /events accepts: the event bound plus room for the envelope. */
+const INGEST_LIMIT_BYTES = MAX_EVENT_BYTES + 16 * 1024;
+
+/**
+ * POST /events: the platform's event message over HTTP, for teams without a
+ * broker. It takes the consumer's own path (parsing, matching, deterministic
+ * workflow ids, bounds): a repeated idempotency key starts nothing new and
+ * answers with the deliveries already started (200 instead of 202).
+ */
+export function eventIngest(rt: Runtime): RequestHandler[] {
+  const handler: RequestHandler = async (req, res) => {
+    const data = Buffer.from(rawBody(req) ?? "", "utf8");
+    let event: ReturnType<typeof parseEventMessage>;
+    try {
+      event = parseEventMessage(data);
+    } catch (err) {
+      if (!(err instanceof UnparsableMessage)) throw err;
+      eventsIngested.inc({ result: "rejected" });
+      throw validation(`not an event message: ${err.message}`);
+    }
+    const starts = await startEventDeliveries(rt, event, data);
+    const deliveries = starts.started.map((d) => ({
+      configID: d.configId,
+      webhookID: d.webhookId,
+      workflowID: d.workflowId,
+      started: d.started,
+    }));
+    workflowsStarted.inc(starts.started.filter((d) => d.started).length);
+    workflowsStartedEagerly.inc(starts.started.filter((d) => d.eager).length);
+    if (starts.failures.length) {
+      eventsIngested.inc({ result: "failed" });
+      const reasons = starts.failures
+        .map((f) => (f.configId ? `config ${f.configId}: ${f.reason}` : f.reason))
+        .join("; ");
+      const done = `${deliveries.length} of ${deliveries.length + starts.failures.length} deliveries started`;
+      if (starts.failures.some((f) => f.permanent === "event")) throw validation(reasons);
+      if (starts.failures.some((f) => f.permanent))
+        throw new ApiError(409, "CONFLICT", `${done}; cannot start: ${reasons}`);
+      throw unavailable(`${done}; cannot start now: ${reasons}; send the same event again`);
+    }
+    eventsIngested.inc({ result: "accepted" });
+    const created = deliveries.some((d) => d.started) || deliveries.length === 0;
+    res.status(created ? 202 : 200).json({ data: { type: event.type, configs: starts.configs, deliveries } });
+  };
+  return [
+    jsonBody({ required: true }),
+    express.json({ limit: INGEST_LIMIT_BYTES, strict: false, type: "application/json", verify: verifyUtf8 }),
+    checkParsedBody,
+    handler,
+  ];
+}
