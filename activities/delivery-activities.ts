@@ -20,7 +20,7 @@ import {
   requeueClaimed,
   summarize,
 } from "./attempts-store.js";
-import { decide } from "./delivery-policy.js";
+import { decide, whyNoFurtherTry } from "./delivery-policy.js";
 import type { EgressPolicy } from "./egress-policy.js";
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
@@ -166,15 +166,13 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
       // reason stands, even if the config was reactivated since.
       if ((await claimForRetry(prisma, input.webhookId)) === 0)
         return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
-      const config = await prisma.config.findUnique({ where: { id: input.configId } });
-      const first = await firstAttemptAt(prisma, input.webhookId);
-      let reason: string | undefined;
-      if (!config) reason = "config deleted";
-      else if (!config.active) reason = "config deactivated";
-      else if (input.retryAttempt >= input.policy.maxAttempts)
-        reason = `max attempts (${input.policy.maxAttempts}) reached`;
-      else if (first && Date.now() - first.getTime() > input.policy.abortAfterMs)
-        reason = "abort-after window exhausted";
+      const reason = whyNoFurtherTry({
+        config: await prisma.config.findUnique({ where: { id: input.configId } }),
+        retryAttempt: input.retryAttempt,
+        policy: input.policy,
+        firstAttemptAt: await firstAttemptAt(prisma, input.webhookId),
+        now: Date.now(),
+      });
       if (reason === undefined) return { proceed: true };
       await failPending(prisma, input.webhookId, reason);
       return { proceed: false, reason };

@@ -65,3 +65,24 @@ export function decide(args: {
     nextRetryAfter: new Date(Math.min(Math.max(backoffAt, requestedAt), deadline)),
   };
 }
+
+/**
+ * Why attempt `retryAttempt` of a delivery must not be sent (its config is gone
+ * or inactive, or a cap is reached), or undefined when it may. Asked before
+ * every re-send, and by reconciliation before it restarts a lost delivery.
+ */
+export function whyNoFurtherTry(args: {
+  config: { active: boolean } | null;
+  retryAttempt: number;
+  policy: DeliveryPolicy;
+  firstAttemptAt: Date | undefined;
+  now: number;
+}): string | undefined {
+  const { config, retryAttempt, policy, firstAttemptAt, now } = args;
+  if (!config) return "config deleted";
+  if (!config.active) return "config deactivated";
+  if (retryAttempt >= policy.maxAttempts) return `max attempts (${policy.maxAttempts}) reached`;
+  if (firstAttemptAt && now - firstAttemptAt.getTime() > policy.abortAfterMs)
+    return "abort-after window exhausted";
+  return undefined;
+}

@@ -226,27 +226,26 @@ export const openapi = {
           updatedAt: TIME,
         },
       },
+      StartedDelivery: {
+        type: "object",
+        description: "A delivery an event (ingested or replayed) asked for",
+        required: ["configID", "webhookID", "workflowID", "started"],
+        properties: {
+          configID: UUID,
+          webhookID: UUID,
+          workflowID: { type: "string" },
+          started: {
+            type: "boolean",
+            description: "false when this delivery had started before (it is not started twice)",
+          },
+        },
+      },
       DeadLetterReplay: {
         type: "object",
         required: ["deadLetter", "deliveries"],
         properties: {
           deadLetter: ref("DeadLetter"),
-          deliveries: {
-            type: "array",
-            items: {
-              type: "object",
-              required: ["configID", "webhookID", "workflowID", "started"],
-              properties: {
-                configID: UUID,
-                webhookID: UUID,
-                workflowID: { type: "string" },
-                started: {
-                  type: "boolean",
-                  description: "false when this delivery had started before (it is not started twice)",
-                },
-              },
-            },
-          },
+          deliveries: { type: "array", items: ref("StartedDelivery") },
         },
       },
       EventMessage: {
@@ -269,19 +268,7 @@ export const openapi = {
         properties: {
           type: { type: "string", description: "the normalised event type" },
           configs: { type: "integer", description: "active configs it matched" },
-          deliveries: {
-            type: "array",
-            items: {
-              type: "object",
-              required: ["configID", "webhookID", "workflowID", "started"],
-              properties: {
-                configID: UUID,
-                webhookID: UUID,
-                workflowID: { type: "string" },
-                started: { type: "boolean", description: "false when it had started before" },
-              },
-            },
-          },
+          deliveries: { type: "array", items: ref("StartedDelivery") },
         },
       },
       ConfigCursor: cursorOf("Config"),

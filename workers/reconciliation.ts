@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from "@temporalio/client";
 import { failPending, summarize } from "../activities/attempts-store.js";
+import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
 import type { EventMessage } from "../workflows/types.js";
@@ -148,12 +149,13 @@ export class Reconciler {
     const policy = deliveryPolicy(this.rt);
     const config = await prisma.config.findUnique({ where: { id: last.configId } });
     const next = last.retryAttempt + 1;
-    let reason: string | undefined;
-    if (!config) reason = "config deleted";
-    else if (!config.active) reason = "config deactivated";
-    else if (next >= policy.maxAttempts) reason = `max attempts (${policy.maxAttempts}) reached`;
-    else if (Date.now() - first.createdAt.getTime() > policy.abortAfterMs)
-      reason = "abort-after window exhausted";
+    let reason = whyNoFurtherTry({
+      config,
+      retryAttempt: next,
+      policy,
+      firstAttemptAt: first.createdAt,
+      now: Date.now(),
+    });
     let event: EventMessage | undefined;
     try {
       event = JSON.parse(last.payload) as EventMessage;

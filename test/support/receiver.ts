@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { verifySignature } from "../../activities/signature.js";
 
 export interface Received {
   path: string;
@@ -7,6 +8,18 @@ export interface Received {
   body: string;
   at: number;
 }
+
+/** True when the request carries a valid signature of its exact body with `secret`. */
+export const signedWith = (secret: string, r: Received): boolean =>
+  verifySignature(
+    secret,
+    {
+      id: String(r.headers["svc-webhook-id"]),
+      timestamp: String(r.headers["svc-webhook-timestamp"]),
+      signature: String(r.headers["svc-webhook-signature"]),
+    },
+    r.body,
+  );
 
 /** A real HTTP endpoint for deliveries: records every request, answers with `respond`. */
 export class Receiver {

@@ -1,8 +1,7 @@
 import { expect } from "chai";
-import { verifySignature } from "../../activities/signature.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
-import { Receiver } from "../support/receiver.js";
+import { Receiver, signedWith } from "../support/receiver.js";
 
 const SECRET = Buffer.alloc(24, 3).toString("base64");
 
@@ -57,17 +56,7 @@ describe("durable delivery (NATS JetStream → Temporal workflow → HTTP, mirro
     expect(req!.headers["svc-webhook-id"]).to.equal(result.webhookId);
     expect(req!.headers["svc-webhook-idempotency-key"]).to.equal(event.idempotency_key);
     expect(req!.headers["svc-webhook-test"]).to.equal("false");
-    expect(
-      verifySignature(
-        SECRET,
-        {
-          id: String(req!.headers["svc-webhook-id"]),
-          timestamp: String(req!.headers["svc-webhook-timestamp"]),
-          signature: String(req!.headers["svc-webhook-signature"]),
-        },
-        req!.body,
-      ),
-    ).to.equal(true);
+    expect(signedWith(SECRET, req!)).to.equal(true);
     const rows = await env.attempts(config.id);
     expect(rows.map((r) => [r.retry_attempt, r.status, r.status_code])).to.deep.equal([[0, "success", 200]]);
     expect(rows[0]!.webhook_id).to.equal(result.webhookId);
