@@ -9,16 +9,23 @@ import { fromRoot } from "../common/paths.js";
 import { type DevServer, startDevServer } from "../common/temporal-dev-server.js";
 
 // `npm start`: the whole stack on embedded defaults, in the foreground. Starts
-// the Temporal dev server (state kept under .data/), then each service as a
-// child process, waits until each is healthy and prints where everything is.
-// Ctrl-C or SIGTERM stops the children, then Temporal.
+// Temporal (the dev server with its state under .data/, or with `--temporal
+// server` the production server on PostgreSQL through scripts/temporal-server.sh),
+// then each service as a child process, waits until each is healthy and prints
+// where everything is. Ctrl-C or SIGTERM stops the children, then Temporal.
 
-const HELP = `usage: npm start [-- --data-dir DIR] [--temporal-port 7233] [--ui-port 8233] [--api-port 8080]
+const HELP = `usage: npm start [-- --data-dir DIR] [--temporal dev|server] [--temporal-nodes 1]
+       [--temporal-port 7233] [--ui-port 8233] [--api-port 8080]
        [--ratelimit-port 8082] [--ratelimit-grpc-port 8081] [--ratelimit-debug-port 6070] [--entity-port 8090]
 
-Starts the Temporal dev server (gRPC :7233, Web UI :8233) and every service of
-the platform on embedded defaults. Reuses PostgreSQL on :5432 when scripts/setup.sh
-started it, else the embedded PGlite database. Ctrl-C stops everything.`;
+Starts Temporal (gRPC :7233, Web UI :8233) and every service of the platform on
+embedded defaults. --temporal dev (default): the Temporal CLI's dev server, state in
+DIR/temporal/dev.db. --temporal server: the production Temporal server on the local
+PostgreSQL (databases temporal and temporal_visibility), --temporal-nodes nodes of it,
+built from the Go module proxy on first use (about 4 minutes), its state kept in
+those databases across restarts.
+Reuses PostgreSQL on :5432 when scripts/setup.sh started it, else the embedded
+PGlite database. Ctrl-C stops everything.`;
 
 interface Service {
   name: string;
@@ -31,6 +38,7 @@ interface Service {
 const logger = createLogger("stack");
 const children: { name: string; child: ChildProcess }[] = [];
 let temporal: DevServer | undefined;
+let productionTemporal = false;
 let stopping = false;
 
 const portOpen = (port: number) =>
@@ -94,14 +102,42 @@ async function stop(code: number): Promise<void> {
     ),
   );
   await temporal?.stop();
+  if (productionTemporal)
+    await new Promise((resolve) =>
+      spawn("bash", [fromRoot("scripts", "temporal-server.sh"), "stop", "--name", "temporal"], {
+        stdio: "inherit",
+      }).once("exit", resolve),
+    );
   logger.info("stack stopped");
   process.exit(code);
+}
+
+/** The production server through its script (idempotent: reuses running nodes and their state). */
+async function startProductionTemporal(port: number, uiPort: number, nodes: number): Promise<string> {
+  if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`--temporal-nodes must be a positive integer`);
+  const script = fromRoot("scripts", "temporal-server.sh");
+  const args = ["start", "--name", "temporal", "--port", String(port), "--nodes", String(nodes)];
+  logger.info({ nodes }, "starting the production Temporal server (scripts/temporal-server.sh)");
+  productionTemporal = true;
+  // The script logs its progress (the first build takes minutes) on stderr, which stays ours.
+  const child = spawn("bash", [script, ...args, "--ui-port", String(uiPort)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  const code = await new Promise((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`scripts/temporal-server.sh exited with ${code}`);
+  return stdout.trim();
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       "data-dir": { type: "string", default: fromRoot(".data") },
+      temporal: { type: "string", default: "dev" },
+      "temporal-nodes": { type: "string", default: "1" },
       "temporal-port": { type: "string", default: "7233" },
       "ui-port": { type: "string", default: "8233" },
       "api-port": { type: "string", default: "8080" },
@@ -127,7 +163,11 @@ async function main(): Promise<void> {
   const apiPort = Number(values["api-port"]);
   let temporalAddress = `127.0.0.1:${temporalPort}`;
   let temporalUi = `http://127.0.0.1:${uiPort}`;
-  if (await portOpen(temporalPort)) {
+  if (values.temporal !== "dev" && values.temporal !== "server")
+    throw new Error(`--temporal must be dev or server, not ${JSON.stringify(values.temporal)}`);
+  if (values.temporal === "server") {
+    temporalAddress = await startProductionTemporal(temporalPort, uiPort, Number(values["temporal-nodes"]));
+  } else if (await portOpen(temporalPort)) {
     logger.warn(`something already listens on :${temporalPort}; using it as the Temporal server`);
   } else {
     temporal = await startDevServer({
@@ -215,7 +255,7 @@ async function main(): Promise<void> {
 
   const lines = [
     `stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s (Ctrl-C stops it)`,
-    `  Temporal frontend       ${temporalAddress}`,
+    `  Temporal frontend       ${temporalAddress}${values.temporal === "server" ? ` (production server, ${values["temporal-nodes"]} node(s), PostgreSQL databases temporal, temporal_visibility)` : ""}`,
     `  Temporal Web UI         ${temporalUi}`,
     `  Database                ${postgres ? redact(postgres) : `embedded PGlite in ${dataDir}/pglite`}`,
     "  NATS JetStream          nats://127.0.0.1:4222",

@@ -14,6 +14,7 @@ STATE_DIR="${ETP_STATE_DIR:-/var/tmp/etp-services}"
 PG_USER="webhooks"
 PG_PASSWORD="webhooks"
 PG_DB="webhooks"
+PG_MAX_CONNECTIONS=400
 
 started=$(date +%s%N)
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -73,6 +74,14 @@ ensure_postgres() {
     [[ -n "$version" ]] || fail "PostgreSQL is installed but has no cluster under /etc/postgresql"
     log "starting PostgreSQL $version"
     pg_ctlcluster "$version" main start || fail "pg_ctlcluster $version main start failed"
+    wait_port PostgreSQL 5432 30
+  fi
+  # Room for the tests' parallel databases next to a two-node Temporal server cluster
+  # (each node keeps a pool per service): Debian's default of 100 runs out.
+  if (($(su postgres -c "psql -qtAc 'SHOW max_connections'") < PG_MAX_CONNECTIONS)); then
+    log "raising PostgreSQL max_connections to $PG_MAX_CONNECTIONS (restart)"
+    su postgres -c "psql -qc 'ALTER SYSTEM SET max_connections = $PG_MAX_CONNECTIONS'"
+    pg_ctlcluster "$(ls /etc/postgresql | sort -V | tail -n 1)" main restart || fail "PostgreSQL did not restart"
     wait_port PostgreSQL 5432 30
   fi
   # Role and database for the product and its tests (CREATEDB: tests make their own).
@@ -177,6 +186,9 @@ ensure_memcached
 ensure_temporal_cli
 ensure_grpcurl
 [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
+# The production Temporal server is built (not started) only when asked: `npm test` asks,
+# since part of the suite runs on it; `npm start -- --temporal server` builds it on first use.
+[[ "${SETUP_TEMPORAL_SERVER:-0}" == "1" ]] && bash "$ROOT/scripts/temporal-server.sh" build
 # scikit-build-core releases, the settings validator's oracle; only its differential test and
 # benchmark need them, so a failure here is a warning and those fail naming the missing venv.
 SKBUILD_STATE="scikit-build-core .tools/skbuild-venv-*"

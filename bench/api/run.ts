@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     Math.max(...LEVELS),
   );
   const baseline = async () => (await floorClient.request("GET", "/configs/x")).status === 200;
-  const temporalPid = (await testTemporal()).process.pid;
+  const [temporalPid] = await (await testTemporal()).pids();
 
   const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
   const body = () =>

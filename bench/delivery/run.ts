@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     ],
   });
   const url = api.url;
-  const temporalPid = (await testTemporal()).process.pid;
+  const [temporalPid] = await (await testTemporal()).pids();
   const workerPid = api.process.child.pid;
   // Where the CPU goes during a burst, per delivery, by component.
   const cpu = new CpuMeter((pid, comm) => {

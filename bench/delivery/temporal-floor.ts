@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never,
   });
   const server = await testTemporal();
+  const serverPids = await server.pids();
   const connection = await NativeConnection.connect({ address: server.address });
   const workflowsPath = new URL("./floor-workflows.js", import.meta.url).pathname;
   const activities = { noop: async () => "ok" };
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
   // A client on the worker's own connection can ask for eager workflow start.
   const client = new Client({ connection });
   const cpu = new CpuMeter((pid) =>
-    pid === server.process.pid ? "server" : pid === process.pid ? "worker" : undefined,
+    serverPids.includes(pid) ? "server" : pid === process.pid ? "worker" : undefined,
   );
 
   const variants = [

@@ -12,3 +12,13 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Whether `port` on loopback can be bound right now. */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
