@@ -16,10 +16,14 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // signature. Baseline in the same script: the same signed send code called
 // directly (no broker, no Temporal, no database) at the same concurrency.
 // Usage: node dist/bench/delivery/run.js [events] [pending-retries] [send-mode: queue|local]
+// (pending 0 skips the parked-deliveries run). TEST_TEMPORAL=server runs it on the
+// production Temporal server (scripts/temporal-server.sh) instead of the dev server.
 
 const EVENTS = Number(process.argv[2] ?? 2000);
 const PENDING = Number(process.argv[3] ?? 10_000);
 const SEND_MODE = process.argv[4] ?? "queue";
+const SERVER = process.env.TEST_TEMPORAL === "server" ? "server" : "dev";
+const SERVER_LABEL = SERVER === "server" ? "Temporal server (PostgreSQL)" : "Temporal dev server";
 const SECRET = Buffer.alloc(24, 9).toString("base64");
 
 const pct = (xs: number[], p: number) => {
@@ -115,12 +119,12 @@ async function main(): Promise<void> {
     ],
   });
   const url = api.url;
-  const [temporalPid] = await (await testTemporal()).pids();
+  const temporalPids = await (await testTemporal()).pids();
   const workerPid = api.process.child.pid;
   // Where the CPU goes during a burst, per delivery, by component.
   const cpu = new CpuMeter((pid, comm) => {
     if (pid === workerPid) return "webhooks worker (node)";
-    if (pid === temporalPid) return "Temporal dev server";
+    if (temporalPids.includes(pid)) return SERVER_LABEL;
     if (pid === process.pid) return "bench: publisher + receiver";
     if (comm === "postgres") return "PostgreSQL";
     if (comm === "nats-server") return "NATS";
@@ -194,40 +198,53 @@ async function main(): Promise<void> {
   process.stderr.write(`paced at ${pacedRate}/s…\n`);
   const pacedRun = await paced("paced", pacedRate, 10);
 
-  process.stderr.write(`parking ${PENDING} deliveries on retry timers…\n`);
-  const pubs: Promise<unknown>[] = [];
-  for (let i = 0; i < PENDING; i++) pubs.push(publish("pending", "failing", i));
-  await Promise.all(pubs);
-  // Parked means the workflow finished the task after its first attempt and sleeps on
-  // its retry timer (its status attribute says so), not merely that the attempt row exists.
-  const temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
-  const parkedQuery = `WebhookDeliveryStatus = "to retry" AND WebhookConfigId = "${failingConfig}"`;
-  const parkStarted = Date.now();
-  const deadline = parkStarted + 1_800_000;
-  for (;;) {
-    const { count } = await temporal.workflow.count(parkedQuery);
-    if (count >= PENDING) break;
-    if (Date.now() > deadline) throw new Error(`only ${count}/${PENDING} deliveries parked`);
-    await new Promise((res) => setTimeout(res, 1000));
-  }
-  const parkSeconds = (Date.now() - parkStarted) / 1000;
-  await temporal.connection.close();
-  process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
-  cpu.start();
-  const loaded = await burst("burst-with-pending");
-  const cpuPerDeliveryLoaded = Object.fromEntries(
-    Object.entries(cpu.delta()).map(([name, ms]) => [name, ms / EVENTS]),
-  );
-  const rssLoaded = rssMb(api.process.child.pid!);
+  // Deliveries parked on retry timers, then the same burst beside them (skipped with pending 0).
+  const parkAndBurst = async () => {
+    process.stderr.write(`parking ${PENDING} deliveries on retry timers…\n`);
+    const pubs: Promise<unknown>[] = [];
+    for (let i = 0; i < PENDING; i++) pubs.push(publish("pending", "failing", i));
+    await Promise.all(pubs);
+    // Parked means the workflow finished the task after its first attempt and sleeps on
+    // its retry timer (its status attribute says so), not merely that the attempt row exists.
+    const temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+    const parkedQuery = `WebhookDeliveryStatus = "to retry" AND WebhookConfigId = "${failingConfig}"`;
+    const parkStarted = Date.now();
+    const deadline = parkStarted + 1_800_000;
+    for (;;) {
+      const { count } = await temporal.workflow.count(parkedQuery);
+      if (count >= PENDING) break;
+      if (Date.now() > deadline) throw new Error(`only ${count}/${PENDING} deliveries parked`);
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+    const parkSeconds = (Date.now() - parkStarted) / 1000;
+    await temporal.connection.close();
+    process.stderr.write(`burst of ${EVENTS} with ${PENDING} pending…\n`);
+    cpu.start();
+    const loaded = await burst("burst-with-pending");
+    const cpuPerDeliveryLoaded = Object.fromEntries(
+      Object.entries(cpu.delta()).map(([name, ms]) => [name, ms / EVENTS]),
+    );
+    return { loaded, cpuPerDeliveryLoaded, parkSeconds, rssLoaded: rssMb(api.process.child.pid!) };
+  };
+  const parked = PENDING > 0 ? await parkAndBurst() : undefined;
 
   const rows = [
     ["direct signed sends (baseline)", directRate, NaN, NaN],
     [`burst of ${EVENTS} via NATS + Temporal`, idle.perSecond, idle.p50, idle.p99],
     [`paced at ${pacedRate}/s for 10 s`, pacedRate, pacedRun.p50, pacedRun.p99],
-    [`burst with ${PENDING} on retry timers`, loaded.perSecond, loaded.p50, loaded.p99],
+    ...(parked
+      ? ([
+          [
+            `burst with ${PENDING} on retry timers`,
+            parked.loaded.perSecond,
+            parked.loaded.p50,
+            parked.loaded.p99,
+          ],
+        ] as const)
+      : []),
   ] as const;
   console.log(
-    `\nwebhook delivery, --send-mode ${SEND_MODE} (receiver verifies every signature; bad signatures: ${badSignatures})\n`,
+    `\nwebhook delivery on the ${SERVER_LABEL}, --send-mode ${SEND_MODE} (receiver verifies every signature; bad signatures: ${badSignatures})\n`,
   );
   console.log("| run | deliveries/s | p50 ms | p99 ms |");
   console.log("|---|---:|---:|---:|");
@@ -237,13 +254,14 @@ async function main(): Promise<void> {
     );
   }
   console.log(`\nratio to the direct baseline: ${(idle.perSecond / directRate).toFixed(3)}`);
-  console.log(
-    `first-attempt slowdown with ${PENDING} pending: ${((1 - loaded.perSecond / idle.perSecond) * 100).toFixed(1)} %`,
-  );
-  console.log(
-    `serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst, ${rssLoaded.toFixed(0)} MB with pending`,
-  );
-  console.log(`parking ${PENDING} deliveries on retry timers took ${parkSeconds.toFixed(0)} s`);
+  console.log(`serve --worker RSS: ${rssIdle.toFixed(0)} MB idle-after-burst`);
+  if (parked) {
+    console.log(
+      `first-attempt slowdown with ${PENDING} pending: ${((1 - parked.loaded.perSecond / idle.perSecond) * 100).toFixed(1)} %`,
+    );
+    console.log(`serve --worker RSS with ${PENDING} pending: ${parked.rssLoaded.toFixed(0)} MB`);
+    console.log(`parking ${PENDING} deliveries on retry timers took ${parked.parkSeconds.toFixed(0)} s`);
+  }
   const metrics = await (await fetch(`${url}/metrics`)).text();
   const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
   const eagerStarts = counter("webhooks_workflows_started_eagerly_total");
@@ -254,14 +272,20 @@ async function main(): Promise<void> {
   console.log(`| component | CPU ms/delivery | with ${PENDING} pending |`);
   console.log("|---|---:|---:|");
   for (const [name, ms] of Object.entries(cpuPerDelivery).sort((a, b) => b[1] - a[1])) {
-    console.log(`| ${name} | ${ms.toFixed(2)} | ${(cpuPerDeliveryLoaded[name] ?? 0).toFixed(2)} |`);
+    console.log(
+      `| ${name} | ${ms.toFixed(2)} | ${parked ? (parked.cpuPerDeliveryLoaded[name] ?? 0).toFixed(2) : ""} |`,
+    );
   }
 
   await mkdir(fromRoot("bench", "results"), { recursive: true });
-  const out = fromRoot("bench", "results", `delivery-${SEND_MODE}.json`);
+  const out = fromRoot(
+    "bench",
+    "results",
+    `delivery-${SEND_MODE}${SERVER === "server" ? "-server" : ""}.json`,
+  );
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, directRate, idle, cpuPerDelivery, paced: pacedRun, loaded, cpuPerDeliveryLoaded, parkSeconds, rssIdle, rssLoaded, starts, eagerStarts, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, server: SERVER, directRate, idle, cpuPerDelivery, paced: pacedRun, ...parked, rssIdle, starts, eagerStarts, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 

@@ -19,6 +19,7 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // as the delivery bench; CPU per workflow is read from /proc, so the ceiling
 // (2 cores / CPU per workflow) holds whatever else the machine runs.
 // Usage: node dist/bench/delivery/temporal-floor.js [workflows-per-variant]
+// (TEST_TEMPORAL=server: on the production Temporal server instead of the dev server)
 
 const N = Number(process.argv[2] ?? 400);
 const CONCURRENCY = 32;
@@ -106,7 +107,8 @@ async function main(): Promise<void> {
     `\nratio of the eager local variant to the delivery shape: ${(rows[3]!.perSecond / rows[0]!.perSecond).toFixed(2)}`,
   );
   await mkdir(fromRoot("bench", "results"), { recursive: true });
-  const out = fromRoot("bench", "results", "delivery-temporal-floor.json");
+  const suffix = process.env.TEST_TEMPORAL === "server" ? "-server" : "";
+  const out = fromRoot("bench", "results", `delivery-temporal-floor${suffix}.json`);
   await writeFile(
     out,
     `${JSON.stringify({ date: new Date().toISOString(), workflows: N, rows }, null, 2)}\n`,
