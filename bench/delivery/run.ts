@@ -97,6 +97,8 @@ async function main(): Promise<void> {
   const topic = `bench-${Date.now()}`;
   const api = await startWebhooks({
     worker: true,
+    // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker
+    nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean),
     args: [
       "--broker-topics",
       topic,
