@@ -14,14 +14,15 @@ import { type DevServer, startDevServer } from "../common/temporal-dev-server.js
 // then each service as a child process, waits until each is healthy and prints
 // where everything is. Ctrl-C or SIGTERM stops the children, then Temporal.
 
-const HELP = `usage: npm start [-- --data-dir DIR] [--temporal dev|server] [--temporal-nodes 1]
+const HELP = `usage: npm start [-- --data-dir DIR] [--temporal dev|server] [--temporal-nodes 1] [--temporal-name temporal]
        [--temporal-port 7233] [--ui-port 8233] [--api-port 8080]
        [--ratelimit-port 8082] [--ratelimit-grpc-port 8081] [--ratelimit-debug-port 6070] [--entity-port 8090]
 
 Starts Temporal (gRPC :7233, Web UI :8233) and every service of the platform on
 embedded defaults. --temporal dev (default): the Temporal CLI's dev server, state in
 DIR/temporal/dev.db. --temporal server: the production Temporal server on the local
-PostgreSQL (databases temporal and temporal_visibility), --temporal-nodes nodes of it,
+PostgreSQL (databases NAME and NAME_visibility, --temporal-name, default temporal),
+--temporal-nodes nodes of it,
 built from the Go module proxy on first use (about 4 minutes), its state kept in
 those databases across restarts.
 Reuses PostgreSQL on :5432 when scripts/setup.sh started it, else the embedded
@@ -38,7 +39,8 @@ interface Service {
 const logger = createLogger("stack");
 const children: { name: string; child: ChildProcess }[] = [];
 let temporal: DevServer | undefined;
-let productionTemporal = false;
+/** The production server's instance name, when the stack started it. */
+let productionTemporal: string | undefined;
 let stopping = false;
 
 const portOpen = (port: number) =>
@@ -102,9 +104,10 @@ async function stop(code: number): Promise<void> {
     ),
   );
   await temporal?.stop();
-  if (productionTemporal)
+  const name = productionTemporal;
+  if (name)
     await new Promise((resolve) =>
-      spawn("bash", [fromRoot("scripts", "temporal-server.sh"), "stop", "--name", "temporal"], {
+      spawn("bash", [fromRoot("scripts", "temporal-server.sh"), "stop", "--name", name], {
         stdio: "inherit",
       }).once("exit", resolve),
     );
@@ -113,12 +116,17 @@ async function stop(code: number): Promise<void> {
 }
 
 /** The production server through its script (idempotent: reuses running nodes and their state). */
-async function startProductionTemporal(port: number, uiPort: number, nodes: number): Promise<string> {
+async function startProductionTemporal(
+  name: string,
+  port: number,
+  uiPort: number,
+  nodes: number,
+): Promise<string> {
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`--temporal-nodes must be a positive integer`);
   const script = fromRoot("scripts", "temporal-server.sh");
-  const args = ["start", "--name", "temporal", "--port", String(port), "--nodes", String(nodes)];
+  const args = ["start", "--name", name, "--port", String(port), "--nodes", String(nodes)];
   logger.info({ nodes }, "starting the production Temporal server (scripts/temporal-server.sh)");
-  productionTemporal = true;
+  productionTemporal = name;
   // The script logs its progress (the first build takes minutes) on stderr, which stays ours.
   const child = spawn("bash", [script, ...args, "--ui-port", String(uiPort)], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -138,6 +146,7 @@ async function main(): Promise<void> {
       "data-dir": { type: "string", default: fromRoot(".data") },
       temporal: { type: "string", default: "dev" },
       "temporal-nodes": { type: "string", default: "1" },
+      "temporal-name": { type: "string", default: "temporal" },
       "temporal-port": { type: "string", default: "7233" },
       "ui-port": { type: "string", default: "8233" },
       "api-port": { type: "string", default: "8080" },
@@ -166,7 +175,8 @@ async function main(): Promise<void> {
   if (values.temporal !== "dev" && values.temporal !== "server")
     throw new Error(`--temporal must be dev or server, not ${JSON.stringify(values.temporal)}`);
   if (values.temporal === "server") {
-    temporalAddress = await startProductionTemporal(temporalPort, uiPort, Number(values["temporal-nodes"]));
+    const nodes = Number(values["temporal-nodes"]);
+    temporalAddress = await startProductionTemporal(values["temporal-name"]!, temporalPort, uiPort, nodes);
   } else if (await portOpen(temporalPort)) {
     logger.warn(`something already listens on :${temporalPort}; using it as the Temporal server`);
   } else {
@@ -255,7 +265,7 @@ async function main(): Promise<void> {
 
   const lines = [
     `stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s (Ctrl-C stops it)`,
-    `  Temporal frontend       ${temporalAddress}${values.temporal === "server" ? ` (production server, ${values["temporal-nodes"]} node(s), PostgreSQL databases temporal, temporal_visibility)` : ""}`,
+    `  Temporal frontend       ${temporalAddress}${values.temporal === "server" ? ` (production server, ${values["temporal-nodes"]} node(s), PostgreSQL databases ${values["temporal-name"]}, ${values["temporal-name"]}_visibility)` : ""}`,
     `  Temporal Web UI         ${temporalUi}`,
     `  Database                ${postgres ? redact(postgres) : `embedded PGlite in ${dataDir}/pglite`}`,
     "  NATS JetStream          nats://127.0.0.1:4222",

@@ -18,7 +18,8 @@
 # namespace and our search attributes; with --ui-port it also serves the Temporal Web UI
 # (temporalio/ui-server) there. It prints the first frontend's address on stdout.
 # Node K (0-based) listens on PORT+50*K (frontend), +1 history, +2 matching, +6 worker,
-# +10 HTTP API, +20 Prometheus metrics, and PORT+50*K-300.. for membership. `--fresh`
+# +10 HTTP API, +20 Prometheus metrics, and PORT+50*K-300.. for membership (all below
+# 32768: the server stores them as smallint). `--fresh`
 # stops the nodes and drops both databases first. State and logs:
 # $TEMPORAL_SERVER_HOME/NAME/node-K/.
 set -euo pipefail
@@ -47,7 +48,7 @@ temporal_cli() {
   "$cli" "$@"
 }
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # --- build -------------------------------------------------------------------------------
 
@@ -219,22 +220,27 @@ start_ui() { # port
   retry_for 30 "the Web UI did not answer on 127.0.0.1:$1 (see $dir/ui.log)" port_open "$1"
 }
 
+stop_pid() { # pid: TERM, then KILL after 10 s
+  kill -TERM "$1" 2>/dev/null || return 0
+  for _ in $(seq 1 100); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$1" 2>/dev/null || true
+}
+
 stop_ui() {
   local file="$HOME_DIR/$NAME/ui/ui.pid"
-  [[ -f "$file" ]] && kill -TERM "$(cat "$file")" 2>/dev/null
+  [[ -f "$file" ]] || return 0
+  stop_pid "$(cat "$file")"
   rm -f "$file"
 }
 
 stop_node() { # k
   local pid
   pid=$(node_pid "$1")
-  [[ -n "$pid" ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
+  [[ -n "$pid" ]] && stop_pid "$pid"
+  return 0
 }
 
 known_nodes() { # the node folders of NAME
@@ -265,6 +271,11 @@ done
 # Without --port, the port NAME was last started on (so stop/status/pid find its nodes).
 [[ -z "$PORT" && -f "$HOME_DIR/$NAME/port" ]] && PORT=$(cat "$HOME_DIR/$NAME/port")
 PORT="${PORT:-7233}"
+
+# The server records its nodes' ports in a smallint column (cluster_membership).
+last_port=$((PORT + 50 * (NODES - 1) + 20))
+[[ "$PORT" =~ ^[0-9]+$ && $PORT -ge 1324 && $last_port -le 32767 ]] ||
+  fail "--port $PORT: every node's ports (up to $last_port) must lie in 1024..32767 (the server stores them as smallint)"
 
 case "$CMD" in
   build) build ;;

@@ -5,8 +5,17 @@ import path from "node:path";
 import { expect } from "chai";
 import { freePort } from "../support/ports.js";
 import { commandPath } from "../support/process.js";
+import { freeServerPort } from "../support/temporal.js";
 
-/** `npm start`'s launcher on free ports: everything up, healthy, and gone after SIGTERM. */
+/**
+ * `npm start`'s launcher on free ports: everything up, healthy, and gone after
+ * SIGTERM; with TEST_TEMPORAL=server on the production Temporal server.
+ */
+const temporalArgs =
+  process.env.TEST_TEMPORAL === "server"
+    ? ["--temporal", "server", "--temporal-name", "temporal_stack_test"]
+    : [];
+
 describe("the stack launcher (npm start)", function () {
   this.timeout(180_000);
   let stack: ChildProcess;
@@ -15,10 +24,13 @@ describe("the stack launcher (npm start)", function () {
   it("starts Temporal with its Web UI and every service (webhooks, rate limit, entity server), then stops them all on SIGTERM", async () => {
     const ports: number[] = [];
     for (let i = 0; i < 7; i++) ports.push(await freePort());
-    const [temporalPort, uiPort, apiPort, rlPort, rlGrpcPort, rlDebugPort, entityPort] = ports;
+    const [freeTemporalPort, uiPort, apiPort, rlPort, rlGrpcPort, rlDebugPort, entityPort] = ports;
+    // The production server takes a range of ports below 32768 beside its frontend.
+    const temporalPort = temporalArgs.length ? await freeServerPort(1) : freeTemporalPort;
     const dataDir = await mkdtemp(path.join(tmpdir(), "etp-stack-"));
     stack = spawn(process.execPath, [
       commandPath("stack"),
+      ...temporalArgs,
       "--data-dir",
       dataDir,
       "--temporal-port",

@@ -59,7 +59,7 @@ export interface TemporalCluster extends TestTemporal {
  * databases dropped first), on a port range nothing else uses.
  */
 export async function startProductionServer(name: string, nodes: number): Promise<TemporalCluster> {
-  const port = await freePortRange(50 * nodes);
+  const port = await freeServerPort(nodes);
   const args = ["--name", name, "--port", String(port), "--nodes", String(nodes)];
   const { stdout } = await run("bash", [SCRIPT, "start", ...args, "--fresh"], { timeout: 900_000 });
   const frontends = Array.from({ length: nodes }, (_, k) => `127.0.0.1:${port + 50 * k}`);
@@ -81,13 +81,16 @@ export async function startProductionServer(name: string, nodes: number): Promis
   };
 }
 
-/** A port whose whole range [port-300, port+50*span) is free (the script's layout). */
-async function freePortRange(span: number): Promise<number> {
+/**
+ * A frontend port for `nodes` nodes of scripts/temporal-server.sh whose other
+ * ports (membership at -300.., the rest at +1..+20 per node) are free too.
+ */
+export async function freeServerPort(nodes: number): Promise<number> {
   for (;;) {
     // Below Linux's ephemeral range (32768+), where outgoing connections take ports.
     const candidate = 20_000 + 10 * Math.floor(Math.random() * 1_000);
     const probes = [candidate - 300, candidate - 294, candidate, candidate + 1, candidate + 2, candidate + 6];
-    const spans = Array.from({ length: span / 50 }, (_, k) => probes.map((p) => p + 50 * k)).flat();
+    const spans = Array.from({ length: nodes }, (_, k) => probes.map((p) => p + 50 * k)).flat();
     const free = await Promise.all([...spans, candidate + 10, candidate + 20].map(portIsFree));
     if (free.every(Boolean)) return candidate;
   }
