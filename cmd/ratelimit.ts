@@ -20,7 +20,9 @@ async function main(): Promise<void> {
     throw err;
   }
   if (cluster.isPrimary && settings.processes > 1) {
-    await runPrimary(settings, createServiceLogger(settings));
+    const logger = createServiceLogger(settings);
+    warnNotices(settings, logger);
+    await runPrimary(settings, logger);
     return;
   }
   // A serving process started by runPrimary (not merely any cluster worker that loads this file).
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createServiceLogger(settings);
+  warnNotices(settings, logger);
   const running = await startService(settings, logger);
   logger.warn(
     {
@@ -61,6 +64,11 @@ async function serveAsMember(settings: ReturnType<typeof loadSettings>): Promise
   send(ready);
   logger.info("serving");
   stopOnSignals(running, logger);
+}
+
+/** Settings read but without effect (e.g. deprecated ones), once per service. */
+function warnNotices(settings: ReturnType<typeof loadSettings>, logger: Logger): void {
+  for (const notice of settings.notices) logger.warn(notice);
 }
 
 function stopOnSignals(running: Awaited<ReturnType<typeof startService>>, logger: Logger): void {

@@ -1,6 +1,6 @@
 // The gRPC listener: envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit,
-// the standard health service (service name `ratelimit`, and "" for the whole
-// server) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS,
+// the standard health service (service name `ratelimit` for the service's health,
+// "" for the server itself) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS,
 // in plain text or TLS (GRPC_SERVER_USE_TLS; mutual with GRPC_CLIENT_TLS_CACERT).
 // Errors are answered with status UNKNOWN and the error text, as the reference does.
 
@@ -121,10 +121,12 @@ export async function startGrpcServer(
 
   const healthImpl = new HealthImplementation({ "": "SERVING", [HEALTH_SERVICE_NAME]: "SERVING" });
   healthImpl.addToServer(server);
+  // `ratelimit` follows every health component; "" (the server as a whole, what
+  // grpc_health_probe asks by default) stays SERVING as with the reference, except
+  // that it also fails once the process is shutting down, so a probe sees the drain.
   health.onChange((ok) => {
-    const status = ok ? "SERVING" : "NOT_SERVING";
-    healthImpl.setStatus("", status);
-    healthImpl.setStatus(HEALTH_SERVICE_NAME, status);
+    healthImpl.setStatus(HEALTH_SERVICE_NAME, ok ? "SERVING" : "NOT_SERVING");
+    healthImpl.setStatus("", health.isTerminating() ? "NOT_SERVING" : "SERVING");
   });
   reflection(logger)?.addToServer(server);
 

@@ -27,6 +27,10 @@ export class Health {
     this.notify();
   }
 
+  isTerminating(): boolean {
+    return this.terminating;
+  }
+
   /** Names of the unhealthy components; empty when healthy. */
   problems(): string[] {
     const out: string[] = [];

@@ -1,4 +1,5 @@
-// The HTTP/1.1 listener on HOST:PORT: POST /json (a decision in proto3 JSON form;
+// The HTTP/1.1 listener on HOST:PORT: /json (a decision in proto3 JSON form, from the
+// body whatever the method, as the reference does;
 // 200 OK, 429 over limit, 4xx naming what is wrong with a malformed or refused
 // request, 500 when the counter store fails; every error is a JSON body) and
 // GET /healthcheck (200 "OK", or 500 naming the unhealthy components).
@@ -129,18 +130,16 @@ export async function startHttpServer(
   const server = http.createServer((req, res) => {
     const url = (req.url ?? "/").split("?")[0];
     if (url === "/healthcheck") {
-      if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "Method Not Allowed");
       const problems = health.problems();
       return problems.length ? send(res, 500, `${problems.join("\n")}\n`) : send(res, 200, "OK");
     }
     if (url === "/json") {
-      if (req.method !== "POST") {
-        res.setHeader("Allow", "POST");
-        return sendError(res, 405, `${req.method} is not allowed on /json: use POST`);
-      }
-      const span = tracing?.httpSpan("POST", "/json", req.headers);
+      // Any method is decided from its body, as by the reference (so GET without a body is 400).
+      const span = tracing?.httpSpan(req.method ?? "POST", "/json", req.headers);
       readJsonBody(req)
         .then((text) => {
+          if (text.trim() === "")
+            throw new HttpError(400, "empty request body: send the request as JSON, {domain, descriptors}");
           const request = requestFromJson(text);
           span?.setRequest(request);
           return service.shouldRateLimit(request);

@@ -21,6 +21,8 @@ export interface MatchedLimit {
   statsKey: string;
   /** Per entry, the wildcard pattern replacing the runtime value in the cache key (share_threshold). */
   sharePatterns: (string | undefined)[] | undefined;
+  /** The rule's metadata (RESPONSE_DYNAMIC_METADATA); none for a limit sent by the caller. */
+  metadata: Record<string, unknown> | undefined;
 }
 
 /** `*` matches zero or more characters; the fixed parts must appear in order. */
@@ -80,6 +82,7 @@ export function getLimit(
         replaces: [],
         statsKey: entriesStatsKey(domain, descriptor),
         sharePatterns: undefined,
+        metadata: undefined,
       };
     }
   }
@@ -112,12 +115,15 @@ export function getLimit(
   const rule = node!.limit;
   if (!rule) return undefined;
 
+  // Stat names follow the reference service exactly (dashboards are built on them),
+  // quirks included: see "Statistic names" in ratelimit/README.md.
   let statsKey = rule.fullKey;
   let sharePatterns: (string | undefined)[] | undefined;
   let custom = false;
   for (let i = 0; i < path.length; i++) {
     const p = path[i]!;
-    if (p.node.shareThreshold) {
+    // A shared counter only when the value was matched through the wildcard itself.
+    if (p.node.shareThreshold && p.how === "wildcard") {
       sharePatterns ??= new Array(path.length).fill(undefined);
       sharePatterns[i] = p.node.value;
     }
@@ -125,23 +131,27 @@ export function getLimit(
   }
   const leaf = path[path.length - 1]!.node;
   if (leaf.detailedMetric) {
-    // The request's own values, except where a shared wildcard keeps its pattern.
+    // The request's own values, except where a shared wildcard keeps its pattern. Without
+    // any shared wildcard an empty value still gets its `_` (`<key>_`); with one it does not.
     statsKey = domain;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      const value = sharePatterns?.[i] ?? e.value;
-      statsKey += value ? `.${e.key}_${value}` : `.${e.key}`;
+      const shared = sharePatterns?.[i];
+      if (shared !== undefined) statsKey += `.${e.key}_${shared}`;
+      else if (!sharePatterns || e.value) statsKey += `.${e.key}_${e.value}`;
+      else statsKey += `.${e.key}`;
     }
   } else if (custom) {
+    // value_to_metric: the runtime value at its levels; a shared wildcard keeps its whole pattern.
     statsKey = domain;
     for (let i = 0; i < path.length; i++) {
       const { node: n, how } = path[i]!;
       const runtime = entries[i]!.value;
       let part: string;
       if (how === "exact") part = `${n.key}_${n.value}`;
-      else if (!n.valueToMetric) part = how === "wildcard" ? `${n.key}_${n.value}` : n.key;
-      else if (n.shareThreshold) part = `${n.key}_${n.value!.slice(0, n.value!.indexOf("*"))}`;
-      else part = runtime ? `${n.key}_${runtime}` : n.key;
+      else if (how === "wildcard" && (n.shareThreshold || !n.valueToMetric)) part = `${n.key}_${n.value}`;
+      else if (n.valueToMetric && runtime) part = `${n.key}_${runtime}`;
+      else part = n.key;
       statsKey += `.${part}`;
     }
   }
@@ -155,5 +165,6 @@ export function getLimit(
     replaces: rule.replaces,
     statsKey,
     sharePatterns,
+    metadata: rule.metadata,
   };
 }

@@ -5,7 +5,7 @@
 
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import type { RedisAddress } from "./redis-address.js";
-import type { KvStoreSettings } from "./settings.js";
+import type { KvStoreSettings, StartupBackoff } from "./settings.js";
 import { clientTlsOptions } from "./tls-client-options.js";
 
 export type RedisClient = Redis | Cluster;
@@ -17,7 +17,30 @@ export function splitAuth(auth: string): { username?: string; password?: string 
   return i >= 0 ? { username: auth.slice(0, i), password: auth.slice(i + 1) } : { password: auth };
 }
 
+/** Reconnecting after a connection was lost: quickly, since decisions fail meanwhile. */
 const retry = (times: number) => Math.min(100 * times, 2000);
+
+/**
+ * Before the first connection (KVSTORE_STARTUP_*): the wait doubles from the initial
+ * interval up to the maximum, each wait drawn between the initial interval and that value.
+ */
+export function startupDelay(b: StartupBackoff, attempt: number): number {
+  const top = Math.min(b.maxMs, b.initialMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(b.initialMs + Math.random() * (top - b.initialMs));
+}
+
+/** A client whose reconnect waits follow the startup backoff until it first connects. */
+function withStartupBackoff<C extends RedisClient>(
+  b: StartupBackoff,
+  make: (strategy: (times: number) => number) => C,
+): C {
+  let connected = false;
+  const client = make((times) => (connected ? retry(times) : startupDelay(b, times)));
+  client.once("ready", () => {
+    connected = true;
+  });
+  return client;
+}
 
 /** Returns a function that opens a new client (the pool calls it once per connection). */
 export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): () => RedisClient {
@@ -39,14 +62,19 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
       enableOfflineQueue: false,
       // A cluster client writes to several nodes: its auto-pipelining groups commands per node.
       enableAutoPipelining: true,
-      clusterRetryStrategy: retry,
       slotsRefreshTimeout: Math.max(1000, Math.min(s.timeoutMs, 5000)),
       scaleReads: "master",
     };
-    return () => new Cluster(address.nodes, opts);
+    return () =>
+      withStartupBackoff(
+        s.startup,
+        (strategy) => new Cluster(address.nodes, { ...opts, clusterRetryStrategy: strategy }),
+      );
   }
 
-  const opts: RedisOptions = { ...common, enableOfflineQueue: false, retryStrategy: retry };
+  const opts: RedisOptions = { ...common, enableOfflineQueue: false };
+  const open = () =>
+    withStartupBackoff(s.startup, (strategy) => new Redis({ ...opts, retryStrategy: strategy }));
   if (address.type === "sentinel") {
     const sentinelAuth = splitAuth(s.sentinelAuth);
     Object.assign(opts, {
@@ -62,7 +90,7 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
       enableTLSForSentinelMode: Boolean(tls),
       sentinelTLS: tls,
     } satisfies RedisOptions);
-    return () => new Redis(opts);
+    return open;
   }
 
   if (address.path) opts.path = address.path;
@@ -76,7 +104,7 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
   if (address.tls && !opts.tls) opts.tls = {};
   // KVSTORE_AUTH wins over credentials in a redis:// URL.
   Object.assign(opts, splitAuth(s.auth));
-  return () => new Redis(opts);
+  return open;
 }
 
 /** True while the client can serve commands (a cluster client: once it has the slot map). */

@@ -38,6 +38,8 @@ export interface RateLimitRule {
   quotaMode: boolean;
   name: string;
   replaces: string[];
+  /** The descriptor's `metadata` map (returned with RESPONSE_DYNAMIC_METADATA); undefined when empty. */
+  metadata: Record<string, unknown> | undefined;
 }
 
 export interface DescriptorNode {
@@ -239,6 +241,15 @@ function readUint32(map: YAMLMap, key: string, fail: (msg: string) => never): nu
   return v as number;
 }
 
+/** A descriptor's `metadata`: any map (nested maps and lists included), kept as plain data. */
+function readMetadata(map: YAMLMap, fail: (msg: string) => never): Record<string, unknown> | undefined {
+  const node = field(map, "metadata");
+  if (node === undefined || node === null || (isScalar(node) && node.value === null)) return undefined;
+  if (!isMap(node)) fail(`error loading config file: metadata${lineOf(node)}: expected a map`);
+  const value = (node as YAMLMap).toJSON() as Record<string, unknown>;
+  return Object.keys(value).length ? value : undefined;
+}
+
 function loadDescriptors(
   level: DescriptorLevel,
   parentKey: string,
@@ -292,6 +303,7 @@ function loadDescriptors(
         quotaMode,
         name,
         replaces,
+        metadata: readMetadata(d, fail),
       };
     }
 

@@ -64,7 +64,19 @@ export async function startService(
   if (settings.backendType === "redis") {
     const redis = new RedisCounterStore(settings, logger);
     store = redis;
-    const ready = await redis.waitReady(Math.min(settings.kvstore.timeoutMs, 5000));
+    // With KVSTORE_STARTUP_MAX_ELAPSED_TIME the start waits for the store and fails
+    // without it (as the reference does); otherwise the service serves at once and its
+    // decisions fail until the store answers.
+    const startup = settings.kvstore.startup;
+    const ready = await redis.waitReady(startup.maxElapsedMs || Math.min(settings.kvstore.timeoutMs, 5000));
+    if (!ready && startup.maxElapsedMs > 0) {
+      const down = [redis.main, redis.perSecond].filter((p) => p && !p.connected());
+      const why = down.map((p) => `${p!.address}: ${p!.lastError || "no answer"}`).join("; ");
+      await redis.close();
+      throw new Error(
+        `no connection to redis within KVSTORE_STARTUP_MAX_ELAPSED_TIME (${startup.maxElapsedMs} ms): ${why}`,
+      );
+    }
     if (ready) logger.info({ address: redis.main.address }, "connected to redis");
     else
       logger.warn(

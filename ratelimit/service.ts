@@ -1,6 +1,7 @@
 // ShouldRateLimit: validates the request, finds the rule of every descriptor, drops
 // unlimited and replaced rules, asks the fixed-window limiter, then builds the
-// overall code, the optional RateLimit-* headers and applies the global shadow mode.
+// overall code, the optional RateLimit-* headers and dynamic metadata, and applies
+// the global shadow mode.
 
 import type { HeaderValue } from "../proto/gen/envoy/config/core/v3/base.js";
 import {
@@ -10,6 +11,7 @@ import {
   type RateLimitResponse_DescriptorStatus,
 } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { CacheError } from "./counter-store.js";
+import { responseMetadata } from "./dynamic-metadata.js";
 import type { FixedWindowLimiter } from "./fixed-window.js";
 import { getLimit, type MatchedLimit } from "./matcher.js";
 import type { RateLimitConfig } from "./rules.js";
@@ -36,6 +38,7 @@ type ResponseSettings = Pick<
   | "limitLimitHeader"
   | "limitRemainingHeader"
   | "limitResetHeader"
+  | "responseDynamicMetadata"
 >;
 
 export class RateLimitService {
@@ -142,7 +145,14 @@ export class RateLimitService {
       responseHeadersToAdd: headers,
       requestHeadersToAdd: [],
       rawBody: EMPTY_BYTES,
-      dynamicMetadata: undefined,
+      dynamicMetadata: this.settings.responseDynamicMetadata
+        ? responseMetadata(
+            request,
+            statuses.map((s, i) =>
+              unlimited[i] || s.code === RateLimitResponse_Code.OVER_LIMIT ? undefined : limits[i]?.metadata,
+            ),
+          )
+        : undefined,
       quota: undefined,
     };
   }

@@ -30,8 +30,21 @@ export interface KvStoreSettings {
   pipelineWindowMs: number;
   clusterPipelineParallelism: number;
   healthCheckActiveConnection: boolean;
+  /** Reconnect backoff until the first connection (KVSTORE_STARTUP_*, one setting for both stores). */
+  startup: StartupBackoff;
   /** KVSTORE_URL parsed for KVSTORE_TYPE (set when the store is used). */
   address?: RedisAddress;
+}
+
+/**
+ * KVSTORE_STARTUP_* (the reference's REDIS_STARTUP_*): waits between connection attempts
+ * before the first connection, doubling from `initialMs` up to `maxMs` with jitter; with
+ * `maxElapsedMs` > 0 the service refuses to start when no connection came within it.
+ */
+export interface StartupBackoff {
+  initialMs: number;
+  maxMs: number;
+  maxElapsedMs: number;
 }
 
 /** The object cache (memcached) backend: OBJCACHE_* (legacy MEMCACHE_*). */
@@ -124,6 +137,8 @@ export interface Settings {
   limitLimitHeader: string;
   limitRemainingHeader: string;
   limitResetHeader: string;
+  /** RESPONSE_DYNAMIC_METADATA: describe the request and the passed rules' metadata in the response. */
+  responseDynamicMetadata: boolean;
 
   backendType: BackendType;
   kvstore: KvStoreSettings;
@@ -149,6 +164,8 @@ export interface Settings {
   pullStatsMapper: StatsMapper;
 
   xds: XdsSettings;
+  /** Settings that are read but have no effect, with why; logged as warnings at start. */
+  notices: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -163,10 +180,14 @@ export class SettingsError extends Error {
 
 class Reader {
   readonly problems: string[] = [];
+  readonly notices: string[] = [];
+  /** Every variable name consulted, so a test can prove each of the reference's is read. */
+  readonly consulted = new Set<string>();
   constructor(private readonly env: Env) {}
 
   /** The raw value of the first of `names` that is set (later names are legacy aliases). */
   raw(...names: string[]): [string, string] | undefined {
+    for (const name of names) this.consulted.add(name);
     for (const name of names) {
       const value = this.env[name];
       if (value !== undefined && value !== "") return [name, value];
@@ -262,6 +283,9 @@ class Reader {
 
 function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "REDIS" | "REDIS_PERSECOND") {
   const n = (suffix: string) => [`${prefix}_${suffix}`, `${legacy}_${suffix}`];
+  const tlsNames = (suffix: string) => [
+    ...new Set([`${prefix}_TLS_${suffix}`, `KVSTORE_TLS_${suffix}`, `REDIS_TLS_${suffix}`]),
+  ];
   const s: KvStoreSettings = {
     socketType: r.str("tcp", ...n("SOCKET_TYPE")),
     url: r.str("", ...n("URL")),
@@ -269,15 +293,12 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
     auth: r.str("", ...n("AUTH")),
     sentinelAuth: r.str("", ...n("SENTINEL_AUTH")),
     tls: r.bool(false, ...n("TLS")),
-    tlsClientCert: r.str("", `${prefix}_TLS_CLIENT_CERT`),
-    tlsClientKey: r.str("", `${prefix}_TLS_CLIENT_KEY`),
-    tlsCaCert: r.str("", `${prefix}_TLS_CACERT`),
-    // The per-second twin falls back to the main store's setting (the reference has only that one).
-    tlsSkipHostnameVerification: r.bool(
-      false,
-      `${prefix}_TLS_SKIP_HOSTNAME_VERIFICATION`,
-      "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION",
-    ),
+    // The per-second twin falls back to the main store's setting (the reference has only
+    // that one, REDIS_TLS_*, for both stores).
+    tlsClientCert: r.str("", ...tlsNames("CLIENT_CERT")),
+    tlsClientKey: r.str("", ...tlsNames("CLIENT_KEY")),
+    tlsCaCert: r.str("", ...tlsNames("CACERT")),
+    tlsSkipHostnameVerification: r.bool(false, ...tlsNames("SKIP_HOSTNAME_VERIFICATION")),
     poolSize: r.int(10, 1, 10_000, ...n("POOL_SIZE")),
     timeoutMs: r.duration(10_000, ...n("TIMEOUT")) ?? 10_000,
     poolOnEmptyBehavior: r.oneOf(
@@ -290,11 +311,31 @@ function kvStore(r: Reader, prefix: "KVSTORE" | "KVSTORE_PERSECOND", legacy: "RE
     pipelineWindowMs: r.duration(0, ...n("PIPELINE_WINDOW")) ?? 0,
     clusterPipelineParallelism: r.int(1, 0, 10_000, ...n("CLUSTER_PIPELINE_PARALLELISM")),
     healthCheckActiveConnection: r.bool(false, ...n("HEALTH_CHECK_ACTIVE_CONNECTION")),
+    startup: startupBackoff(r),
   };
+  const limit = r.raw(...n("PIPELINE_LIMIT"));
+  if (limit)
+    r.notices.push(
+      `${limit[0]}=${limit[1]} has no effect (deprecated, as in the reference): batching is set by ${prefix}_PIPELINE_WINDOW`,
+    );
   if (!["tcp", "unix"].includes(s.socketType)) {
     r.problems.push(`${prefix}_SOCKET_TYPE=${JSON.stringify(s.socketType)}: expected tcp or unix`);
   }
   return s;
+}
+
+/** KVSTORE_STARTUP_* (REDIS_STARTUP_*): shared by the main and the per-second store, as in the reference. */
+function startupBackoff(r: Reader): StartupBackoff {
+  const name = (s: string) => [`KVSTORE_STARTUP_${s}`, `REDIS_STARTUP_${s}`];
+  const initialMs = r.duration(1000, ...name("INITIAL_INTERVAL")) ?? 1000;
+  const maxMs = r.duration(30_000, ...name("MAX_INTERVAL")) ?? 30_000;
+  if (initialMs <= 0)
+    r.problems.push("KVSTORE_STARTUP_INITIAL_INTERVAL: expected a positive duration such as 1s");
+  if (maxMs < initialMs)
+    r.problems.push(
+      "KVSTORE_STARTUP_MAX_INTERVAL: must not be shorter than KVSTORE_STARTUP_INITIAL_INTERVAL",
+    );
+  return { initialMs, maxMs, maxElapsedMs: r.duration(0, ...name("MAX_ELAPSED_TIME")) ?? 0 };
 }
 
 /** TLS files are required together; mutual TLS and the SAN check only make sense with TLS on. */
@@ -458,6 +499,12 @@ function processes(r: Reader, backendType: BackendType): number {
 /** Reads every setting; throws SettingsError listing all bad values. */
 export function loadSettings(env: Env = process.env): Settings {
   const r = new Reader(env);
+  const settings = readAll(r, env);
+  if (r.problems.length) throw new SettingsError(r.problems);
+  return settings;
+}
+
+function readAll(r: Reader, env: Env): Settings {
   const kv = kvStore(r, "KVSTORE", "REDIS");
   const kvPerSecond = kvStore(r, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
   const perSecond = r.bool(false, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
@@ -539,6 +586,7 @@ export function loadSettings(env: Env = process.env): Settings {
     limitLimitHeader: r.str("RateLimit-Limit", "LIMIT_LIMIT_HEADER"),
     limitRemainingHeader: r.str("RateLimit-Remaining", "LIMIT_REMAINING_HEADER"),
     limitResetHeader: r.str("RateLimit-Reset", "LIMIT_RESET_HEADER"),
+    responseDynamicMetadata: r.bool(false, "RESPONSE_DYNAMIC_METADATA"),
 
     backendType,
     kvstore: kv,
@@ -552,10 +600,17 @@ export function loadSettings(env: Env = process.env): Settings {
     extraTags: r.tags("EXTRA_TAGS"),
     ...statsOutput(r, statsFlushIntervalMs),
     xds: xdsSettings(r, configType === "GRPC_XDS_SOTW"),
+    notices: r.notices,
   };
   grpcTlsProblems(settings, r.problems);
-  if (r.problems.length) throw new SettingsError(r.problems);
   return settings;
+}
+
+/** The names of every variable the settings consult (the reference's names included). */
+export function settingNames(env: Env = {}): Set<string> {
+  const r = new Reader(env);
+  readAll(r, env);
+  return r.consulted;
 }
 
 /** Parses `host:port` as Go does (`:9090` is every interface). */
@@ -572,8 +627,9 @@ function statsOutput(r: Reader, flushMs: number) {
   if (flushMs <= 0) r.problems.push("STATS_FLUSH_INTERVAL=0: expected a positive duration such as 10s");
   const useTagged = r.bool(false, "USE_TAGGED_PUSH_STATS", "USE_DOG_STATSD");
   const mogrifiers: Mogrifier[] = [];
-  const names = r.raw("TAGGED_PUSH_STATS_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS");
-  const legacy = names?.[0] === "DOG_STATSD_MOGRIFIERS";
+  // The reference lists the rules in USE_DOG_STATSD_MOGRIFIERS and reads DOG_STATSD_MOGRIFIER_<NAME>_*.
+  const names = r.raw("TAGGED_PUSH_STATS_MOGRIFIERS", "USE_DOG_STATSD_MOGRIFIERS");
+  const legacy = names?.[0] === "USE_DOG_STATSD_MOGRIFIERS";
   for (const rule of (names?.[1] ?? "").split(",").map((n) => n.trim())) {
     if (!rule) continue;
     const part = (suffix: string) =>
@@ -584,24 +640,34 @@ function statsOutput(r: Reader, flushMs: number) {
     else mogrifiers.push(m);
   }
 
-  const addrText = r.str(":9090", "PULL_STATS_ADDR");
+  // Each under the spec's name or the reference's (PROMETHEUS_*); errors name the one set.
+  const setName = (names: string[]) => r.raw(...names)?.[0] ?? names[0];
+  const addrName = setName(["PULL_STATS_ADDR", "PROMETHEUS_ADDR"]);
+  const addrText = r.str(":9090", "PULL_STATS_ADDR", "PROMETHEUS_ADDR");
   const addr = parseListenAddress(addrText);
   if (!addr)
     r.problems.push(
-      `PULL_STATS_ADDR=${JSON.stringify(addrText)}: expected [host]:port, e.g. :9090 or 127.0.0.1:9090`,
+      `${addrName}=${JSON.stringify(addrText)}: expected [host]:port, e.g. :9090 or 127.0.0.1:9090`,
     );
-  const path = r.str("/metrics", "PULL_STATS_PATH");
+  const path = r.str("/metrics", "PULL_STATS_PATH", "PROMETHEUS_PATH");
+  const pathName = setName(["PULL_STATS_PATH", "PROMETHEUS_PATH"]);
   if (!path.startsWith("/"))
-    r.problems.push(`PULL_STATS_PATH=${JSON.stringify(path)}: expected a path starting with /`);
-  const asMs = r.bool(false, "PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS");
-  const mapperFile = r.str("", "PULL_STATS_MAPPER_YAML");
+    r.problems.push(`${pathName}=${JSON.stringify(path)}: expected a path starting with /`);
+  const asMs = r.bool(
+    false,
+    "PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS",
+    "PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS",
+  );
+  const mapperFile = r.str("", "PULL_STATS_MAPPER_YAML", "PROMETHEUS_MAPPER_YAML");
   let mapper = StatsMapper.fromYaml(defaultMappingYaml(asMs), "built-in mapping");
-  const usePull = r.bool(false, "USE_PULL_STATS");
+  const usePull = r.bool(false, "USE_PULL_STATS", "USE_PROMETHEUS");
   if (mapperFile) {
     try {
       mapper = StatsMapper.fromYaml(readFileSync(mapperFile, "utf8"), mapperFile);
     } catch (err) {
-      r.problems.push(`PULL_STATS_MAPPER_YAML=${mapperFile}: ${(err as Error).message}`);
+      r.problems.push(
+        `${setName(["PULL_STATS_MAPPER_YAML", "PROMETHEUS_MAPPER_YAML"])}=${mapperFile}: ${(err as Error).message}`,
+      );
     }
   }
   return {

@@ -1,7 +1,7 @@
 // xDS resources → the rule model. Each RateLimitConfig is rendered as the YAML document
 // a file would hold (JSON, which the YAML loader reads) and built by the same loader, so
 // xDS and files share one validation with the same error texts. The proto has no
-// value_to_metric or share_threshold, and metadata is accepted and ignored, as in files.
+// value_to_metric or share_threshold.
 
 import type { Any } from "../proto/gen/google/protobuf/any.js";
 import {
@@ -29,6 +29,7 @@ function descriptorDoc(d: RateLimitDescriptor): Record<string, unknown> {
   if (d.shadowMode) out.shadow_mode = true;
   if (d.detailedMetric) out.detailed_metric = true;
   if (d.quotaMode) out.quota_mode = true;
+  if (d.metadata && Object.keys(d.metadata).length) out.metadata = d.metadata;
   if (d.descriptors.length) out.descriptors = d.descriptors.map(descriptorDoc);
   return out;
 }

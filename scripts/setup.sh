@@ -189,6 +189,12 @@ ensure_grpcurl
 # The production Temporal server is built (not started) only when asked: `npm test` asks,
 # since part of the suite runs on it; `npm start -- --temporal server` builds it on first use.
 [[ "${SETUP_TEMPORAL_SERVER:-0}" == "1" ]] && bash "$ROOT/scripts/temporal-server.sh" build
+# The Go reference of the rate limit service, for its conformance test and the bench's
+# side-by-side runs (half a minute cold; `npm test` asks for it).
+if [[ "${SETUP_RATELIMIT_REFERENCE:-0}" == "1" ]]; then
+  bash "$ROOT/scripts/ratelimit-reference.sh" build ||
+    log "WARNING: scripts/ratelimit-reference.sh build failed; the rate limit conformance test will fail until it works"
+fi
 # scikit-build-core releases, the settings validator's oracle; only its differential test and
 # benchmark need them, so a failure here is a warning and those fail naming the missing venv.
 SKBUILD_STATE="scikit-build-core .tools/skbuild-venv-*"

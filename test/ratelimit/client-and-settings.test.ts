@@ -1,12 +1,18 @@
 // The `ratelimit-client` command, the unix-socket listener (GRPC_UDS), and the
 // settings read from the environment (names, defaults, and errors for bad values).
 
+import { readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { startupDelay } from "../../ratelimit/redis-client.js";
+import { loadSettings, SettingsError, settingNames } from "../../ratelimit/settings.js";
 import { runCommand } from "../support/process.js";
 import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+
+/** The test's source folder (the fixture is not copied into dist/). */
+const SOURCE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/ratelimit");
 
 const CONFIG = `domain: cli
 descriptors:
@@ -198,6 +204,55 @@ describe("ratelimit settings", () => {
         expect(problems).to.include(name);
       }
     }
+  });
+
+  it("reads every variable the reference reads (its own names beside the spec's)", () => {
+    const reference = readFileSync(path.join(SOURCE_DIR, "reference-settings.txt"), "utf8")
+      .split("\n")
+      .filter((l) => l && !l.startsWith("#"));
+    expect(reference.length).to.be.greaterThan(100);
+    const read = settingNames({ USE_DOG_STATSD_MOGRIFIERS: "TAG" });
+    const missing = reference.filter((name) => !read.has(name));
+    expect(missing).to.deep.equal([]);
+    for (const part of ["PATTERN", "NAME", "TAGS"])
+      expect(read.has(`DOG_STATSD_MOGRIFIER_TAG_${part}`)).to.equal(true);
+  });
+
+  it("REDIS_STARTUP_* (KVSTORE_STARTUP_*), RESPONSE_DYNAMIC_METADATA, and the deprecated PIPELINE_LIMIT", () => {
+    expect(loadSettings({}).kvstore.startup).to.deep.equal({
+      initialMs: 1000,
+      maxMs: 30_000,
+      maxElapsedMs: 0,
+    });
+    const s = loadSettings({
+      REDIS_STARTUP_INITIAL_INTERVAL: "250ms",
+      REDIS_STARTUP_MAX_INTERVAL: "2s",
+      REDIS_STARTUP_MAX_ELAPSED_TIME: "1m",
+      RESPONSE_DYNAMIC_METADATA: "true",
+      REDIS_PIPELINE_LIMIT: "8",
+    });
+    expect(s.kvstore.startup).to.deep.equal({ initialMs: 250, maxMs: 2000, maxElapsedMs: 60_000 });
+    expect(s.responseDynamicMetadata).to.equal(true);
+    expect(loadSettings({}).responseDynamicMetadata).to.equal(false);
+    expect(s.notices.join("\n")).to.include("REDIS_PIPELINE_LIMIT=8 has no effect");
+    expect(() =>
+      loadSettings({ KVSTORE_STARTUP_INITIAL_INTERVAL: "5s", KVSTORE_STARTUP_MAX_INTERVAL: "1s" }),
+    ).to.throw(SettingsError, "KVSTORE_STARTUP_MAX_INTERVAL");
+    expect(() => loadSettings({ REDIS_STARTUP_MAX_ELAPSED_TIME: "soon" })).to.throw(
+      SettingsError,
+      'REDIS_STARTUP_MAX_ELAPSED_TIME="soon"',
+    );
+  });
+
+  it("the startup backoff doubles from the initial interval up to the maximum, with jitter", () => {
+    const b = { initialMs: 100, maxMs: 1000, maxElapsedMs: 0 };
+    for (let i = 0; i < 200; i++) {
+      expect(startupDelay(b, 1)).to.equal(100);
+      expect(startupDelay(b, 3)).to.be.within(100, 400);
+      expect(startupDelay(b, 40)).to.be.within(100, 1000);
+    }
+    const high = Array.from({ length: 200 }, () => startupDelay(b, 10));
+    expect(Math.max(...high)).to.be.greaterThan(800);
   });
 
   it("the command exits 2 and names the variable when a setting is bad", async () => {

@@ -9,11 +9,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
+import { expect } from "chai";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "127.0.0.1:6379";
 
@@ -206,4 +208,15 @@ export function parseExposition(text: string): Map<string, number> {
     out.set(line.slice(0, i), Number(line.slice(i + 1)));
   }
   return out;
+}
+
+/** The problems loadSettings reports for `env`, joined by newlines; fails when it accepts the env. */
+export function settingsProblems(env: Record<string, string>): string {
+  try {
+    loadSettings(env);
+  } catch (err) {
+    expect(err).to.be.instanceOf(SettingsError);
+    return (err as SettingsError).problems.join("\n");
+  }
+  throw new Error(`settings accepted: ${JSON.stringify(env)}`);
 }

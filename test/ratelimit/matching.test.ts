@@ -46,6 +46,12 @@ descriptors:
   - {key: file, value: test1, rate_limit: {unit: minute, requests_per_unit: 50}}
   - {key: file, value: "test*", share_threshold: true, rate_limit: {unit: minute, requests_per_unit: 100}}
   - {key: shared_vm, value: "pre*", share_threshold: true, value_to_metric: true, rate_limit: {unit: hour, requests_per_unit: 9}}
+  - {key: shared_dm, value: "dm*", share_threshold: true, detailed_metric: true, rate_limit: {unit: hour, requests_per_unit: 9}}
+  - key: outer
+    value: "o*"
+    share_threshold: true
+    descriptors:
+      - {key: inner, detailed_metric: true, rate_limit: {unit: hour, requests_per_unit: 9}}
   - {key: any, value: "*", rate_limit: {unit: hour, requests_per_unit: 11}}
 `;
 
@@ -217,12 +223,32 @@ describe("ratelimit matching (gRPC, Redis)", function () {
     }
   });
 
-  it("an exact value beats a shared wildcard; value_to_metric with share_threshold uses the prefix", async () => {
+  it("an exact value beats a shared wildcard; share_threshold keeps the whole pattern in the stat name", async () => {
     expect((await only("wild", [["file", "test1"]])).currentLimit?.requestsPerUnit).to.equal(50);
     expect((await only("wild", [["file", "test2"]])).currentLimit?.requestsPerUnit).to.equal(100);
+    // With value_to_metric and with detailed_metric alike, as the reference names them.
     await only("wild", [["shared_vm", "pre-a"]]);
     await only("wild", [["shared_vm", "pre-b"]]);
-    expect(await svc.stat("ratelimit.service.rate_limit.wild.shared_vm_pre.total_hits")).to.equal(2);
+    expect(await svc.stat("ratelimit.service.rate_limit.wild.shared_vm_pre*.total_hits")).to.equal(2);
+    await only("wild", [["shared_dm", "dm-a"]]);
+    await only("wild", [["shared_dm", "dm-b"]]);
+    expect(await svc.stat("ratelimit.service.rate_limit.wild.shared_dm_dm*.total_hits")).to.equal(2);
+  });
+
+  it("detailed_metric names an empty value <key>_, but <key> beside a shared wildcard (as the reference)", async () => {
+    await only("test-domain", [["key7", ""]]);
+    expect(await svc.stat("ratelimit.service.rate_limit.test-domain.key7_.total_hits")).to.equal(1);
+    await only("wild", [
+      ["outer", "o-1"],
+      ["inner", ""],
+    ]);
+    await only("wild", [
+      ["outer", "o-2"],
+      ["inner", "x"],
+    ]);
+    const stats = await svc.stats();
+    expect(stats.get("ratelimit.service.rate_limit.wild.outer_o*.inner.total_hits")).to.equal(1);
+    expect(stats.get("ratelimit.service.rate_limit.wild.outer_o*.inner_x.total_hits")).to.equal(1);
   });
 
   it("replaces drops the named rule for that request and leaves its counter alone", async () => {

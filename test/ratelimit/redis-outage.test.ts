@@ -105,6 +105,44 @@ describe("ratelimit with Redis down and back", function () {
     svc = undefined;
   });
 
+  it("REDIS_STARTUP_MAX_ELAPSED_TIME: the start waits for Redis and serves once it comes in time", async () => {
+    await redis.kill();
+    const restart = new Promise((resolve) => setTimeout(resolve, 1500)).then(() => redis.start());
+    svc = await RateLimitProcess.start({
+      runtime,
+      env: {
+        KVSTORE_URL: `127.0.0.1:${redis.port}`,
+        REDIS_STARTUP_INITIAL_INTERVAL: "100ms",
+        REDIS_STARTUP_MAX_INTERVAL: "300ms",
+        REDIS_STARTUP_MAX_ELAPSED_TIME: "20s",
+      },
+    });
+    await restart;
+    // Started only once Redis answered: the first decision works.
+    expect((await svc.call("outage", [[["k", uniq()]]])).overallCode).to.equal(Code.OK);
+    await svc.stop();
+    svc = undefined;
+  });
+
+  it("REDIS_STARTUP_MAX_ELAPSED_TIME: without Redis in that time the start fails, naming it", async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const failure = await RateLimitProcess.start({
+      runtime,
+      env: {
+        KVSTORE_URL: `127.0.0.1:${port}`,
+        REDIS_STARTUP_INITIAL_INTERVAL: "100ms",
+        REDIS_STARTUP_MAX_ELAPSED_TIME: "1500ms",
+      },
+    }).then(
+      (p) => p.stop().then(() => "started"),
+      (err: Error) => err.message,
+    );
+    expect(failure).to.include("ratelimit exited with 1");
+    expect(failure).to.include("KVSTORE_STARTUP_MAX_ELAPSED_TIME").and.to.include(`127.0.0.1:${port}`);
+    expect(Date.now() - started).to.be.at.least(1500);
+  });
+
   it("KVSTORE_POOL_ON_EMPTY_BEHAVIOR=ERROR fails a call when every connection stays busy past the wait", async () => {
     svc = await RateLimitProcess.start({
       runtime,

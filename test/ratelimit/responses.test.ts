@@ -15,7 +15,7 @@ import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ra
 import { createServiceLogger } from "../../ratelimit/log.js";
 import { startService } from "../../ratelimit/runner.js";
 import { loadSettings } from "../../ratelimit/settings.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { type DescriptorSpec, RateLimitProcess, Runtime, uniq } from "./harness.js";
 
 const CONFIG = `domain: resp
 descriptors:
@@ -224,9 +224,26 @@ describe("ratelimit responses", function () {
       expect(error.status, JSON.stringify(body)).to.equal(400);
       expect(error.message, JSON.stringify(body)).to.include(reason);
     }
+    // The reference decides whatever the method: a GET without a body is a 400, with one it is decided.
     const get = await fetch(`${svc.httpUrl}/json`);
-    expect(get.status).to.equal(405);
-    expect(get.headers.get("allow")).to.equal("POST");
+    expect(get.status).to.equal(400);
+    expect(((await get.json()) as { error: { message: string } }).error.message).to.include(
+      "empty request body",
+    );
+  });
+
+  it("/json decides a request sent with another method, as the reference does", async () => {
+    const body = JSON.stringify({
+      domain: "resp",
+      descriptors: [{ entries: [{ key: "hour5", value: uniq() }] }],
+    });
+    const put = await fetch(`${svc.httpUrl}/json`, {
+      method: "PUT",
+      body,
+      headers: { "content-type": "application/json" },
+    });
+    expect(put.status).to.equal(200);
+    expect(((await put.json()) as { overallCode: string }).overallCode).to.equal("OK");
   });
 
   it("GET /healthcheck answers 200 OK", async () => {
@@ -235,31 +252,12 @@ describe("ratelimit responses", function () {
   });
 
   it("serves the gRPC health service under the name ratelimit", async () => {
-    const def = protoLoader.loadSync(path.basename(healthProtoPath), {
-      includeDirs: [path.dirname(healthProtoPath)],
-      enums: String,
-    });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as {
-      grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client } } };
-    };
-    const client = new pkg.grpc.health.v1.Health(
-      svc.grpcAddress,
-      grpc.credentials.createInsecure(),
-    ) as grpc.Client & {
-      check: (
-        req: { service: string },
-        cb: (err: grpc.ServiceError | null, res: { status: string }) => void,
-      ) => void;
-    };
+    const health = healthClient(svc.grpcAddress);
     try {
-      const check = (service: string) =>
-        new Promise<string>((resolve, reject) =>
-          client.check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))),
-        );
-      expect(await check("ratelimit")).to.equal("SERVING");
-      expect(await check("")).to.equal("SERVING");
+      expect(await health.check("ratelimit")).to.equal("SERVING");
+      expect(await health.check("")).to.equal("SERVING");
     } finally {
-      client.close();
+      health.close();
     }
   });
 
@@ -363,6 +361,67 @@ describe("ratelimit health and shutdown (in-process)", function () {
     }
   });
 
+  it("RESPONSE_DYNAMIC_METADATA describes the request and merges the metadata of the rules that passed", async () => {
+    const rules = `domain: meta
+descriptors:
+  - key: team
+    rate_limit: {unit: hour, requests_per_unit: 100}
+    metadata: {owner: payments, tier: {name: gold, limits: [1, 2]}}
+  - key: route
+    rate_limit: {unit: hour, requests_per_unit: 100}
+    metadata: {owner: routing, tier: {region: eu}, route_only: true}
+  - key: blocked
+    rate_limit: {unit: hour, requests_per_unit: 0}
+    metadata: {blocked_rule: yes}
+  - {key: plain, rate_limit: {unit: hour, requests_per_unit: 100}}
+`;
+    const runtime = new Runtime({ "meta.yaml": rules });
+    const on = await RateLimitProcess.start({
+      runtime,
+      backend: "memory",
+      env: { RESPONSE_DYNAMIC_METADATA: "true" },
+    });
+    const off = await RateLimitProcess.start({ runtime, backend: "memory" });
+    try {
+      const descriptors: DescriptorSpec[] = [
+        [["team", "a"]],
+        { entries: [["route", "r1"]] as [string, string][], hitsAddend: 2n },
+        [["blocked", "x"]],
+        [["plain", "p"]],
+      ];
+      const res = await on.call("meta", descriptors, 3);
+      expect(res.overallCode).to.equal(Code.OVER_LIMIT);
+      expect(res.dynamicMetadata).to.deep.equal({
+        domain: "meta",
+        descriptors: [
+          { entries: ["team=a"] },
+          { entries: ["route=r1"], hitsAddend: 2 },
+          { entries: ["blocked=x"] },
+          { entries: ["plain=p"] },
+        ],
+        hitsAddend: 3,
+        // The first rule wins a key both set; maps merge; the over-limit rule's metadata is left out.
+        metadata: {
+          owner: "payments",
+          tier: { name: "gold", limits: [1, 2], region: "eu" },
+          route_only: true,
+        },
+      });
+      const json = await on.json({
+        domain: "meta",
+        descriptors: [{ entries: [{ key: "plain", value: "q" }] }],
+      });
+      expect(json.json().dynamicMetadata).to.deep.equal({
+        domain: "meta",
+        descriptors: [{ entries: ["plain=q"] }],
+      });
+      expect((await off.call("meta", [[["team", "a"]]])).dynamicMetadata).to.equal(undefined);
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+      runtime.cleanup();
+    }
+  });
+
   it("with HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED, /healthcheck fails until a domain is loaded", async () => {
     const runtime = new Runtime({});
     const svc = await RateLimitProcess.start({
@@ -370,16 +429,23 @@ describe("ratelimit health and shutdown (in-process)", function () {
       backend: "memory",
       env: { HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "true" },
     });
+    const health = healthClient(svc.grpcAddress);
     try {
       const first = await fetch(`${svc.httpUrl}/healthcheck`);
       expect(first.status).to.equal(500);
       expect(await first.text()).to.include("config: no rate limit domain loaded");
+      // gRPC: only the service name fails; "" (what grpc_health_probe asks by default) is
+      // the server itself and stays SERVING, as with the reference.
+      expect(await health.check("ratelimit")).to.equal("NOT_SERVING");
+      expect(await health.check("")).to.equal("SERVING");
       runtime.write("resp.yaml", CONFIG);
       await svc.until(
         "healthy after the config appears",
         async () => (await fetch(`${svc.httpUrl}/healthcheck`)).status === 200,
       );
+      expect(await health.check("ratelimit")).to.equal("SERVING");
     } finally {
+      health.close();
       await svc.stop();
       runtime.cleanup();
     }
@@ -396,3 +462,27 @@ describe("ratelimit health and shutdown (in-process)", function () {
     }
   });
 });
+
+/** A client of the standard gRPC health service; `check` resolves to the status name. */
+function healthClient(address: string): { check(service: string): Promise<string>; close(): void } {
+  const def = protoLoader.loadSync(path.basename(healthProtoPath), {
+    includeDirs: [path.dirname(healthProtoPath)],
+    enums: String,
+  });
+  const pkg = grpc.loadPackageDefinition(def) as unknown as {
+    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client } } };
+  };
+  const client = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure()) as grpc.Client & {
+    check: (
+      req: { service: string },
+      cb: (err: grpc.ServiceError | null, res: { status: string }) => void,
+    ) => void;
+  };
+  return {
+    check: (service) =>
+      new Promise<string>((resolve, reject) =>
+        client.check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))),
+      ),
+    close: () => client.close(),
+  };
+}

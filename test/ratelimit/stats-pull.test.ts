@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
-import { commandPath, parseExposition, RateLimitProcess, Runtime } from "./harness.js";
+import { loadSettings } from "../../ratelimit/settings.js";
+import { commandPath, parseExposition, RateLimitProcess, Runtime, settingsProblems } from "./harness.js";
 
 const RULES = `domain: pull
 descriptors:
@@ -128,6 +128,39 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
     expect(sum).to.be.closeTo(ms, 0.01);
   });
 
+  it("reads the reference's names: USE_PROMETHEUS, PROMETHEUS_ADDR, _PATH, _RESPONSE_TIME_AS_MILLISECONDS, _MAPPER_YAML", async () => {
+    const runtime = new Runtime({ "pull.yaml": RULES });
+    cleanup.push(() => runtime.cleanup());
+    const file = path.join(runtime.base, "reference-mapper.yaml");
+    writeFileSync(
+      file,
+      "mappings:\n  - match: ratelimit.service.rate_limit.*.*.total_hits\n    name: hits_by_domain\n    labels: {domain: $1}\n",
+    );
+    const svc = await RateLimitProcess.start({
+      runtime,
+      backend: "memory",
+      env: {
+        USE_PROMETHEUS: "true",
+        PROMETHEUS_ADDR: "127.0.0.1:0",
+        PROMETHEUS_PATH: "/prom-ref",
+        PROMETHEUS_MAPPER_YAML: file,
+      },
+    });
+    cleanup.push(() => svc.stop());
+    const started = svc.output.split("\n").find((l) => l.includes("rate limit service started"))!;
+    const pull = (JSON.parse(started) as { pullStats: string }).pullStats;
+    expect(pull.endsWith("/prom-ref")).to.equal(true);
+    await svc.call("pull", [[["k", "x"]]]);
+    const text = await (await fetch(`http://${pull}`)).text();
+    expect(parseExposition(text).get('hits_by_domain{domain="pull"}')).to.equal(1);
+    const ms = loadSettings({ PROMETHEUS_RESPONSE_TIME_AS_MILLISECONDS: "true" });
+    expect(ms.pullStatsResponseTimeAsMilliseconds).to.equal(true);
+    expect(settingsProblems({ PROMETHEUS_ADDR: "9090" })).to.contain('PROMETHEUS_ADDR="9090"');
+    expect(settingsProblems({ PROMETHEUS_MAPPER_YAML: "/nonexistent.yaml" })).to.contain(
+      "PROMETHEUS_MAPPER_YAML=/nonexistent.yaml",
+    );
+  });
+
   it("maps with a PULL_STATS_MAPPER_YAML file (globs, regex, labels, drop; the rest escaped)", async () => {
     const runtime = new Runtime();
     cleanup.push(() => runtime.cleanup());
@@ -162,15 +195,7 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
   });
 
   it("validates the pull settings and exits 2 naming each bad variable", () => {
-    const problems = (env: Record<string, string>) => {
-      try {
-        loadSettings(env);
-      } catch (err) {
-        expect(err).to.be.instanceOf(SettingsError);
-        return (err as SettingsError).problems.join("\n");
-      }
-      throw new Error("accepted");
-    };
+    const problems = settingsProblems;
     const runtime = new Runtime();
     cleanup.push(() => runtime.cleanup());
     const file = path.join(runtime.base, "bad-mapper.yaml");

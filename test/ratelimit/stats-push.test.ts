@@ -7,9 +7,9 @@ import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import net from "node:net";
 import { expect } from "chai";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings } from "../../ratelimit/settings.js";
 import { MAX_DATAGRAM_BYTES, packLines } from "../../ratelimit/statsd-sink.js";
-import { commandPath, RateLimitProcess, Runtime, sleep } from "./harness.js";
+import { commandPath, RateLimitProcess, Runtime, settingsProblems, sleep } from "./harness.js";
 
 const RULES = `domain: push
 descriptors:
@@ -222,15 +222,7 @@ describe("ratelimit statistics pushed to statsd", function () {
   });
 
   it("validates the push settings and exits 2 naming each bad variable", () => {
-    const bad = (env: Record<string, string>) => {
-      try {
-        loadSettings(env);
-      } catch (err) {
-        expect(err).to.be.instanceOf(SettingsError);
-        return (err as SettingsError).problems.join("\n");
-      }
-      throw new Error("accepted");
-    };
+    const bad = settingsProblems;
     expect(bad({ STATSD_PORT: "99999" })).to.contain("STATSD_PORT=99999");
     expect(bad({ STATSD_PORT: "x" })).to.contain("STATSD_PORT");
     expect(bad({ STATS_FLUSH_INTERVAL: "0" })).to.contain("STATS_FLUSH_INTERVAL");
@@ -244,9 +236,10 @@ describe("ratelimit statistics pushed to statsd", function () {
     expect(bad({ TAGGED_PUSH_STATS_MOGRIFIERS: "A", TAGGED_PUSH_STATS_MOGRIFIER_A_PATTERN: "x" })).to.contain(
       "TAGGED_PUSH_STATS_MOGRIFIER_A_NAME: required",
     );
+    // The reference's names: the rule list in USE_DOG_STATSD_MOGRIFIERS, the rules in DOG_STATSD_MOGRIFIER_*.
     expect(
       bad({
-        DOG_STATSD_MOGRIFIERS: "A",
+        USE_DOG_STATSD_MOGRIFIERS: "A",
         DOG_STATSD_MOGRIFIER_A_PATTERN: "x",
         DOG_STATSD_MOGRIFIER_A_NAME: "y",
         DOG_STATSD_MOGRIFIER_A_TAGS: "novalue",
@@ -263,6 +256,12 @@ describe("ratelimit statistics pushed to statsd", function () {
     ]).to.deep.equal([true, "localhost", 8125, 10_000, false]);
     const legacy = loadSettings({ USE_STATSD: "false", USE_DOG_STATSD: "true" });
     expect([legacy.useStatsd, legacy.useTaggedPushStats]).to.deep.equal([false, true]);
+    const mogrified = loadSettings({
+      USE_DOG_STATSD_MOGRIFIERS: "A",
+      DOG_STATSD_MOGRIFIER_A_PATTERN: "^ratelimit\\.(.*)$",
+      DOG_STATSD_MOGRIFIER_A_NAME: "rl.$1",
+    });
+    expect(mogrified.taggedPushStatsMogrifiers).to.have.length(1);
 
     const run = spawnSync(process.execPath, [commandPath("ratelimit")], {
       env: { ...process.env, STATSD_PORT: "0", TAGGED_PUSH_STATS_MOGRIFIERS: "X" },
