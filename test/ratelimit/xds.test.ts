@@ -139,13 +139,20 @@ describe("ratelimit configuration over xDS (ADS, state of the world)", function 
   it("applies and ACKs configurations, NACKs an invalid one keeping the rules, and reconnects", async () => {
     const ads = await new AdsServer().start();
     cleanup.push(() => ads.stop());
-    const v1 = ads.serve("1", [config("xds", descriptor("k", RateLimitUnit.MINUTE, 5))]);
+    // A rule's metadata travels over xDS too (returned with RESPONSE_DYNAMIC_METADATA).
+    const v1 = ads.serve("1", [
+      config("xds", {
+        ...descriptor("k", RateLimitUnit.MINUTE, 5),
+        metadata: { team: "blue", tier: { n: 1 } },
+      }),
+    ]);
     const svc = await RateLimitProcess.start({
       runtime: runtime(),
       backend: "memory",
       env: xdsEnv(ads.port, {
         CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "x-tenant:blue,Authorization:Bearer t0ken",
         CONFIG_GRPC_XDS_NODE_METADATA: "zone=eu",
+        RESPONSE_DYNAMIC_METADATA: "true",
       }),
     });
     cleanup.push(() => svc.stop());
@@ -161,8 +168,10 @@ describe("ratelimit configuration over xDS (ADS, state of the world)", function 
     const ack1 = await ads.reply(v1);
     expect([ack1.versionInfo, ack1.errorDetail]).to.deep.equal(["1", undefined]);
 
-    const s = (await svc.call("xds", [[["k", "a"]]])).statuses[0]!;
+    const first = await svc.call("xds", [[["k", "a"]]]);
+    const s = first.statuses[0]!;
     expect([s.code, s.currentLimit?.requestsPerUnit, s.limitRemaining]).to.deep.equal([Code.OK, 5, 4]);
+    expect(first.dynamicMetadata?.metadata).to.deep.equal({ team: "blue", tier: { n: 1 } });
     expect(await svc.stat("ratelimit.service.config_load_success")).to.equal(1);
 
     // An update: new limits and a new domain; ACK with the new version.
