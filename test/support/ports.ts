@@ -1,16 +1,22 @@
 import { createServer } from "node:net";
 
-/** A TCP port free on loopback right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port free on loopback right now, for a server a test starts later. Taken from
+ * 10000-19999, below Linux's ephemeral range (32768+): a port the kernel handed out
+ * would be free now and may be an outgoing connection's local port by the time the
+ * server binds it (a stack test failed so). Never the same port twice in one process;
+ * 20000+ is left to the Temporal server's port blocks (temporal.ts).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * 10_000);
+    if (handedOut.has(port) || !(await portIsFree(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error("no free loopback port in 10000-19999");
 }
 
 /** Whether `port` on loopback can be bound right now. */
