@@ -13,6 +13,11 @@
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
+// With the Go reference built (scripts/ratelimit-reference.sh build; --reference off skips
+// it), each Redis scenario without tracing or pull stats has a ref-* twin run by the
+// reference in the same repetition (interleaved), and the table gives ours/reference
+// ratios: throughput (vsRef), service CPU per request (cpuVsRef), p99 (p99VsRef) and peak
+// RSS per serving process (rssPerProcVsRef).
 // Statistics are pushed (the default) every second to a UDP sink in this process;
 // stats-off-* turns them off and stats-pull-* serves them to a scrape every second.
 
@@ -22,13 +27,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import net from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromRoot } from "../../common/paths.js";
 import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { SERVICE_STATS } from "../../ratelimit/stats.js";
+import { ReferenceProcess, referenceBinary } from "../../test/ratelimit/reference-service.js";
 import { startMemcached } from "../../test/support/memcached.js";
+import { freePort } from "../../test/support/ports.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
 import { cpuSeconds, processFamily, rssMb } from "../support/proc.js";
 import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
@@ -44,6 +52,7 @@ interface Options {
   redis: string;
   only: string[];
   generator: "node" | "h2load";
+  reference: "on" | "off";
 }
 
 function parseOptions(argv: string[]): Options {
@@ -57,6 +66,7 @@ function parseOptions(argv: string[]): Options {
     redis: process.env.KVSTORE_URL ?? "127.0.0.1:6379",
     only: [],
     generator: "node",
+    reference: "on",
   };
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i]!.replace(/^--?/, "");
@@ -68,6 +78,9 @@ function parseOptions(argv: string[]): Options {
     else if (name === "generator") {
       if (value !== "node" && value !== "h2load") throw new Error("--generator is node or h2load");
       o.generator = value;
+    } else if (name === "reference") {
+      if (value !== "on" && value !== "off") throw new Error("--reference is on or off");
+      o.reference = value;
     } else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
     else throw new Error(`unknown option --${flag}`);
   }
@@ -96,6 +109,10 @@ interface Scenario {
   rate?: number;
   /** Extra settings for the service. */
   env?: Record<string, string>;
+  /** Run by the Go reference (the twin of the scenario named without `ref-`). */
+  reference?: boolean;
+  /** Serving processes (RATELIMIT_PROCESSES), for RSS per process. */
+  processes?: number;
 }
 
 interface RunResult {
@@ -113,7 +130,66 @@ interface RunResult {
   peakRssMb: number;
 }
 
-class Service {
+/** What a run needs of the service under test, ours or the reference. */
+interface Serving {
+  address: string;
+  pullStatsUrl: string;
+  ready(): Promise<void>;
+  pids(): number[];
+  errorCount(): Promise<number>;
+  stop(): Promise<unknown>;
+}
+
+/**
+ * The Go reference on the same Redis and rules, configured its way (REDIS_* names),
+ * pushing statsd over TCP to this process's sink. Its call errors are not counted here
+ * (its /stats has no counters): the node generator counts them from the replies.
+ */
+class ReferenceService implements Serving {
+  pullStatsUrl = "";
+  private process: ReferenceProcess | undefined;
+  constructor(
+    private readonly binary: string,
+    private readonly root: string,
+    private readonly redis: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  get address(): string {
+    return this.process!.grpcAddress;
+  }
+
+  async ready(): Promise<void> {
+    const renamed = Object.fromEntries(
+      Object.entries(this.env).map(([k, v]) => [k.replace(/^KVSTORE_/, "REDIS_"), v]),
+    );
+    this.process = await ReferenceProcess.start(this.binary, {
+      root: this.root,
+      redisUrl: this.redis,
+      env: {
+        USE_STATSD: "true",
+        STATSD_HOST: process.env.STATSD_HOST ?? "127.0.0.1",
+        STATSD_PORT: process.env.STATSD_PORT ?? "8125",
+        STATS_FLUSH_INTERVAL: process.env.STATS_FLUSH_INTERVAL ?? "1s",
+        ...renamed,
+      },
+    });
+  }
+
+  pids(): number[] {
+    return this.process ? [this.process.child.pid!] : [];
+  }
+
+  async errorCount(): Promise<number> {
+    return 0;
+  }
+
+  stop(): Promise<unknown> {
+    return this.process?.stop() ?? Promise.resolve();
+  }
+}
+
+class Service implements Serving {
   readonly child: ChildProcess;
   output = "";
   address = "";
@@ -286,7 +362,7 @@ function summarize(
 }
 
 /** An operator's Prometheus scrapes (stats-pull-*); every second, so their cost is in the run. */
-function startScraper(svc: Service): NodeJS.Timeout | undefined {
+function startScraper(svc: Serving): NodeJS.Timeout | undefined {
   if (!svc.pullStatsUrl) return undefined;
   return setInterval(
     () =>
@@ -299,7 +375,7 @@ function startScraper(svc: Service): NodeJS.Timeout | undefined {
 }
 
 /** h2load drives the service: one warm-up run (not measured), then the measured one. */
-async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<DriveResult> {
+async function driveH2load(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
   const frame = RawGrpcClient.frame(makeRequest(1, s.descriptors));
   const plan = { address: svc.address, connections: o.connections, concurrency: o.concurrency };
   await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
@@ -325,7 +401,7 @@ async function driveH2load(svc: Service, s: Scenario, o: Options): Promise<Drive
   return summarize(s, latencies, log.failed + serviceErrors, seconds, cpu);
 }
 
-async function drive(svc: Service, s: Scenario, o: Options): Promise<DriveResult> {
+async function drive(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
   if (o.generator === "h2load") return driveH2load(svc, s, o);
   const address = svc.address;
   const clients = Array.from({ length: o.connections }, () => new RawGrpcClient(address));
@@ -422,13 +498,32 @@ async function startSpanSink(): Promise<{ url: string; batches: () => number; cl
   };
 }
 
-/** A statsd daemon stand-in: counts the datagrams the service pushes. */
+/**
+ * A statsd daemon stand-in: counts the datagrams pushed over UDP (ours) and accepts the
+ * reference's TCP stream on the same port number.
+ */
 async function startStatsdSink(): Promise<{ port: number; datagrams: () => number; close: () => void }> {
   let datagrams = 0;
+  const tcpConnections = new Set<net.Socket>();
+  const tcp = net.createServer((socket) => {
+    tcpConnections.add(socket);
+    socket.on("close", () => tcpConnections.delete(socket));
+    socket.resume();
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => tcp.listen(port, "127.0.0.1", resolve));
   const socket = dgram.createSocket("udp4");
   socket.on("message", () => datagrams++);
-  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
-  return { port: socket.address().port, datagrams: () => datagrams, close: () => socket.close() };
+  await new Promise<void>((resolve) => socket.bind(port, "127.0.0.1", resolve));
+  return {
+    port,
+    datagrams: () => datagrams,
+    close: () => {
+      socket.close();
+      tcp.close();
+      for (const c of tcpConnections) c.destroy();
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -489,18 +584,20 @@ async function main(): Promise<void> {
       env: batched,
     },
     // RATELIMIT_PROCESSES=2: both cores serve (CPU and RSS are the sums over the primary and both).
-    { name: "2proc-redis-1desc", backend: "redis", descriptors: 1, env: twoProcesses },
+    { name: "2proc-redis-1desc", backend: "redis", descriptors: 1, env: twoProcesses, processes: 2 },
     {
       name: "2proc-redis-1desc-window",
       backend: "redis",
       descriptors: 1,
       env: { ...twoProcesses, ...batched },
+      processes: 2,
     },
     {
       name: "2proc-redis-5desc-window",
       backend: "redis",
       descriptors: 5,
       env: { ...twoProcesses, ...batched },
+      processes: 2,
     },
     {
       name: `2proc-redis-1desc-window-at-${o.rate}rps`,
@@ -508,9 +605,26 @@ async function main(): Promise<void> {
       descriptors: 1,
       rate: o.rate,
       env: { ...twoProcesses, ...batched },
+      processes: 2,
     },
   ];
   let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+  // The reference's twin of each plain Redis scenario, run right after it in every repetition.
+  const refBinary = o.reference === "on" ? referenceBinary() : undefined;
+  if (o.reference === "on" && !refBinary)
+    process.stderr.write("no reference runs: build it with `bash scripts/ratelimit-reference.sh build`\n");
+  if (refBinary) {
+    const twinOf = (s: Scenario): Scenario | undefined => {
+      const env = s.env ?? {};
+      const plain = Object.keys(env).every((k) => k === "KVSTORE_PIPELINE_WINDOW");
+      if (s.backend !== "redis" || s.needs || !plain) return undefined;
+      return { ...s, name: `ref-${s.name}`, reference: true, processes: 1 };
+    };
+    scenarios = scenarios.flatMap((s) => {
+      const twin = twinOf(s);
+      return twin ? [s, twin] : [s];
+    });
+  }
 
   // Start the private servers the chosen scenarios need; skip a scenario whose servers cannot start.
   const needed = new Set(scenarios.flatMap((s) => (s.needs ? [s.needs] : [])));
@@ -550,7 +664,9 @@ async function main(): Promise<void> {
   try {
     for (let rep = 0; rep < o.repeats; rep++) {
       for (const s of scenarios) {
-        const svc = new Service(base, s.backend, o.redis, s.env);
+        const svc: Serving = s.reference
+          ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
+          : new Service(base, s.backend, o.redis, s.env);
         try {
           await svc.ready();
           const r = await drive(svc, s, o);
@@ -586,14 +702,27 @@ async function main(): Promise<void> {
       p99Ms: median(runs.map((r) => r.p99Ms)),
       serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
       peakRssMb: median(runs.map((r) => r.peakRssMb)),
+      // The primary of RATELIMIT_PROCESSES forwards only; the serving processes hold the state.
+      peakRssMbPerProcess: median(runs.map((r) => r.peakRssMb / (s.processes ?? 1))),
       errors: runs.reduce((a, r) => a + r.errors, 0),
     };
   });
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
-  const table = summary.map((x) => ({
-    ...x,
-    vsRedis1: baseline ? Number((x.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)) : undefined,
-  }));
+  const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
+  const table = summary.map((x) => {
+    // The reference twin of this shape (2proc-* compares with the same shape's single reference).
+    const ref = x.scenario.startsWith("ref-")
+      ? undefined
+      : summary.find((r) => r.scenario === `ref-${x.scenario.replace(/^2proc-/, "")}`);
+    return {
+      ...x,
+      vsRedis1: ratio(x.requestsPerSecond, baseline?.requestsPerSecond),
+      vsRef: ratio(x.decisionsPerSecond, ref?.decisionsPerSecond),
+      cpuVsRef: ratio(x.serviceCpuUsPerRequest, ref?.serviceCpuUsPerRequest),
+      p99VsRef: ratio(x.p99Ms, ref?.p99Ms),
+      rssPerProcVsRef: ratio(x.peakRssMbPerProcess, ref?.peakRssMbPerProcess),
+    };
+  });
   const load = loadavg().map((x) => x.toFixed(2));
   console.log(
     `machine load average before/after: ${loadBefore.join(" ")} / ${load.join(" ")} (other processes share these cores)`,
