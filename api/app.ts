@@ -20,6 +20,8 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
+import type { Recoveries } from "./recovery.js";
+import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
 import { allowQuery } from "./validation.js";
 
@@ -44,6 +46,8 @@ export interface AppDeps {
   egress: EgressPolicy;
   /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
   ingest: RequestHandler[];
+  /** Bulk recovery of a config's failed deliveries (POST /configs/{id}/recover). */
+  recoveries: Recoveries;
   /** Replays a dead letter through the consumer's start path. */
   replayDeadLetter: DeadLetterReplayer;
   /** Timeout of test deliveries (--send-timeout). */
@@ -86,6 +90,7 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
+  app.use(recoveryRoutes(deps.recoveries));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;

@@ -240,6 +240,58 @@ export const openapi = {
           },
         },
       },
+      RecoveryRequest: {
+        type: "object",
+        description:
+          "Which failed deliveries of the config to replay: those that ended failed in [since, until), optionally only of these event types",
+        required: ["since"],
+        additionalProperties: false,
+        properties: {
+          since: { type: "string", description: "RFC 3339 time: deliveries that ended failed from then" },
+          until: {
+            type: "string",
+            description: "RFC 3339 time, later than since; the request's time when absent",
+          },
+          eventTypes: {
+            type: "array",
+            maxItems: 100,
+            items: {
+              type: "string",
+              minLength: 1,
+              maxLength: 255,
+              pattern: "^\\s*[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*\\s*$",
+              description: "an event type such as ledger.committed_transactions (no wildcard)",
+            },
+          },
+        },
+      },
+      Recovery: {
+        type: "object",
+        required: ["id", "configID", "since", "until", "eventTypes", "state", "matched", "started"],
+        properties: {
+          id: UUID,
+          configID: UUID,
+          since: TIME,
+          until: TIME,
+          eventTypes: { type: "array", items: { type: "string" } },
+          state: { enum: ["running", "done", "failed"] },
+          matched: { type: "integer", description: "failed deliveries found in the window so far" },
+          started: { type: "integer", description: "replays this recovery started" },
+          alreadyStarted: {
+            type: "integer",
+            description: "replays this idempotency key had started before (not started twice)",
+          },
+          failedToStart: {
+            type: "integer",
+            description: "deliveries whose replay could not start (see lastError)",
+          },
+          lastError: { type: "string" },
+          workflowID: { type: "string", description: "the recoverDeliveries workflow doing the work" },
+          createdAt: TIME,
+          updatedAt: TIME,
+          finishedAt: TIME,
+        },
+      },
       DeadLetterReplay: {
         type: "object",
         required: ["deadLetter", "deliveries"],
@@ -356,6 +408,54 @@ export const openapi = {
         operationId: "deactivateConfig",
         summary: "Deactivate a config; its pending deliveries end failed without another send",
         responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/recover": {
+      parameters: [
+        idParam(),
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: true,
+          description: "the same key answers the same recovery and never replays a delivery twice",
+          schema: { type: "string", maxLength: 255 },
+        },
+      ],
+      post: {
+        operationId: "recoverConfigDeliveries",
+        summary:
+          "Replay every delivery of the config that ended failed in a time window (optionally of some event types), in the background at --recovery-rate",
+        requestBody: { required: true, content: json(ref("RecoveryRequest")) },
+        responses: {
+          202: ok("recovery started; follow it at /configs/{id}/recoveries/{recoveryId}", dataOf("Recovery")),
+          200: ok("this key asked for the same recovery before: nothing new started", dataOf("Recovery")),
+          404: error("no such config"),
+          409: error("the config is inactive, or the key was used with another window or event types"),
+          ...errors,
+        },
+      },
+    },
+    "/configs/{id}/recoveries": {
+      parameters: [idParam()],
+      get: {
+        operationId: "listConfigRecoveries",
+        summary: "The config's recoveries, newest first (at most 100)",
+        responses: {
+          200: ok("recoveries", {
+            type: "object",
+            properties: { data: { type: "array", items: ref("Recovery") } },
+          }),
+          404: error("no such config"),
+          ...errors,
+        },
+      },
+    },
+    "/configs/{id}/recoveries/{recoveryId}": {
+      parameters: [idParam(), idParam("recoveryId", "recovery")],
+      get: {
+        operationId: "getConfigRecovery",
+        summary: "A recovery's progress",
+        responses: { 200: ok("the recovery", dataOf("Recovery")), 404: error("no such recovery"), ...errors },
       },
     },
     "/configs/{id}/secret/change": {

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { PrismaClient } from "../common/db/database.js";
 import { startDelivery } from "../workers/event-consumer.js";
+import { replayWorkflowId } from "../workers/replay-ids.js";
 import type { Runtime } from "../workers/runtime.js";
 import type { EventMessage } from "../workflows/types.js";
 import { ApiError, notFound, validation } from "./errors.js";
@@ -31,8 +31,7 @@ export function createReplayer(rt: Runtime, prisma: PrismaClient): Replayer {
     if (!config.active)
       throw new ApiError(409, "CONFLICT", `config ${config.id} is inactive; activate it to replay`);
     const event = JSON.parse(first.payload) as EventMessage;
-    const keyHash = createHash("sha256").update(key).digest("hex").slice(0, 24);
-    const workflowId = `replay:${webhookId}:${keyHash}`;
+    const workflowId = replayWorkflowId(webhookId, key);
     const { webhookId: newId, started } = await startDelivery(rt, config, event, workflowId, webhookId);
     return { webhookID: newId, replayOf: webhookId, workflowID: workflowId, created: started };
   };

@@ -16,6 +16,7 @@ import { clusterMetrics, READY, runPrimary } from "./cluster.js";
 import { createDeadLetterReplayer } from "./dead-letter-replay.js";
 import { createDeliveryControl } from "./delivery-control.js";
 import { eventIngest } from "./event-ingest.js";
+import { createRecoveries } from "./recovery.js";
 import { createReplayer } from "./replay.js";
 
 /**
@@ -51,6 +52,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
+    recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),
     sendTimeoutMs: settings.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,

@@ -78,6 +78,14 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        "--recovery-rate <n>",
+        "replays a bulk recovery (POST /configs/{id}/recover) starts per second, so new deliveries keep their capacity",
+      )
+        .default(20)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
         "--reconcile-grace <duration>",
         "how long past its retry time a queued row waits before reconciliation checks its workflow",
       )
@@ -354,6 +362,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     storageStatementTimeout: opt("storageSqldbStatementTimeout"),
     retryPeriod: opt("retryPeriod"),
     retryBatchSize: opt("retryBatchSize"),
+    recoveryRate: opt("recoveryRate"),
     reconcileGrace: opt("reconcileGrace"),
     minBackoffDelay: opt("minBackoffDelay"),
     maxBackoffDelay: opt("maxBackoffDelay"),

@@ -11,6 +11,7 @@ import {
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
+import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import {
@@ -132,7 +133,10 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
             ...base,
             taskQueue: maintenanceQueue(settings.taskQueue),
             workflowBundle,
-            activities: createMaintenanceActivities(deps),
+            activities: {
+              ...createMaintenanceActivities(deps),
+              ...createRecoveryActivities({ ...deps, rt, ratePerSecond: settings.recoveryRate }),
+            },
           }),
         ]
       : []),

@@ -82,6 +82,20 @@ export const reconciled = new Counter({
   registers: [registry],
 });
 
+export const recoveryDeliveries = new Counter({
+  name: "webhooks_recovery_deliveries_total",
+  help: "Failed deliveries taken up by bulk recoveries (POST /configs/{id}/recover), by outcome: started (a replay started), already_started (this key had replayed it), failed (its replay could not start)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const recoveriesFinished = new Counter({
+  name: "webhooks_recoveries_finished_total",
+  help: "Bulk recoveries finished, by state: done (every matching delivery taken up) or failed (stopped; the recovery says why)",
+  labelNames: ["state"] as const,
+  registers: [registry],
+});
+
 export function recordAttempt(status: string, statusCode: number, durationMs: number): void {
   attemptsTotal.inc({ status, status_class: statusClass(statusCode) });
   attemptDuration.observe(durationMs / 1000);

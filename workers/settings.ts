@@ -30,6 +30,8 @@ export interface WebhooksSettings {
   retryPeriod: number;
   /** Queued rows reconciliation checks per tick. */
   retryBatchSize: number;
+  /** Replays a bulk recovery starts per second (workflows/recovery.ts). */
+  recoveryRate: number;
   /** How overdue a queued row must be before reconciliation checks its workflow. */
   reconcileGrace: number;
   minBackoffDelay: number;

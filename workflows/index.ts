@@ -1,3 +1,4 @@
 // Every workflow the workers register (this file is the bundle's entry).
 export { deliverWebhook } from "./delivery.js";
 export { attemptsRetention } from "./maintenance.js";
+export { recoverDeliveries } from "./recovery.js";

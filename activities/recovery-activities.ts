@@ -1,0 +1,133 @@
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import type { PrismaClient } from "../common/db/database.js";
+import type { Logger } from "../common/logger.js";
+import { startDelivery } from "../workers/event-consumer.js";
+import { recoveriesFinished, recoveryDeliveries } from "../workers/metrics.js";
+import { replayWorkflowId } from "../workers/replay-ids.js";
+import type { Runtime } from "../workers/runtime.js";
+import { describeFailure, permanentFailureOf } from "../workers/start-failures.js";
+import type { EventMessage } from "../workflows/types.js";
+
+/** Failed deliveries taken up per activity call (one page of the walk). */
+export const RECOVERY_PAGE = 100;
+
+export interface RecoverPageInput {
+  recoveryId: string;
+  /** The last webhook id taken up; the walk goes on after it. */
+  cursor: string;
+}
+
+export interface RecoverPageResult {
+  cursor: string;
+  done: boolean;
+}
+
+interface Candidate {
+  webhookId: string;
+  payload: string;
+}
+
+/**
+ * Activities of a bulk recovery (workflows/recovery.ts). A page replays the config's
+ * failed deliveries after the cursor, in webhook id order, through the replay path
+ * (same workflow ids as POST /webhooks/{id}/replay with the recovery's key), starting
+ * at most `ratePerSecond` of them a second so that new deliveries keep their capacity.
+ */
+export function createRecoveryActivities(deps: {
+  prisma: PrismaClient;
+  logger: Logger;
+  rt: Runtime;
+  ratePerSecond: number;
+}) {
+  const { prisma, logger, rt } = deps;
+  const spacingMs = 1000 / deps.ratePerSecond;
+
+  /**
+   * Deliveries of the config that ended failed in the window: their newest row is
+   * `failed` (a running delivery always has a queued newest row), not cancelled by an
+   * operator, and not replayed since (a replay carries the delivery on; if it failed,
+   * the replay itself is the candidate).
+   */
+  const candidates = (configId: string, since: Date, until: Date, types: string[], cursor: string) =>
+    prisma.$queryRaw<Candidate[]>`
+      SELECT a.webhook_id::text AS "webhookId", a.payload
+        FROM attempts a
+       WHERE a.config_id = ${configId}::uuid
+         AND a.status = 'failed'
+         AND a.updated_at >= ${since} AND a.updated_at < ${until}
+         AND a.webhook_id > ${cursor}::uuid
+         AND a.error IS DISTINCT FROM 'cancelled'
+         AND NOT EXISTS (SELECT 1 FROM attempts n
+                          WHERE n.webhook_id = a.webhook_id AND n.retry_attempt > a.retry_attempt)
+         AND NOT EXISTS (SELECT 1 FROM attempts r WHERE r.replay_of = a.webhook_id)
+         AND (cardinality(${types}::text[]) = 0 OR (a.payload::jsonb ->> 'type') = ANY(${types}::text[]))
+       ORDER BY a.webhook_id
+       LIMIT ${RECOVERY_PAGE}`;
+
+  return {
+    async recoverPage({ recoveryId, cursor }: RecoverPageInput): Promise<RecoverPageResult> {
+      const recovery = await prisma.recovery.findUnique({ where: { id: recoveryId } });
+      if (!recovery) throw ApplicationFailure.nonRetryable(`recovery ${recoveryId} no longer exists`);
+      const config = await prisma.config.findUnique({ where: { id: recovery.configId } });
+      if (!config) throw ApplicationFailure.nonRetryable(`config ${recovery.configId} was deleted`);
+      if (!config.active)
+        throw ApplicationFailure.nonRetryable(
+          `config ${config.id} is inactive: activate it and recover again`,
+        );
+
+      const page = await candidates(config.id, recovery.since, recovery.until, recovery.eventTypes, cursor);
+      const counts = { started: 0, already_started: 0, failed: 0 };
+      let lastError: string | undefined;
+      let next = Date.now();
+      for (const c of page) {
+        const wait = next - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        next = Math.max(next, Date.now()) + spacingMs;
+        Context.current().heartbeat(c.webhookId);
+        try {
+          const event = JSON.parse(c.payload) as EventMessage;
+          const workflowId = replayWorkflowId(c.webhookId, recovery.idempotencyKey);
+          const { started } = await startDelivery(rt, config, event, workflowId, c.webhookId);
+          counts[started ? "started" : "already_started"]++;
+        } catch (err) {
+          const permanent = err instanceof SyntaxError ? err : permanentFailureOf(err);
+          // Temporal or the database unavailable: the page is tried again (the starts
+          // made so far are found as already started).
+          if (!permanent) throw err;
+          counts.failed++;
+          lastError = `${c.webhookId}: ${describeFailure(permanent)}`;
+          logger.warn(
+            { recovery: recoveryId, webhookId: c.webhookId, err: lastError },
+            "recovery: replay cannot start",
+          );
+        }
+      }
+      for (const [outcome, n] of Object.entries(counts)) if (n) recoveryDeliveries.inc({ outcome }, n);
+      await prisma.recovery.update({
+        where: { id: recoveryId },
+        data: {
+          matched: { increment: page.length },
+          started: { increment: counts.started },
+          alreadyStarted: { increment: counts.already_started },
+          failedToStart: { increment: counts.failed },
+          ...(lastError ? { lastError } : {}),
+          updatedAt: new Date(),
+        },
+      });
+      return { cursor: page.at(-1)?.webhookId ?? cursor, done: page.length < RECOVERY_PAGE };
+    },
+
+    async finishRecovery({ recoveryId, error }: { recoveryId: string; error?: string }): Promise<void> {
+      const state = error ? "failed" : "done";
+      const now = new Date();
+      await prisma.recovery.update({
+        where: { id: recoveryId },
+        data: { state, finishedAt: now, updatedAt: now, ...(error ? { lastError: error } : {}) },
+      });
+      recoveriesFinished.inc({ state });
+      logger.info({ recovery: recoveryId, state, ...(error ? { err: error } : {}) }, "recovery finished");
+    },
+  };
+}
+
+export type RecoveryActivities = ReturnType<typeof createRecoveryActivities>;
