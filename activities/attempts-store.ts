@@ -52,6 +52,8 @@ export interface NewAttempt {
   config: Config;
   payload: string;
   statusCode: number;
+  /** How long the send took; absent when nothing was sent. */
+  durationMs?: number | undefined;
   retryAttempt: number;
   status: AttemptStatus;
   nextRetryAfter: Date | null;
@@ -75,6 +77,7 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
     config: configSnapshot(a.config),
     payload: a.payload,
     statusCode: a.statusCode,
+    durationMs: a.durationMs ?? null,
     retryAttempt: a.retryAttempt,
     status: TO_DB[a.status],
     nextRetryAfter: a.nextRetryAfter,

@@ -130,6 +130,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
         config,
         payload: body,
         statusCode: result.statusCode,
+        ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
         retryAttempt: input.retryAttempt,
         status: decision.status,
         nextRetryAfter: decision.nextRetryAfter,

@@ -18,6 +18,7 @@ import type { DeadLetterReplayer } from "./dead-letter-replay.js";
 import { deadLetterRoutes } from "./dead-letter-routes.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
+import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { openapi } from "./openapi.js";
 import type { Recoveries } from "./recovery.js";
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(recoveryRoutes(deps.recoveries));
+  app.use(endpointStatsRoutes(deps.prisma));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;

@@ -11,7 +11,9 @@ const CONFIG_JSON = (c: string) => `json_strip_nulls(json_build_object(
     'secret', ${c}.secret,
     'previousSecretExpiresAt',
       CASE WHEN ${c}.previous_secret_expires_at > now() THEN ${iso(`${c}.previous_secret_expires_at`)} END,
-    'active', ${c}.active, 'createdAt', ${iso(`${c}.created_at`)}, 'updatedAt', ${iso(`${c}.updated_at`)}))`;
+    'active', ${c}.active, 'deactivatedReason', ${c}.deactivated_reason,
+    'deactivatedAt', CASE WHEN ${c}.deactivated_at IS NOT NULL THEN ${iso(`${c}.deactivated_at`)} END,
+    'createdAt', ${iso(`${c}.created_at`)}, 'updatedAt', ${iso(`${c}.updated_at`)}))`;
 
 /** Where a config goes in the list (updated_at, then id, both descending), as one comparable string. */
 const SORT_KEY = (c: string) => `${iso(`${c}.updated_at`)} || ${c}.id::text`;

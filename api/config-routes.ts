@@ -150,9 +150,13 @@ export function configRoutes({
   ] as const) {
     r.put(`/configs/:id/${action}`, allowQuery(), async (req, res) => {
       const current = await load(String(req.params.id));
+      const now = new Date();
+      // Activation clears an automatic deactivation and restarts the failing clock.
       const config = await prisma.config.update({
         where: { id: current.id },
-        data: { active, updatedAt: new Date() },
+        data: active
+          ? { active, updatedAt: now, activatedAt: now, deactivatedReason: null, deactivatedAt: null }
+          : { active, updatedAt: now },
       });
       if (!active) await deliveries.closeConfigDeliveries(config.id, "config deactivated");
       res.json({ data: configJson(config) });

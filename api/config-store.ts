@@ -10,7 +10,8 @@ import type { Config } from "../generated/prisma/client.js";
 
 const COLUMNS = `id, name, endpoint, event_types AS "eventTypes", secret,
   previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
-  active, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  active, deactivated_reason AS "deactivatedReason", deactivated_at AS "deactivatedAt",
+  activated_at AS "activatedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 export interface ConfigWrite {
   endpoint: string;

@@ -1,13 +1,8 @@
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
-import { AttemptStatus } from "../generated/prisma/client.js";
-import { closeDeliverySignal } from "../workflows/delivery.js";
+import { closeConfigDeliveries, QUEUED } from "../workers/close-deliveries.js";
 import { ApiError, notFound } from "./errors.js";
-
-/** Signals sent at once when a config's deliveries are closed. */
-const SIGNAL_CONCURRENCY = 16;
-const QUEUED: AttemptStatus[] = [AttemptStatus.toRetry, AttemptStatus.retrying];
 
 /**
  * How API actions reach running deliveries. The API never writes attempt rows
@@ -30,36 +25,8 @@ export function createDeliveryControl(
   logger: Logger,
 ): DeliveryControl {
   return {
-    async closeConfigDeliveries(configId, reason) {
-      const rows = await prisma.attempt.findMany({
-        where: { configId, status: { in: QUEUED }, workflowId: { not: null } },
-        select: { workflowId: true },
-        distinct: ["workflowId"],
-      });
-      const ids = rows.map((r) => r.workflowId!);
-      let failed = 0;
-      for (let i = 0; i < ids.length; i += SIGNAL_CONCURRENCY) {
-        await Promise.all(
-          ids.slice(i, i + SIGNAL_CONCURRENCY).map((id) =>
-            temporal.workflow
-              .getHandle(id)
-              .signal(closeDeliverySignal, reason)
-              .catch((err: Error) => {
-                // A missing workflow is reconciliation's to repair; anything else is logged.
-                if (err instanceof WorkflowNotFoundError) return;
-                failed++;
-                logger.warn(
-                  { workflowId: id, configId, err: err.message },
-                  "could not signal a delivery to close",
-                );
-              }),
-          ),
-        );
-      }
-      if (ids.length)
-        logger.info({ configId, reason, signalled: ids.length - failed, failed }, "deliveries told to close");
-      return { signalled: ids.length - failed, failed };
-    },
+    closeConfigDeliveries: (configId, reason) =>
+      closeConfigDeliveries(temporal, prisma, logger, configId, reason),
 
     async cancel(webhookId) {
       const rows = await prisma.attempt.findMany({

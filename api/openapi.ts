@@ -107,6 +107,12 @@ export const openapi = {
             description: "present while the rotated-out secret still signs deliveries",
           },
           active: { type: "boolean" },
+          deactivatedReason: {
+            type: "string",
+            description:
+              "set when the config was deactivated automatically (--auto-deactivate-after); cleared by activate",
+          },
+          deactivatedAt: TIME,
           createdAt: TIME,
           updatedAt: TIME,
         },
@@ -237,6 +243,45 @@ export const openapi = {
           started: {
             type: "boolean",
             description: "false when this delivery had started before (it is not started twice)",
+          },
+        },
+      },
+      EndpointStats: {
+        type: "object",
+        required: ["configID", "active", "windows"],
+        properties: {
+          configID: UUID,
+          active: { type: "boolean" },
+          failingSince: {
+            ...TIME,
+            description: "the first send of the current failing streak (no 2xx since, nor since activation)",
+          },
+          deactivatedReason: { type: "string", description: "why it was deactivated automatically" },
+          windows: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["window", "attempts", "succeeded", "failed", "successRate", "latencyMs"],
+              properties: {
+                window: { enum: ["5m", "1h", "24h"] },
+                attempts: { type: "integer", description: "sends in the window (test deliveries included)" },
+                succeeded: { type: "integer", description: "sends answered 2xx" },
+                failed: { type: "integer" },
+                successRate: {
+                  type: ["number", "null"],
+                  description: "succeeded / attempts; null without sends",
+                },
+                latencyMs: {
+                  type: ["object", "null"],
+                  description: "send durations; null without timed sends",
+                  properties: {
+                    p50: { type: "integer" },
+                    p90: { type: "integer" },
+                    p99: { type: "integer" },
+                  },
+                },
+              },
+            },
           },
         },
       },
@@ -408,6 +453,19 @@ export const openapi = {
         operationId: "deactivateConfig",
         summary: "Deactivate a config; its pending deliveries end failed without another send",
         responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/stats": {
+      parameters: [idParam()],
+      get: {
+        operationId: "getConfigStats",
+        summary:
+          "The endpoint's health: success rate and send latency over the last 5 minutes, hour and day, and since when it has been failing",
+        responses: {
+          200: ok("the endpoint's health", dataOf("EndpointStats")),
+          404: error("no such config"),
+          ...errors,
+        },
       },
     },
     "/configs/{id}/recover": {

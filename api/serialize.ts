@@ -14,6 +14,8 @@ export function configJson(c: Config) {
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
       : {}),
     active: c.active,
+    ...(c.deactivatedReason !== null ? { deactivatedReason: c.deactivatedReason } : {}),
+    ...(c.deactivatedAt !== null ? { deactivatedAt: c.deactivatedAt.toISOString() } : {}),
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };

@@ -86,6 +86,14 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        "--auto-deactivate-after <duration>",
+        "deactivate a config whose sends have all failed for this long (0: never)",
+      )
+        .default(0, "0")
+        .argParser(durationArg),
+    )
+    .addOption(
+      new Option(
         "--reconcile-grace <duration>",
         "how long past its retry time a queued row waits before reconciliation checks its workflow",
       )
@@ -317,7 +325,7 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--audit-topic <topic>",
-        'broker topic every API call is published to ("" disables)',
+        'broker topic every API call (and automatic deactivation) is published to ("" disables)',
       ).default("audit"),
     )
     .addOption(
@@ -363,6 +371,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     retryPeriod: opt("retryPeriod"),
     retryBatchSize: opt("retryBatchSize"),
     recoveryRate: opt("recoveryRate"),
+    autoDeactivateAfter: opt("autoDeactivateAfter"),
     reconcileGrace: opt("reconcileGrace"),
     minBackoffDelay: opt("minBackoffDelay"),
     maxBackoffDelay: opt("maxBackoffDelay"),

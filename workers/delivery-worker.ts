@@ -14,6 +14,9 @@ import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
+import { startAutoDeactivation } from "./auto-deactivation.js";
+import { openPublisher } from "./broker/index.js";
+import type { BrokerPublisher } from "./broker/types.js";
 import {
   ensureMaintenanceSchedules,
   maintenanceQueue,
@@ -179,6 +182,16 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
       await restoreMaintenanceSchedules(rt);
     });
     rt.shutdown.add("reconciliation", () => reconciler.stop());
+    if (settings.autoDeactivateAfter > 0) {
+      let audit: { publisher: BrokerPublisher; topic: string } | undefined;
+      if (settings.auditTopic) {
+        const publisher = await openPublisher(settings, logger);
+        rt.shutdown.add("deactivation audit publisher", () => publisher.close());
+        audit = { publisher, topic: settings.auditTopic };
+      }
+      const deactivation = startAutoDeactivation(rt, settings.autoDeactivateAfter, audit);
+      rt.shutdown.add("automatic deactivation", () => deactivation.stop());
+    }
   }
   return running;
 }

@@ -96,6 +96,12 @@ export const recoveriesFinished = new Counter({
   registers: [registry],
 });
 
+export const configsAutoDeactivated = new Counter({
+  name: "webhooks_configs_auto_deactivated_total",
+  help: "Configs deactivated automatically after failing for --auto-deactivate-after",
+  registers: [registry],
+});
+
 export function recordAttempt(status: string, statusCode: number, durationMs: number): void {
   attemptsTotal.inc({ status, status_class: statusClass(statusCode) });
   attemptDuration.observe(durationMs / 1000);

@@ -32,6 +32,8 @@ export interface WebhooksSettings {
   retryBatchSize: number;
   /** Replays a bulk recovery starts per second (workflows/recovery.ts). */
   recoveryRate: number;
+  /** Deactivate configs failing for this long, ms (0: never; workers/auto-deactivation.ts). */
+  autoDeactivateAfter: number;
   /** How overdue a queued row must be before reconciliation checks its workflow. */
   reconcileGrace: number;
   minBackoffDelay: number;

@@ -1,0 +1,52 @@
+import { type Client, WorkflowNotFoundError } from "@temporalio/client";
+import type { PrismaClient } from "../common/db/database.js";
+import type { Logger } from "../common/logger.js";
+import { AttemptStatus } from "../generated/prisma/client.js";
+import { closeDeliverySignal } from "../workflows/delivery.js";
+
+/** Signals sent at once when a config's deliveries are closed. */
+const SIGNAL_CONCURRENCY = 16;
+export const QUEUED: AttemptStatus[] = [AttemptStatus.toRetry, AttemptStatus.retrying];
+
+/**
+ * Tells every queued delivery of the config to close with `reason` (after it was
+ * deactivated, by the API or automatically, or deleted). Nothing here writes a row:
+ * each workflow closes its own. One that cannot be signalled still ends at its next
+ * wake-up, when its claim finds the config gone or inactive.
+ */
+export async function closeConfigDeliveries(
+  temporal: Client,
+  prisma: PrismaClient,
+  logger: Logger,
+  configId: string,
+  reason: string,
+): Promise<{ signalled: number; failed: number }> {
+  const rows = await prisma.attempt.findMany({
+    where: { configId, status: { in: QUEUED }, workflowId: { not: null } },
+    select: { workflowId: true },
+    distinct: ["workflowId"],
+  });
+  const ids = rows.map((r) => r.workflowId!);
+  let failed = 0;
+  for (let i = 0; i < ids.length; i += SIGNAL_CONCURRENCY) {
+    await Promise.all(
+      ids.slice(i, i + SIGNAL_CONCURRENCY).map((id) =>
+        temporal.workflow
+          .getHandle(id)
+          .signal(closeDeliverySignal, reason)
+          .catch((err: Error) => {
+            // A missing workflow is reconciliation's to repair; anything else is logged.
+            if (err instanceof WorkflowNotFoundError) return;
+            failed++;
+            logger.warn(
+              { workflowId: id, configId, err: err.message },
+              "could not signal a delivery to close",
+            );
+          }),
+      ),
+    );
+  }
+  if (ids.length)
+    logger.info({ configId, reason, signalled: ids.length - failed, failed }, "deliveries told to close");
+  return { signalled: ids.length - failed, failed };
+}
