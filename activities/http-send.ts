@@ -1,5 +1,6 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
+import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
 import { parseRetryAfter } from "./delivery-policy.js";
 import { EgressDenied, type EgressPolicy } from "./egress-policy.js";
@@ -42,6 +43,23 @@ export interface SendResult {
  * throws for the endpoint's behaviour: that is the result.
  */
 export async function sendWebhook(req: SendRequest): Promise<SendResult> {
+  // With --tracing, a client span child of the activity's; its context goes to the
+  // receiver as `traceparent`. Without, the API's no-op tracer costs next to nothing.
+  const span = tracer.startSpan("POST", {
+    kind: SpanKind.CLIENT,
+    attributes: { "http.request.method": "POST", "webhooks.webhook_id": req.webhookId },
+  });
+  const result = await send(req, trace.setSpan(context.active(), span));
+  span.setAttribute("http.response.status_code", result.statusCode);
+  if (result.statusCode < 200 || result.statusCode > 299)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? `HTTP ${result.statusCode}` });
+  span.end();
+  return result;
+}
+
+const tracer = trace.getTracer("webhooks");
+
+async function send(req: SendRequest, traceContext: Context): Promise<SendResult> {
   const started = Date.now();
   const timestamp = Math.floor(started / 1000);
   const headers: Record<string, string> = {
@@ -54,6 +72,7 @@ export async function sendWebhook(req: SendRequest): Promise<SendResult> {
     "svc-webhook-test": String(req.test),
   };
   if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = req.idempotencyKey;
+  propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
   try {
     let url = new URL(req.endpoint);

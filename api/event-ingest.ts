@@ -4,6 +4,7 @@ import { parseEventMessage, UnparsableMessage } from "../workers/event-message.j
 import { eventsIngested, workflowsStarted, workflowsStartedEagerly } from "../workers/metrics.js";
 import type { Runtime } from "../workers/runtime.js";
 import { MAX_EVENT_BYTES } from "../workers/start-limits.js";
+import { eventTrace, withEventSpan } from "../workers/tracing.js";
 import { checkParsedBody, rawBody, verifyUtf8 } from "./body-checks.js";
 import { ApiError, unavailable, validation } from "./errors.js";
 import { jsonBody } from "./validation.js";
@@ -28,7 +29,19 @@ export function eventIngest(rt: Runtime): RequestHandler[] {
       eventsIngested.inc({ result: "rejected" });
       throw validation(`not an event message: ${err.message}`);
     }
-    const starts = await startEventDeliveries(rt, event, data);
+    const starts = await withEventSpan(
+      rt.tracing,
+      "POST /events",
+      { "webhooks.event_type": event.type, "webhooks.idempotency_key": event.idempotency_key },
+      () => {
+        // The event's own trace context first, else the HTTP caller's.
+        const own = eventTrace(data);
+        return own.traceparent
+          ? own
+          : { traceparent: req.get("traceparent"), tracestate: req.get("tracestate") };
+      },
+      () => startEventDeliveries(rt, event, data),
+    );
     const deliveries = starts.started.map((d) => ({
       configID: d.configId,
       webhookID: d.webhookId,

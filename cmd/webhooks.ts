@@ -11,6 +11,7 @@ import {
   nonNegativeIntArg,
   positiveDurationArg,
   positiveIntArg,
+  rateArg,
 } from "../common/flags.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
@@ -293,6 +294,34 @@ function addSharedOptions(cmd: Command): Command {
       ),
     )
     .addOption(new Option("--ratelimit-domain <domain>", "domain of those requests").default("webhooks"))
+    .addOption(
+      new Option(
+        "--tracing",
+        "export OpenTelemetry spans of every delivery over OTLP (destination: OTEL_EXPORTER_OTLP_* variables)",
+      )
+        .default(false)
+        .env("TRACING_ENABLED"),
+    )
+    .addOption(
+      new Option("--tracing-protocol <protocol>", "OTLP over http or grpc")
+        .choices(["http", "grpc"])
+        .default("http")
+        .env("TRACING_EXPORTER_PROTOCOL"),
+    )
+    .addOption(
+      new Option("--tracing-service-name <name>", "service.name of the spans")
+        .default("webhooks")
+        .env("TRACING_SERVICE_NAME"),
+    )
+    .addOption(
+      new Option(
+        "--tracing-sampling-rate <rate>",
+        "share of new traces recorded, 0 to 1 (an event's own decision is kept)",
+      )
+        .default(1)
+        .argParser(rateArg)
+        .env("TRACING_SAMPLING_RATE"),
+    )
     .option("--no-consume", "do not consume events from the broker (scale task queues only)")
     .addOption(
       new Option("--max-concurrent-sends <n>", "HTTP sends in flight per process")
@@ -372,6 +401,12 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     retryBatchSize: opt("retryBatchSize"),
     recoveryRate: opt("recoveryRate"),
     autoDeactivateAfter: opt("autoDeactivateAfter"),
+    tracing: {
+      enabled: o.tracing === true || o.tracing === "true" || o.tracing === "1",
+      exporterProtocol: opt("tracingProtocol"),
+      serviceName: opt("tracingServiceName"),
+      samplingRate: opt("tracingSamplingRate"),
+    },
     reconcileGrace: opt("reconcileGrace"),
     minBackoffDelay: opt("minBackoffDelay"),
     maxBackoffDelay: opt("maxBackoffDelay"),

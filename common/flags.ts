@@ -25,6 +25,14 @@ export function nonNegativeDurationArg(value: string): number {
   return ms;
 }
 
+/** A share from 0 to 1 ("0.25"). */
+export function rateArg(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new InvalidArgumentError(`expected a number from 0 to 1, got "${value}"`);
+  return n;
+}
+
 /** Comma-separated positive durations ("5s,30s,2m"), in milliseconds. */
 export function durationListArg(value: string): number[] {
   const parts = value.split(",").map((s) => s.trim());

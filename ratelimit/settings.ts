@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { parseDuration } from "../common/duration.js";
+import type { OtelExportSettings } from "../common/otel.js";
 import { parseHostPort, parseRedisAddress, type RedisAddress } from "./redis-address.js";
 import { defaultMappingYaml, StatsMapper } from "./stats-mapper.js";
 import { compileMogrifier, type Mogrifier } from "./stats-tags.js";
@@ -60,17 +61,9 @@ export interface ObjCacheSettings {
   tlsSkipHostnameVerification: boolean;
 }
 
-export interface TracingSettings {
+/** TRACING_*: the export settings shared with the webhooks service, and the switch. */
+export interface TracingSettings extends OtelExportSettings {
   enabled: boolean;
-  /** TRACING_EXPORTER_PROTOCOL; the OTLP protocol variables choose only the encoding over http. */
-  exporterProtocol: "http" | "grpc";
-  /** OTLP/HTTP body encoding: protobuf unless OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=http/json. */
-  httpEncoding: "protobuf" | "json";
-  serviceName: string;
-  serviceNamespace: string;
-  /** Empty: a random version-4 UUID chosen at start. */
-  serviceInstanceId: string;
-  samplingRate: number;
 }
 
 /** The xDS client (CONFIG_TYPE=GRPC_XDS_SOTW). */

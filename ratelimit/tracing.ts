@@ -4,10 +4,10 @@
 // on shutdown. A caller's W3C `traceparent` makes the span its child (Envoy sends one
 // when it traces). The SDK is imported only when tracing is on: off, it costs nothing.
 
-import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import type { Logger } from "../common/logger.js";
+import { startTracerProvider } from "../common/otel.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
@@ -16,7 +16,6 @@ import {
 import type { TracingSettings } from "./settings.js";
 
 export const GRPC_METHOD = "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
-const SHUTDOWN_TIMEOUT_MS = 5000;
 
 /** A decision's span; `end` may be called once. */
 export interface DecisionSpan {
@@ -39,15 +38,6 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** Where the exporter sends, as the OTLP exporters resolve it (for the start log). */
-function endpoint(s: TracingSettings, env: NodeJS.ProcessEnv): string {
-  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
-  if (traces) return traces;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (s.exporterProtocol === "grpc") return base || "http://localhost:4317";
-  return base ? `${base.replace(/\/$/, "")}/v1/traces` : "http://localhost:4318/v1/traces";
-}
-
 function codeName(code: RateLimitResponse_Code): string {
   return RateLimitResponse_Code[code] ?? String(code);
 }
@@ -55,70 +45,14 @@ function codeName(code: RateLimitResponse_Code): string {
 /** Starts the tracer provider, or returns undefined (nothing loaded) when TRACING_ENABLED is off. */
 export async function startTracing(s: TracingSettings, logger: Logger): Promise<Tracing | undefined> {
   if (!s.enabled) return undefined;
-  const [api, core, resources, sdk, semconv] = await Promise.all([
+  const [api, core, semconv] = await Promise.all([
     import("@opentelemetry/api"),
     import("@opentelemetry/core"),
-    import("@opentelemetry/resources"),
-    import("@opentelemetry/sdk-trace-base"),
     import("@opentelemetry/semantic-conventions"),
   ]);
-  const exporter =
-    s.exporterProtocol === "grpc"
-      ? new (await import("@opentelemetry/exporter-trace-otlp-grpc")).OTLPTraceExporter()
-      : s.httpEncoding === "json"
-        ? new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter()
-        : new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter();
-
-  // Export failures surface through the SDK's diagnostics (often an error serialized as
-  // JSON): route them to the service's log with the destination.
-  const target = endpoint(s, process.env);
-  const text = (msg: string): string => {
-    try {
-      const o = JSON.parse(msg) as { message?: unknown };
-      if (typeof o.message === "string") return o.message;
-    } catch {}
-    return msg;
-  };
-  api.diag.setLogger(
-    {
-      error: (msg) => logger.error({ endpoint: target }, `tracing: ${text(msg)}`),
-      warn: (msg) => logger.warn({ endpoint: target }, `tracing: ${text(msg)}`),
-      info: (msg) => logger.debug(`tracing: ${msg}`),
-      debug: () => {},
-      verbose: () => {},
-    },
-    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
-  );
-
-  const instanceId = s.serviceInstanceId || randomUUID();
-  const resource = resources
-    .defaultResource()
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }))
-    .merge(
-      resources.resourceFromAttributes({
-        [semconv.ATTR_SERVICE_NAME]: s.serviceName,
-        [semconv.ATTR_SERVICE_INSTANCE_ID]: instanceId,
-        ...(s.serviceNamespace ? { [semconv.ATTR_SERVICE_NAMESPACE]: s.serviceNamespace } : {}),
-      }),
-    );
-  const provider = new sdk.BasicTracerProvider({
-    resource,
-    // A caller's sampling decision is kept; the rate applies to calls that start a trace here.
-    sampler: new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(s.samplingRate) }),
-    spanProcessors: [new sdk.BatchSpanProcessor(exporter)],
-  });
-  const tracer: Tracer = provider.getTracer("ratelimit");
+  const otel = await startTracerProvider(s, logger);
+  const tracer: Tracer = otel.provider.getTracer("ratelimit");
   const propagator = new core.W3CTraceContextPropagator();
-  logger.info(
-    {
-      protocol: s.exporterProtocol === "grpc" ? "grpc" : `http/${s.httpEncoding}`,
-      endpoint: target,
-      serviceName: s.serviceName,
-      serviceInstanceId: instanceId,
-      samplingRate: s.samplingRate,
-    },
-    "tracing enabled",
-  );
 
   const parent = (header: (name: string) => string | undefined): Context =>
     propagator.extract(api.ROOT_CONTEXT, undefined, {
@@ -185,23 +119,6 @@ export async function startTracing(s: TracingSettings, logger: Logger): Promise<
         ),
       );
     },
-    async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          logger.warn("tracing: spans not exported within 5 s at shutdown are dropped");
-          resolve();
-        }, SHUTDOWN_TIMEOUT_MS);
-      });
-      await Promise.race([
-        provider
-          .shutdown()
-          .catch((err: Error) =>
-            logger.warn({ endpoint: target, err: err.message }, "tracing: exporting the last spans failed"),
-          ),
-        timeout,
-      ]);
-      clearTimeout(timer);
-    },
+    shutdown: () => otel.shutdown(),
   };
 }

@@ -293,8 +293,12 @@ case "$CMD" in
     echo "$PORT" >"$HOME_DIR/$NAME/port"
     database_ready "$NAME" temporal
     database_ready "${NAME}_visibility" visibility
-    for ((k = 0; k < NODES; k++)); do start_node "$k"; done
-    for ((k = 0; k < NODES; k++)); do wait_frontend "$k"; done
+    # Node 0 alone first: on a fresh database every node writes the cluster metadata at
+    # start, and one that loses that race exits ("Failed to apply cluster metadata").
+    start_node 0
+    wait_frontend 0
+    for ((k = 1; k < NODES; k++)); do start_node "$k"; done
+    for ((k = 1; k < NODES; k++)); do wait_frontend "$k"; done
     register "127.0.0.1:$PORT"
     [[ -z "$UI_PORT" ]] || start_ui "$UI_PORT"
     log "$NAME ready in $((($(date +%s%N) - t0) / 1000000)) ms: $NODES node(s), frontends $(for ((k = 0; k < NODES; k++)); do printf '127.0.0.1:%s ' "$(frontend_port "$k")"; done)"

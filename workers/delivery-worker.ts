@@ -80,14 +80,19 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     ...(settings.temporal.apiKey ? { apiKey: settings.temporal.apiKey } : {}),
   });
   const started = Date.now();
+  // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
+  // exporting workflow spans, on every worker of this process.
+  const plugins = rt.tracing ? [rt.tracing.plugin] : [];
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: sdkLogger(logger),
+    plugins,
   });
   const base = {
     connection,
     namespace: settings.temporal.namespace,
     shutdownGraceTime: settings.shutdownGrace,
+    plugins,
   } as const;
   const rateLimit = settings.ratelimitAddr
     ? createRateLimitGate(settings.ratelimitAddr, settings.ratelimitDomain, logger)
@@ -152,7 +157,11 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     // The SDK reserves a slot of a worker on this connection for the same namespace and
     // queue and falls back to a plain start when none is free; the server then hands the
     // first workflow task back in the start's answer instead of queueing it for a poll.
-    rt.eagerStarter = new Client({ connection, namespace: settings.temporal.namespace });
+    rt.eagerStarter = new Client({
+      connection,
+      namespace: settings.temporal.namespace,
+      ...(rt.tracing ? { interceptors: { workflow: [rt.tracing.clientInterceptor] } } : {}),
+    });
   }
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)

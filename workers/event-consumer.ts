@@ -20,6 +20,7 @@ import { messagesConsumed, workflowsStarted, workflowsStartedEagerly } from "./m
 import type { Runtime } from "./runtime.js";
 import { endpointHost } from "./start-failures.js";
 import { keyword, summary } from "./start-limits.js";
+import { eventTrace, withEventSpan } from "./tracing.js";
 
 /** Messages handled at once per consumer process. */
 const CONCURRENCY = 64;
@@ -124,7 +125,18 @@ export async function startEventConsumer(rt: Runtime): Promise<BrokerConsumer> {
       messagesConsumed.inc({ topic: msg.topic, result: "rejected" });
       return;
     }
-    const starts = await startEventDeliveries(rt, event, msg.data);
+    const starts = await withEventSpan(
+      rt.tracing,
+      `consume ${msg.topic}`,
+      {
+        "messaging.system": rt.settings.broker,
+        "messaging.destination.name": msg.topic,
+        "webhooks.event_type": event.type,
+        "webhooks.idempotency_key": event.idempotency_key,
+      },
+      () => eventTrace(msg.data),
+      () => startEventDeliveries(rt, event, msg.data),
+    );
     const deadLettered = await settleStarts(rt, msg, event.type, starts);
     const started = starts.started.filter((r) => r.started).length;
     const eager = starts.started.filter((r) => r.eager).length;

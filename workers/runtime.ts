@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "../common/logger.js";
 import { Shutdown } from "../common/shutdown.js";
 import { type TemporalOptions, temporalTls } from "../common/temporal.js";
 import type { WebhooksSettings } from "./settings.js";
+import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
 
 /** What every webhooks process holds: logs, shutdown steps, the database and a Temporal client. */
 export interface Runtime {
@@ -24,6 +25,8 @@ export interface Runtime {
    * started through it ask for eager start (the SDK requires that shared connection).
    */
   eagerStarter?: Client;
+  /** --tracing: the span setup every client and worker of this process uses. */
+  tracing?: DeliveryTracing | undefined;
 }
 
 /** What closing takes beyond the worker's drain: the HTTP server, the consumer, the database. */
@@ -51,15 +54,22 @@ export async function startRuntime(settings: WebhooksSettings, role: string): Pr
   });
   shutdown.add("database", () => db.close());
   if (db.embedded) logger.info({ url: db.url }, "using the embedded database (one transaction at a time)");
+  // Added first, so it closes last: the spans of everything that stops before are exported.
+  const tracing = await startDeliveryTracing(settings.tracing, logger);
+  if (tracing) shutdown.add("tracing", () => tracing.shutdown());
   const connection = await connectTemporal(settings.temporal, logger);
   shutdown.add("temporal client", () => connection.close());
-  const temporal = new Client({ connection, namespace: settings.temporal.namespace });
+  const temporal = new Client({
+    connection,
+    namespace: settings.temporal.namespace,
+    ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
+  });
   const egress = new EgressPolicy(settings.egress);
   if (!settings.egress.denyPrivate && settings.egress.allow.length === 0)
     logger.warn(
       "egress: webhooks may be sent to private and loopback addresses (fine for local receivers); pass --egress-deny-private in production",
     );
-  return { settings, logger, shutdown, db, temporal, temporalConnection: connection, egress };
+  return { settings, logger, shutdown, db, temporal, temporalConnection: connection, egress, tracing };
 }
 
 export async function connectTemporal(opts: TemporalOptions, logger: Logger): Promise<Connection> {

@@ -5,6 +5,7 @@ import type { TemporalOptions } from "../common/temporal.js";
 import type { StreamLimits } from "./broker/nats.js";
 import type { NatsAuth } from "./broker/nats-auth.js";
 import type { Redelivery } from "./broker/types.js";
+import type { TracingSettings } from "./tracing.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
 export type SendMode = "queue" | "local";
@@ -34,6 +35,8 @@ export interface WebhooksSettings {
   recoveryRate: number;
   /** Deactivate configs failing for this long, ms (0: never; workers/auto-deactivation.ts). */
   autoDeactivateAfter: number;
+  /** OpenTelemetry spans of deliveries (workers/tracing.ts). */
+  tracing: TracingSettings;
   /** How overdue a queued row must be before reconciliation checks its workflow. */
   reconcileGrace: number;
   minBackoffDelay: number;

@@ -17,10 +17,11 @@ export class DeliveryEnv {
   readonly stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
 
   /** `temporalAddress`: a Temporal server of the test's own instead of the shared one. */
-  async start(args: string[] = [], temporalAddress?: string): Promise<this> {
+  async start(args: string[] = [], temporalAddress?: string, env?: Record<string, string>): Promise<this> {
     this.api = await startWebhooks({
       worker: true,
       ...(temporalAddress ? { temporalAddress } : {}),
+      ...(env ? { env } : {}),
       args: [
         "--broker-topics",
         this.topic,

@@ -70,6 +70,8 @@ export class Receiver {
   }
 
   stop(): Promise<void> {
+    // Never started (a before hook failed first): nothing to close.
+    if (!this.server) return Promise.resolve();
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }

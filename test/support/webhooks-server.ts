@@ -33,6 +33,8 @@ export async function startWebhooks(
     temporalAddress?: string;
     /** Listen host (loopback by default); the tests still call it on 127.0.0.1. */
     listenHost?: string;
+    /** Extra environment of the process (e.g. OTEL_EXPORTER_OTLP_ENDPOINT). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<WebhooksUnderTest> {
   const db = opts.db ?? (await createTestDatabase());
@@ -54,7 +56,7 @@ export async function startWebhooks(
       taskQueue,
       ...(opts.args ?? []),
     ],
-    {},
+    opts.env ?? {},
     opts.nodeArgs,
   );
   const url = `http://127.0.0.1:${port}`;
