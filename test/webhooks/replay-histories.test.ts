@@ -1,6 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { OpenTelemetryPlugin } from "@temporalio/interceptors-opentelemetry-v2";
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/worker";
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
@@ -20,10 +23,11 @@ const histories = () =>
         })),
     );
 
-async function replayAll(workflowsPath: string) {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger("WARN") });
+async function replayAll(workflowsPath: string, plugins: OpenTelemetryPlugin[] = []) {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger("WARN"), plugins });
   const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: { code } }, histories())) results.push(r);
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { code }, plugins }, histories()))
+    results.push(r);
   return results;
 }
 
@@ -51,6 +55,19 @@ describe("replaying recorded delivery histories", function () {
 
   it("replays every history with the current workflow code", async () => {
     const results = await replayAll(fileURLToPath(new URL("../../workflows/index.js", import.meta.url)));
+    expect(results).to.have.length(histories().length);
+    for (const r of results) expect(r.error, `${r.workflowId}: ${r.error}`).to.equal(undefined);
+  });
+
+  it("replays them with the tracing interceptors too (--tracing turned on for running deliveries)", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = new OpenTelemetryPlugin({
+      resource: resourceFromAttributes({ "service.name": "replay" }),
+      spanProcessor: new SimpleSpanProcessor(exporter),
+    });
+    const results = await replayAll(fileURLToPath(new URL("../../workflows/index.js", import.meta.url)), [
+      tracing,
+    ]);
     expect(results).to.have.length(histories().length);
     for (const r of results) expect(r.error, `${r.workflowId}: ${r.error}`).to.equal(undefined);
   });
