@@ -3,6 +3,7 @@
 // all gracefully.
 
 import type { Logger } from "../common/logger.js";
+import { CoalescingCounterStore } from "./coalescing-store.js";
 import { FileConfigProvider } from "./config-provider.js";
 import type { CounterStore } from "./counter-store.js";
 import { startDebugServer } from "./debug-server.js";
@@ -95,11 +96,14 @@ export async function startService(
     );
   }
 
+  // A shared store (Redis, memcached) gets one command per round trip for a hot key.
+  const counters = settings.backendType === "memory" ? store : new CoalescingCounterStore(store);
+
   const localCache =
     settings.localCacheSizeInBytes > 0 ? new OverLimitCache(settings.localCacheSizeInBytes) : undefined;
   localCache?.registerStats(stats);
   const limiter = new FixedWindowLimiter(
-    store,
+    counters,
     {
       cacheKeyPrefix: settings.cacheKeyPrefix,
       nearLimitRatio: settings.nearLimitRatio,
