@@ -1,0 +1,216 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { connect } from "nats";
+import { fromRoot } from "../../common/paths.js";
+import { testTemporal } from "../../test/support/temporal.js";
+import { startWebhooks, type WebhooksUnderTest } from "../../test/support/webhooks-server.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
+
+// bench/delivery/features: what the delivery features cost per delivery, in CPU ms by
+// component, against the broker path of the same process as the baseline (same script,
+// same machine minutes): events consumed from NATS (baseline), the same events through
+// POST /events, failed deliveries replayed by a bulk recovery, and the broker path again
+// with --tracing (spans to an OTLP sink in this process). CPU comes from /proc, so it does
+// not depend on what else runs.
+// Usage: node dist/bench/delivery/features.js [events]
+
+const EVENTS = Number(process.argv[2] ?? 400);
+
+interface Row {
+  scenario: string;
+  deliveries: number;
+  seconds: number;
+  cpuMsPerDelivery: Record<string, number>;
+}
+
+/** A receiver that answers `status()` and counts requests per idempotency-key prefix. */
+async function receiver(status: () => number) {
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      count++;
+      res.writeHead(status()).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    count: () => count,
+    close: () => server.close(),
+  };
+}
+
+/** An OTLP/HTTP endpoint that accepts and drops span batches. */
+async function otlpSink() {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 300_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const event = (type: string, key: string) => ({
+  idempotency_key: key,
+  date: new Date().toISOString(),
+  app: "bench",
+  version: "v1",
+  type,
+  payload: { amount: 42 },
+});
+
+async function main(): Promise<void> {
+  const temporalPids = await (await testTemporal()).pids();
+  const sink = await otlpSink();
+  let failing = false;
+  const hook = await receiver(() => (failing ? 400 : 200));
+  const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+  const rows: Row[] = [];
+
+  const start = (topic: string, extra: string[]) =>
+    startWebhooks({
+      worker: true,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
+      args: [
+        "--broker-topics",
+        topic,
+        "--nats-stream",
+        `BENCHF_${Date.now()}`,
+        "--audit-topic",
+        "",
+        "--log-level",
+        "warn",
+        "--recovery-rate",
+        "1000",
+        ...extra,
+      ],
+    });
+
+  const measure = async (api: WebhooksUnderTest, scenario: string, run: () => Promise<void>) => {
+    const pid = api.process.child.pid;
+    const cpu = new CpuMeter((p, comm) => {
+      if (p === pid) return "webhooks (API + worker)";
+      if (temporalPids.includes(p)) return "Temporal";
+      if (comm === "postgres") return "PostgreSQL";
+      if (comm === "nats-server") return "NATS";
+      return undefined;
+    });
+    const before = hook.count();
+    const t0 = performance.now();
+    cpu.start();
+    await run();
+    await until(`${scenario}: ${EVENTS} deliveries`, () => hook.count() - before >= EVENTS);
+    const ms = cpu.delta();
+    const row: Row = {
+      scenario,
+      deliveries: EVENTS,
+      seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+      cpuMsPerDelivery: Object.fromEntries(
+        Object.entries(ms).map(([k, v]) => [k, Number((v / EVENTS).toFixed(2))]),
+      ),
+    };
+    rows.push(row);
+    process.stderr.write(`${scenario}: ${JSON.stringify(row.cpuMsPerDelivery)}\n`);
+  };
+
+  const createConfig = async (api: WebhooksUnderTest, type: string) => {
+    const r = await api.call("POST", "/configs", { endpoint: hook.url, eventTypes: [`bench.${type}`] });
+    return r.body.data.id as string;
+  };
+  const publishAll = async (topic: string, type: string, prefix: string) => {
+    const js = nc.jetstream();
+    for (let i = 0; i < EVENTS; i++) await js.publish(topic, JSON.stringify(event(type, `${prefix}-${i}`)));
+  };
+  const postAll = async (api: WebhooksUnderTest, type: string, prefix: string) => {
+    for (let i = 0; i < EVENTS; i += 16)
+      await Promise.all(
+        Array.from({ length: Math.min(16, EVENTS - i) }, (_, j) =>
+          api.call("POST", "/events", event(type, `${prefix}-${i + j}`)),
+        ),
+      );
+  };
+
+  const run = Date.now().toString(36);
+  const plainTopic = `benchf-${run}`;
+  const plain = await start(plainTopic, []);
+  try {
+    await createConfig(plain, "broker");
+    await createConfig(plain, "http");
+    const recoverId = await createConfig(plain, "recover");
+    // Warm-up (JIT, connections), not measured.
+    await publishAll(plainTopic, "broker", `warm-${run}`);
+    await until("warm-up", () => hook.count() >= EVENTS);
+    await measure(plain, "broker (baseline)", () => publishAll(plainTopic, "broker", `b-${run}`));
+    await measure(plain, "POST /events", () => postAll(plain, "http", `h-${run}`));
+    // Failed deliveries, then their recovery.
+    failing = true;
+    const since = new Date(Date.now() - 1000).toISOString();
+    const failedBefore = hook.count();
+    await postAll(plain, "recover", `r-${run}`);
+    await until("the failures", () => hook.count() - failedBefore >= EVENTS);
+    await new Promise((r) => setTimeout(r, 1000));
+    failing = false;
+    await measure(plain, "bulk recovery (per replay)", async () => {
+      const r = await plain.call(
+        "POST",
+        `/configs/${recoverId}/recover`,
+        { since },
+        { "idempotency-key": run },
+      );
+      if (r.status !== 202) throw new Error(r.text);
+    });
+  } finally {
+    await plain.stop();
+  }
+
+  const tracedTopic = `benchf-t-${run}`;
+  const traced = await start(tracedTopic, ["--tracing"]);
+  try {
+    await createConfig(traced, "broker");
+    const warm = hook.count();
+    await publishAll(tracedTopic, "broker", `tw-${run}`);
+    await until("traced warm-up", () => hook.count() - warm >= EVENTS);
+    await measure(traced, "broker, --tracing", () => publishAll(tracedTopic, "broker", `t-${run}`));
+  } finally {
+    await traced.stop();
+  }
+  await nc.close();
+  hook.close();
+  sink.close();
+
+  const base = rows[0]!.cpuMsPerDelivery;
+  const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+  console.log(`\nCPU ms per delivery by component (${EVENTS} deliveries each; baseline: the broker path)\n`);
+  const components = [...new Set(rows.flatMap((r) => Object.keys(r.cpuMsPerDelivery)))];
+  console.log(`| scenario | ${components.join(" | ")} | total | vs baseline |`);
+  console.log(`|---|${components.map(() => "---:").join("|")}|---:|---:|`);
+  for (const r of rows) {
+    const t = total(r.cpuMsPerDelivery);
+    console.log(
+      `| ${r.scenario} | ${components.map((c) => (r.cpuMsPerDelivery[c] ?? 0).toFixed(2)).join(" | ")} | ${t.toFixed(2)} | ${(t / total(base)).toFixed(2)} |`,
+    );
+  }
+  mkdirSync(fromRoot("bench", "results"), { recursive: true });
+  const file = fromRoot("bench", "results", "delivery-features.json");
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, rows }, null, 2)}\n`,
+  );
+  console.log(`\nresults written to ${file}`);
+  process.exit(0);
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});
