@@ -17,6 +17,9 @@ export interface ClientErrorBody {
  */
 export type ClientErrorRenderer = (status: number, message: string, rawRequest: string) => ClientErrorBody;
 
+/** How long a refused connection's remaining input is read and dropped before it is closed. */
+const LINGER_MS = 2000;
+
 /** The parser's codes that deserve a status other than 400, and what to tell the caller. */
 const BY_CODE: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, "request line and headers larger than the server accepts (16 KiB)"],
@@ -57,6 +60,14 @@ export function answerClientErrors(server: Server, render: ClientErrorRenderer):
     const [status, known] = BY_CODE[code] ?? [400, MESSAGES[code]];
     const message = known ?? `malformed HTTP request (${code || err.message})`;
     const { contentType, body } = render(status, message, err.rawPacket?.toString("latin1") ?? "");
+    // Lingering close: keep reading (and dropping) what the client still sends, for a
+    // while, so the kernel does not answer that data with a reset, which can destroy the
+    // answer before the client reads it (a client writing a 1 MB request line got EPIPE).
+    socket.on("data", () => {});
+    socket.resume();
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+    linger.unref();
+    socket.once("close", () => clearTimeout(linger));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${contentType}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
