@@ -76,23 +76,60 @@ async function readJsonBody(req: http.IncomingMessage): Promise<string> {
     throw new HttpError(415, `unsupported Content-Encoding "${encoding}": send the JSON uncompressed`);
   if (Number(req.headers["content-length"]) > MAX_BODY_BYTES)
     throw new HttpError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-      chunks.push(chunk as Buffer);
-    }
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    throw new HttpError(400, `the request body was not received: ${(err as Error).message}`);
-  }
+  // Read by events, not `for await`: leaving that loop early destroys the request (and
+  // its connection), and the 413 would never reach the client.
+  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
+    const out: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.off("data", onData);
+        req.pause();
+        reject(new HttpError(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+      } else out.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(out));
+    req.once("close", () => {
+      if (!req.readableEnded)
+        reject(new HttpError(400, "the connection closed before the request body was complete"));
+    });
+    req.once("error", (err) =>
+      reject(new HttpError(400, `the request body was not received: ${err.message}`)),
+    );
+  });
   try {
     return decodeUtf8(Buffer.concat(chunks));
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }
+}
+
+/** Bytes of a refused body read and dropped before the 413, and how long that may take. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+const DRAIN_TIMEOUT_MS = 5000;
+
+/** Reads and drops the rest of a request body, up to the bounds above. */
+function drainBody(req: http.IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (req.readableEnded || req.destroyed) return resolve();
+    let read = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > DRAIN_LIMIT_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_TIMEOUT_MS);
+    req.on("data", onData);
+    req.once("end", done);
+    req.once("close", done);
+    req.resume();
+  });
 }
 
 /** `exclusive`: in a cluster process, a port of its own instead of the listener the processes share. */
@@ -162,8 +199,15 @@ export async function startHttpServer(
               span?.end({ error: err, httpStatus: 500 });
             } else {
               const status = err instanceof HttpError ? err.status : 400;
-              sendError(res, status, err.message);
-              span?.end({ error: err, httpStatus: status });
+              // A body refused for its size is still arriving: read and drop it (up to a
+              // bound) before answering, or closing the connection on unread data resets it
+              // and the client, still writing, never sees the 413.
+              const answered = status === 413 ? drainBody(req) : Promise.resolve();
+              void answered.then(() => {
+                res.setHeader("Connection", "close");
+                sendError(res, status, err.message);
+                span?.end({ error: err, httpStatus: status });
+              });
             }
           },
         );
