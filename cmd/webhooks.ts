@@ -3,6 +3,7 @@ import { parseCidr } from "../activities/egress-policy.js";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import {
+  boolArg,
   bytesArg,
   durationArg,
   durationListArg,
@@ -240,7 +241,11 @@ function addSharedOptions(cmd: Command): Command {
         .env("TEMPORAL_NAMESPACE"),
     )
     .addOption(
-      new Option("--temporal-tls", "connect to Temporal over TLS").default(false).env("TEMPORAL_TLS"),
+      new Option("--temporal-tls [on]", "connect to Temporal over TLS")
+        .preset("true")
+        .argParser(boolArg)
+        .default(false)
+        .env("TEMPORAL_TLS"),
     )
     .addOption(new Option("--temporal-tls-cert <file>", "client certificate (mTLS)").env("TEMPORAL_TLS_CERT"))
     .addOption(new Option("--temporal-tls-key <file>", "client private key (mTLS)").env("TEMPORAL_TLS_KEY"))
@@ -296,9 +301,11 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(new Option("--ratelimit-domain <domain>", "domain of those requests").default("webhooks"))
     .addOption(
       new Option(
-        "--tracing",
+        "--tracing [on]",
         "export OpenTelemetry spans of every delivery over OTLP (destination: OTEL_EXPORTER_OTLP_* variables)",
       )
+        .preset("true")
+        .argParser(boolArg)
         .default(false)
         .env("TRACING_ENABLED"),
     )
@@ -402,7 +409,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksSettings {
     recoveryRate: opt("recoveryRate"),
     autoDeactivateAfter: opt("autoDeactivateAfter"),
     tracing: {
-      enabled: o.tracing === true || o.tracing === "true" || o.tracing === "1",
+      enabled: o.tracing === true,
       exporterProtocol: opt("tracingProtocol"),
       serviceName: opt("tracingServiceName"),
       samplingRate: opt("tracingSamplingRate"),

@@ -25,6 +25,18 @@ export function nonNegativeDurationArg(value: string): number {
   return ms;
 }
 
+/**
+ * A boolean option that an environment variable may set: `--flag` alone is true, and
+ * `--flag false` or `VAR=false`/`0` is false (commander alone takes any value of the
+ * variable, "false" included, as true). Use with `.preset("true").default(false)`.
+ */
+export function boolArg(value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (["1", "t", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "f", "false", "no", "off", ""].includes(v)) return false;
+  throw new InvalidArgumentError(`expected true or false, got "${value}"`);
+}
+
 /** A share from 0 to 1 ("0.25"). */
 export function rateArg(value: string): number {
   const n = Number(value);

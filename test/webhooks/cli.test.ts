@@ -63,6 +63,15 @@ describe("webhooks command", () => {
     });
   }
 
+  it("reads TEMPORAL_TLS=false as off (a boolean flag's variable is parsed, not merely present)", async () => {
+    const api = await startWebhooks({ env: { TEMPORAL_TLS: "false" } });
+    try {
+      expect((await fetch(`${api.url}/_healthcheck`)).status).to.equal(200);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it("rejects a backoff cap below the first delay", async () => {
     const r = await runCommand("webhooks", [
       "worker",

@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { OtlpCollector, type ReceivedSpan } from "../ratelimit/otlp-collector.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { runCommand } from "../support/process.js";
 import { Receiver } from "../support/receiver.js";
+import { startWebhooks } from "../support/webhooks-server.js";
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -81,6 +83,26 @@ describe("delivery traces (--tracing, exported over OTLP)", function () {
     expect(post!.attributes).to.include({ "http.response.status_code": 200 });
     expect(header.split("-")[2]).to.equal(post!.spanId);
     expect(post!.resource).to.include({ "service.name": "webhooks-under-test" });
+  });
+
+  it("TRACING_ENABLED turns it on and off as the rate limit service reads it (false means off)", async () => {
+    for (const [value, on] of [
+      ["false", false],
+      ["0", false],
+      ["true", true],
+    ] as const) {
+      const api = await startWebhooks({
+        env: { TRACING_ENABLED: value, OTEL_EXPORTER_OTLP_ENDPOINT: collector.httpEndpoint },
+      });
+      try {
+        expect(api.process.output.includes("tracing enabled"), `TRACING_ENABLED=${value}`).to.equal(on);
+      } finally {
+        await api.stop();
+      }
+    }
+    const bad = await runCommand("webhooks", ["serve", "--tracing", "maybe"]);
+    expect(bad.code).to.not.equal(0);
+    expect(bad.stderr).to.include("--tracing").and.to.include("expected true or false");
   });
 
   it("starts a trace for an event without one; POST /events takes the caller's traceparent", async () => {
