@@ -1,7 +1,7 @@
 import type { PrismaClient } from "../common/db/database.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 import { AttemptStatus as DbStatus, Prisma } from "../generated/prisma/client.js";
-import type { AttemptStatus, AttemptSummary } from "../workflows/types.js";
+import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
 // the spec's state table is one of these writes.

@@ -1,15 +1,9 @@
 import { Context } from "@temporalio/activity";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import type { EgressPolicy } from "../core/egress-policy.js";
+import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import type { Config } from "../generated/prisma/client.js";
-import { recordAttempt as recordAttemptMetric } from "../workers/metrics.js";
-import type {
-  ClaimOutcome,
-  CloseInput,
-  DeliveryInput,
-  SendAttemptInput,
-  SendOutcome,
-} from "../workflows/types.js";
 import {
   claimForRetry,
   closedReason,
@@ -21,7 +15,13 @@ import {
   summarize,
 } from "./attempts-store.js";
 import { decide, whyNoFurtherTry } from "./delivery-policy.js";
-import type { EgressPolicy } from "./egress-policy.js";
+import type {
+  ClaimOutcome,
+  CloseInput,
+  DeliveryInput,
+  SendAttemptInput,
+  SendOutcome,
+} from "./delivery-types.js";
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";

@@ -1,4 +1,4 @@
-import type { AttemptStatus, DeliveryPolicy } from "../workflows/types.js";
+import type { AttemptStatus, DeliveryPolicy } from "./delivery-types.js";
 
 // Pure decisions of the delivery: how an answer is classified and when the
 // next try happens. Kept apart from I/O so they are easy to test and reuse.

@@ -1,16 +1,6 @@
 // Data exchanged between the consumer, the delivery workflow and its
 // activities. Plain JSON only: it goes through Temporal's payload converter.
-
-/** The event message as published on the broker, after normalisation. */
-export interface EventMessage {
-  idempotency_key: string;
-  date: string;
-  app: string;
-  version: string;
-  /** Normalised: lower(app) + "." + lower(type), or lower(type) without an app. */
-  type: string;
-  payload: unknown;
-}
+import type { EventMessage } from "../core/event-message.js";
 
 /** The retry policy in force when the delivery started (the worker's flags). */
 export interface DeliveryPolicy {

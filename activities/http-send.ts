@@ -2,8 +2,8 @@ import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
+import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
 import { parseRetryAfter } from "./delivery-policy.js";
-import { EgressDenied, type EgressPolicy } from "./egress-policy.js";
 import { signatureHeader } from "./signature.js";
 
 export const SEND_TIMEOUT_MS = 30_000;

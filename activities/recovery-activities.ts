@@ -1,12 +1,11 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
-import { startDelivery } from "../workers/event-consumer.js";
-import { recoveriesFinished, recoveryDeliveries } from "../workers/metrics.js";
-import { replayWorkflowId } from "../workers/replay-ids.js";
-import type { Runtime } from "../workers/runtime.js";
-import { describeFailure, permanentFailureOf } from "../workers/start-failures.js";
-import type { EventMessage } from "../workflows/types.js";
+import type { EventMessage } from "../core/event-message.js";
+import { recoveriesFinished, recoveryDeliveries } from "../core/metrics.js";
+import { replayWorkflowId } from "../core/replay-ids.js";
+import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import type { Config } from "../generated/prisma/client.js";
 
 /** Failed deliveries taken up per activity call (one page of the walk). */
 export const RECOVERY_PAGE = 100;
@@ -27,6 +26,14 @@ interface Candidate {
   payload: string;
 }
 
+/** Starts (idempotently) the delivery that replays `replayOf`; `started` false when it already ran. */
+export type StartReplay = (
+  config: Config,
+  event: EventMessage,
+  workflowId: string,
+  replayOf: string,
+) => Promise<{ started: boolean }>;
+
 /**
  * Activities of a bulk recovery (workflows/recovery.ts). A page replays the config's
  * failed deliveries after the cursor, in webhook id order, through the replay path
@@ -36,10 +43,11 @@ interface Candidate {
 export function createRecoveryActivities(deps: {
   prisma: PrismaClient;
   logger: Logger;
-  rt: Runtime;
+  /** Starts one replayed delivery; the worker passes the consumer's own start. */
+  startReplay: StartReplay;
   ratePerSecond: number;
 }) {
-  const { prisma, logger, rt } = deps;
+  const { prisma, logger, startReplay } = deps;
   const spacingMs = 1000 / deps.ratePerSecond;
 
   /**
@@ -87,7 +95,7 @@ export function createRecoveryActivities(deps: {
         try {
           const event = JSON.parse(c.payload) as EventMessage;
           const workflowId = replayWorkflowId(c.webhookId, recovery.idempotencyKey);
-          const { started } = await startDelivery(rt, config, event, workflowId, c.webhookId);
+          const { started } = await startReplay(config, event, workflowId, c.webhookId);
           counts[started ? "started" : "already_started"]++;
         } catch (err) {
           const permanent = err instanceof SyntaxError ? err : permanentFailureOf(err);

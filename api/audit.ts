@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { RequestHandler } from "express";
 import type { Logger } from "../common/logger.js";
-import type { BrokerPublisher } from "../workers/broker/types.js";
+import type { BrokerPublisher } from "../core/broker/types.js";
 
 /**
  * Publishes one event per API call to the audit topic, in the platform's event

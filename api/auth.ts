@@ -1,14 +1,7 @@
 import type { RequestHandler } from "express";
 import { createRemoteJWKSet, errors, jwtVerify } from "jose";
+import type { AuthOptions } from "../core/options.js";
 import { ApiError } from "./errors.js";
-
-export interface AuthOptions {
-  jwksUrl: string;
-  issuer?: string | undefined;
-  audience?: string | undefined;
-  readScope: string;
-  writeScope: string;
-}
 
 const unauthorized = (message: string) => new ApiError(401, "UNAUTHORIZED", message);
 

@@ -1,7 +1,7 @@
 import { AggregatorRegistry } from "prom-client";
 import { createLogger } from "../common/logger.js";
 import { superviseProcesses } from "../common/process-supervisor.js";
-import type { WebhooksSettings } from "../workers/settings.js";
+import type { WebhooksOptions } from "../core/options.js";
 
 /**
  * `serve --processes N`: the API served by N processes sharing the listening
@@ -24,8 +24,8 @@ interface Message {
   port?: number;
 }
 
-export async function runPrimary(settings: WebhooksSettings, processes: number): Promise<void> {
-  const logger = createLogger("webhooks-serve", settings.logLevel);
+export async function runPrimary(options: WebhooksOptions, processes: number): Promise<void> {
+  const logger = createLogger("webhooks-serve", options.logLevel);
   const aggregator = new AggregatorRegistry();
   let ready = 0;
   superviseProcesses({
@@ -38,7 +38,7 @@ export async function runPrimary(settings: WebhooksSettings, processes: number):
       if (m?.type === READY) {
         serving();
         if (++ready === processes)
-          logger.info({ listen: `${settings.listen.host}:${m.port}`, processes }, "webhooks API listening");
+          logger.info({ listen: `${options.listen.host}:${m.port}`, processes }, "webhooks API listening");
       } else if (m?.type === METRICS_REQUEST) {
         aggregator.clusterMetrics().then(
           (text) => worker.isConnected() && worker.send({ type: METRICS_RESPONSE, id: m.id, text }),

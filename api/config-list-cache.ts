@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
-import { configListRefreshes } from "../workers/metrics.js";
+import { configListRefreshes } from "../core/metrics.js";
 import {
   type ListChanges,
   type ListedConfig,

@@ -1,14 +1,14 @@
 import { Router } from "express";
-import type { EgressPolicy } from "../activities/egress-policy.js";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
+import type { EgressPolicy } from "../core/egress-policy.js";
+import { normalizeSubscription } from "../core/event-types.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { notFound, validation } from "./errors.js";
-import { normalizeSubscription } from "./event-types.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
 import { sendTestDelivery } from "./test-delivery.js";

@@ -1,13 +1,13 @@
 import type { PrismaClient } from "../common/db/database.js";
+import { parseEventMessage, UnparsableMessage } from "../core/event-message.js";
+import { deadLetterReplays } from "../core/metrics.js";
+import type { ProcessContext } from "../core/process-context.js";
 import type { Config, DeadLetter } from "../generated/prisma/client.js";
 import {
   type DeliveryStarted,
   type StartFailure,
   startEventDeliveries,
 } from "../workers/event-deliveries.js";
-import { parseEventMessage, UnparsableMessage } from "../workers/event-message.js";
-import { deadLetterReplays } from "../workers/metrics.js";
-import type { Runtime } from "../workers/runtime.js";
 import { ApiError, notFound, unavailable } from "./errors.js";
 
 export interface DeadLetterReplay {
@@ -30,7 +30,7 @@ const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.r
  * reason, and the answer says what still fails: 409 when it cannot start as it
  * is (fix the cause first), 503 when it may pass later.
  */
-export function createDeadLetterReplayer(rt: Runtime, prisma: PrismaClient): DeadLetterReplayer {
+export function createDeadLetterReplayer(rt: ProcessContext, prisma: PrismaClient): DeadLetterReplayer {
   const failed = async (d: DeadLetter, error: ApiError): Promise<never> => {
     await prisma.deadLetter.update({
       where: { id: d.id },

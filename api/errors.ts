@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { type DatabaseTimeouts, explainDatabaseTimeout } from "../common/db/timeouts.js";
 import type { Logger } from "../common/logger.js";
-import { PermanentStartFailure } from "../workers/start-failures.js";
+import { PermanentStartFailure } from "../core/start-failures.js";
 
 export type ErrorCode =
   | "VALIDATION"

@@ -1,10 +1,10 @@
 import express, { type RequestHandler } from "express";
+import { parseEventMessage, UnparsableMessage } from "../core/event-message.js";
+import { eventsIngested, workflowsStarted, workflowsStartedEagerly } from "../core/metrics.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { MAX_EVENT_BYTES } from "../core/start-limits.js";
+import { eventTrace, withEventSpan } from "../core/tracing.js";
 import { startEventDeliveries } from "../workers/event-deliveries.js";
-import { parseEventMessage, UnparsableMessage } from "../workers/event-message.js";
-import { eventsIngested, workflowsStarted, workflowsStartedEagerly } from "../workers/metrics.js";
-import type { Runtime } from "../workers/runtime.js";
-import { MAX_EVENT_BYTES } from "../workers/start-limits.js";
-import { eventTrace, withEventSpan } from "../workers/tracing.js";
 import { checkParsedBody, rawBody, verifyUtf8 } from "./body-checks.js";
 import { ApiError, unavailable, validation } from "./errors.js";
 import { jsonBody } from "./validation.js";
@@ -18,7 +18,7 @@ const INGEST_LIMIT_BYTES = MAX_EVENT_BYTES + 16 * 1024;
  * workflow ids, bounds): a repeated idempotency key starts nothing new and
  * answers with the deliveries already started (200 instead of 202).
  */
-export function eventIngest(rt: Runtime): RequestHandler[] {
+export function eventIngest(rt: ProcessContext): RequestHandler[] {
   const handler: RequestHandler = async (req, res) => {
     const data = Buffer.from(rawBody(req) ?? "", "utf8");
     let event: ReturnType<typeof parseEventMessage>;

@@ -1,7 +1,7 @@
 import type { PrismaClient } from "../common/db/database.js";
+import type { ProcessContext } from "../core/process-context.js";
 import { Prisma, type Recovery } from "../generated/prisma/client.js";
-import { maintenanceQueue } from "../workers/maintenance-schedules.js";
-import type { Runtime } from "../workers/runtime.js";
+import { maintenanceQueue } from "../workers/task-queues.js";
 import type { recoverDeliveries } from "../workflows/recovery.js";
 import { ApiError, notFound, unavailable, validation } from "./errors.js";
 import { check } from "./validation.js";
@@ -47,7 +47,7 @@ const sameRequest = (r: Recovery, since: Date, until: Date | undefined, types: s
  * and idempotency key (a repeat answers the same recovery and starts nothing), then a
  * recoverDeliveries workflow on the maintenance queue does the work at --recovery-rate.
  */
-export function createRecoveries(rt: Runtime, prisma: PrismaClient): Recoveries {
+export function createRecoveries(rt: ProcessContext, prisma: PrismaClient): Recoveries {
   const get = async (configId: string, recoveryId: string) => {
     const r = await prisma.recovery.findUnique({ where: { id: recoveryId } });
     if (!r || r.configId !== configId)
@@ -113,7 +113,7 @@ export function createRecoveries(rt: Runtime, prisma: PrismaClient): Recoveries 
       }
       try {
         await rt.temporal.workflow.start<typeof recoverDeliveries>("recoverDeliveries", {
-          taskQueue: maintenanceQueue(rt.settings.taskQueue),
+          taskQueue: maintenanceQueue(rt.options.taskQueue),
           workflowId: recovery.workflowId,
           args: [{ recoveryId: id }],
         });

@@ -1,8 +1,8 @@
 import type { PrismaClient } from "../common/db/database.js";
-import { startDelivery } from "../workers/event-consumer.js";
-import { replayWorkflowId } from "../workers/replay-ids.js";
-import type { Runtime } from "../workers/runtime.js";
-import type { EventMessage } from "../workflows/types.js";
+import type { EventMessage } from "../core/event-message.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { replayWorkflowId } from "../core/replay-ids.js";
+import { startDelivery } from "../workers/start-delivery.js";
 import { ApiError, notFound, validation } from "./errors.js";
 
 export interface ReplayResult {
@@ -20,7 +20,7 @@ export type Replayer = (webhookId: string, idempotencyKey: string | undefined) =
  * through a new workflow whose id derives from the original webhook and the
  * caller's Idempotency-Key: the same key never starts a second replay.
  */
-export function createReplayer(rt: Runtime, prisma: PrismaClient): Replayer {
+export function createReplayer(rt: ProcessContext, prisma: PrismaClient): Replayer {
   return async (webhookId, key) => {
     if (!key) throw validation("the Idempotency-Key header is required to replay a webhook");
     if (key.length > 255) throw validation("Idempotency-Key must be at most 255 characters");

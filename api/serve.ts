@@ -3,14 +3,13 @@ import { AggregatorRegistry } from "prom-client";
 import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { withoutCredentials } from "../common/redact.js";
-import { openPublisher } from "../workers/broker/index.js";
-
-import type { BrokerPublisher } from "../workers/broker/types.js";
+import type { BrokerPublisher } from "../core/broker/types.js";
+import { registry } from "../core/metrics.js";
+import { openPublisher } from "../core/open-broker.js";
+import type { WebhooksOptions } from "../core/options.js";
+import { healthChecks, startProcessContext } from "../core/process-context.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
 import { startEventConsumer } from "../workers/event-consumer.js";
-import { registry } from "../workers/metrics.js";
-import { healthChecks, startRuntime } from "../workers/runtime.js";
-import type { WebhooksSettings } from "../workers/settings.js";
 import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
 import { createDeadLetterReplayer } from "./dead-letter-replay.js";
@@ -23,22 +22,22 @@ import { createReplayer } from "./replay.js";
  * `webhooks serve`: the configs API, and with --worker the delivery worker in
  * the same process; with --processes N, N processes serving the API (cluster.ts).
  */
-export async function runServe(settings: WebhooksSettings): Promise<void> {
-  const processes = settings.processes ?? 1;
-  if (processes > 1 && cluster.isPrimary) return runPrimary(settings, processes);
+export async function runServe(options: WebhooksOptions): Promise<void> {
+  const processes = options.processes ?? 1;
+  if (processes > 1 && cluster.isPrimary) return runPrimary(options, processes);
   if (cluster.isWorker) {
     // Answers the primary's requests for this process's metrics.
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([registry]);
   }
-  const rt = await startRuntime(settings, "serve");
-  const worker = settings.worker ? await startDeliveryWorker(rt) : undefined;
-  const consumer = settings.worker && settings.consume ? await startEventConsumer(rt) : undefined;
+  const rt = await startProcessContext(options, "serve");
+  const worker = options.worker ? await startDeliveryWorker(rt) : undefined;
+  const consumer = options.worker && options.consume ? await startEventConsumer(rt) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
-  if (settings.auditTopic) {
-    const publisher = await openPublisher(settings, rt.logger);
+  if (options.auditTopic) {
+    const publisher = await openPublisher(options, rt.logger);
     rt.shutdown.add("audit publisher", () => publisher.close());
-    audit = { publisher, topic: settings.auditTopic };
+    audit = { publisher, topic: options.auditTopic };
   }
   const app = createApp({
     prisma: rt.db.prisma,
@@ -46,7 +45,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     dbTimeouts: rt.db.timeouts,
     logger: rt.logger,
     checks: healthChecks(rt, worker, consumer),
-    auth: settings.auth,
+    auth: options.auth,
     audit,
     replay: createReplayer(rt, rt.db.prisma),
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
@@ -54,17 +53,17 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),
-    sendTimeoutMs: settings.sendTimeout,
+    sendTimeoutMs: options.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
-  if (settings.auth)
-    rt.logger.info({ jwks: withoutCredentials(settings.auth.jwksUrl) }, "bearer-token authentication on");
-  else if (!isLoopback(settings.listen.host))
+  if (options.auth)
+    rt.logger.info({ jwks: withoutCredentials(options.auth.jwksUrl) }, "bearer-token authentication on");
+  else if (!isLoopback(options.listen.host))
     rt.logger.warn(
-      { listen: settings.listen.host },
+      { listen: options.listen.host },
       "authentication is OFF and the API listens beyond this machine: anyone who reaches it can read secrets and change configs; pass --auth-jwks-url, or --listen 127.0.0.1:PORT",
     );
-  const server = await listen(app, settings.listen);
+  const server = await listen(app, options.listen);
   // Malformed HTTP framing never reaches express: answer it in the API's error format too.
   answerClientErrors(server.server, (_status, message) => ({
     contentType: "application/json; charset=utf-8",
@@ -77,7 +76,7 @@ export async function runServe(settings: WebhooksSettings): Promise<void> {
     return;
   }
   rt.logger.info(
-    { listen: `${settings.listen.host}:${server.port}`, worker: Boolean(worker) },
+    { listen: `${options.listen.host}:${server.port}`, worker: Boolean(worker) },
     "webhooks API listening",
   );
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
-import type { EgressPolicy } from "../activities/egress-policy.js";
 import { sendWebhook } from "../activities/http-send.js";
 import { activeSecrets } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
+import type { EgressPolicy } from "../core/egress-policy.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 
 /**

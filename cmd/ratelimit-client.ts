@@ -9,7 +9,7 @@ import {
   type RateLimitResponse,
   RateLimitServiceClient,
 } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { responseToJson } from "../ratelimit/json-codec.js";
+import { responseToJson } from "../ratelimit/server/json-codec.js";
 
 const USAGE = `usage: ratelimit-client -dial_string <host:port> -domain <domain> -descriptors <k=v[,k=v...]> [-descriptors ...]
   -dial_string  server address (default "localhost:8081"; "unix:/path" for a unix socket)
@@ -41,7 +41,7 @@ function parseDescriptor(text: string): RateLimitDescriptor {
 }
 
 /** Go-style flags: `-name value`, `-name=value`, `--name value`. */
-export function parseArgs(argv: string[]): Options {
+export function parseClientArgs(argv: string[]): Options {
   const opts: Options = {
     dialString: "localhost:8081",
     domain: "",
@@ -90,7 +90,7 @@ export function parseArgs(argv: string[]): Options {
 async function main(): Promise<number> {
   let opts: Options;
   try {
-    opts = parseArgs(process.argv.slice(2));
+    opts = parseClientArgs(process.argv.slice(2));
   } catch (err) {
     if (err instanceof UsageError) {
       if (err.message) console.error(`ratelimit-client: ${err.message}`);

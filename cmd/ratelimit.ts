@@ -4,9 +4,9 @@
 import cluster from "node:cluster";
 import type { Logger } from "../common/logger.js";
 import { createServiceLogger } from "../ratelimit/log.js";
-import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes.js";
+import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes/primary.js";
 import { startService } from "../ratelimit/runner.js";
-import { loadSettings, SettingsError } from "../ratelimit/settings.js";
+import { loadSettings, SettingsError } from "../ratelimit/settings/environment.js";
 
 async function main(): Promise<void> {
   let settings: ReturnType<typeof loadSettings>;

@@ -22,8 +22,8 @@ import {
   schemaFor,
   type ValidationResult,
   validateDocument,
-} from "../settings/index.js";
-import { isVersion } from "../settings/pep440.js";
+} from "../skbuild-settings/index.js";
+import { isVersion } from "../skbuild-settings/pep440.js";
 
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;

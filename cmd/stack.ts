@@ -7,6 +7,7 @@ import { redact } from "../common/db/database.js";
 import { createLogger } from "../common/logger.js";
 import { fromRoot } from "../common/paths.js";
 import { type DevServer, startDevServer } from "../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../workflows/search-attributes.js";
 
 // `npm start`: the whole stack on embedded defaults, in the foreground. Starts
 // Temporal (the dev server with its state under .data/, or with `--temporal
@@ -181,6 +182,7 @@ async function main(): Promise<void> {
     logger.warn(`something already listens on :${temporalPort}; using it as the Temporal server`);
   } else {
     temporal = await startDevServer({
+      searchAttributes: searchAttributeCliArgs(),
       port: temporalPort,
       uiPort,
       dbFile: path.join(dataDir, "temporal", "dev.db"),

@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError, Option } from "commander";
-import { parseCidr } from "../activities/egress-policy.js";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import {
@@ -16,8 +15,9 @@ import {
 } from "../common/flags.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
+import { parseCidr } from "../core/egress-policy.js";
+import type { WebhooksOptions } from "../core/options.js";
 import { runWorker } from "../workers/run-worker.js";
-import type { WebhooksSettings } from "../workers/settings.js";
 
 // `webhooks serve | worker | version`: the delivery service's command line.
 // Flag names and defaults are the spec's; Temporal and broker flags are ours.
@@ -381,7 +381,7 @@ function addSharedOptions(cmd: Command): Command {
 
 type Flags = Record<string, unknown>;
 
-function toSettings(o: Flags, worker: boolean): WebhooksSettings {
+function toSettings(o: Flags, worker: boolean): WebhooksOptions {
   const opt = <T>(k: string) => o[k] as T;
   const str = (k: string) => (o[k] as string | undefined) || undefined;
   const temporal = {
@@ -486,7 +486,7 @@ function checkUrl(flag: string, value: string): string {
   }
 }
 
-function checkPolicy(s: WebhooksSettings): void {
+function checkPolicy(s: WebhooksOptions): void {
   if (s.maxBackoffDelay < s.minBackoffDelay) {
     throw new Error(
       `--max-backoff-delay (${formatDuration(s.maxBackoffDelay)}) is shorter than --min-backoff-delay (${formatDuration(s.minBackoffDelay)})`,
@@ -494,7 +494,7 @@ function checkPolicy(s: WebhooksSettings): void {
   }
 }
 
-function checkProcesses(s: WebhooksSettings): void {
+function checkProcesses(s: WebhooksOptions): void {
   if ((s.processes ?? 1) === 1) return;
   if (s.worker)
     throw new Error(
@@ -530,10 +530,10 @@ async function main(argv: string[]): Promise<void> {
         .argParser(positiveIntArg),
     )
     .action(async (o: Flags) => {
-      const settings = { ...toSettings(o, Boolean(o.worker)), processes: o.processes as number };
-      checkPolicy(settings);
-      checkProcesses(settings);
-      await runServe(settings);
+      const options = { ...toSettings(o, Boolean(o.worker)), processes: o.processes as number };
+      checkPolicy(options);
+      checkProcesses(options);
+      await runServe(options);
     });
 
   addSharedOptions(
@@ -541,9 +541,9 @@ async function main(argv: string[]): Promise<void> {
       .command("worker")
       .description("consume events and run delivery workflows; serves only /_healthcheck"),
   ).action(async (o: Flags) => {
-    const settings = toSettings(o, true);
-    checkPolicy(settings);
-    await runWorker(settings);
+    const options = toSettings(o, true);
+    checkPolicy(options);
+    await runWorker(options);
   });
 
   program

@@ -3,7 +3,6 @@ import { existsSync, openSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Connection } from "@temporalio/client";
-import { searchAttributeCliArgs } from "../workflows/search-attributes.js";
 import type { Logger } from "./logger.js";
 import { fromRoot } from "./paths.js";
 
@@ -18,6 +17,8 @@ export interface DevServerOptions {
   /** Where the server's own output goes; inherited stderr when absent. */
   logFile?: string;
   startTimeoutMs?: number;
+  /** Search attributes registered at start, as `Name=Type` (the caller's service owns them). */
+  searchAttributes?: string[];
   /** Extra dynamic config values (`KEY` → JSON value), e.g. lower history limits in tests. */
   dynamicConfig?: Record<string, string>;
 }
@@ -51,7 +52,7 @@ export function devServerArgs(opts: DevServerOptions): string[] {
     args.push("--db-filename", opts.dbFile);
     for (const pragma of SQLITE_FILE_PRAGMAS) args.push("--sqlite-pragma", pragma);
   }
-  for (const sa of searchAttributeCliArgs()) args.push("--search-attribute", sa);
+  for (const sa of opts.searchAttributes ?? []) args.push("--search-attribute", sa);
   args.push("--log-level", "warn", "--dynamic-config-value", "limit.maxIDLength=255");
   for (const [key, value] of Object.entries(opts.dynamicConfig ?? {}))
     args.push("--dynamic-config-value", `${key}=${value}`);

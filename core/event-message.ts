@@ -1,6 +1,16 @@
 import { createHash } from "node:crypto";
-import { normalizeEventType } from "../api/event-types.js";
-import type { EventMessage } from "../workflows/types.js";
+import { normalizeEventType } from "./event-types.js";
+
+/** The event message as published on the broker, after normalisation. */
+export interface EventMessage {
+  idempotency_key: string;
+  date: string;
+  app: string;
+  version: string;
+  /** Normalised: lower(app) + "." + lower(type), or lower(type) without an app. */
+  type: string;
+  payload: unknown;
+}
 
 /** Why a broker message can never be delivered (it is logged and acknowledged). */
 export class UnparsableMessage extends Error {}

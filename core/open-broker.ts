@@ -1,48 +1,50 @@
-import type { Logger } from "../../common/logger.js";
-import type { WebhooksSettings } from "../settings.js";
-import { NatsConsumer, NatsPublisher } from "./nats.js";
-import type { BrokerConsumer, BrokerPublisher } from "./types.js";
+// Opens the broker the options name (NATS JetStream or Kafka); the broker/ folder holds
+// each client, this file only picks one from the flags.
+import type { Logger } from "../common/logger.js";
+import { NatsConsumer, NatsPublisher } from "./broker/nats.js";
+import type { BrokerConsumer, BrokerPublisher } from "./broker/types.js";
+import type { WebhooksOptions } from "./options.js";
 
 /** The publisher of the configured broker. */
-export async function openPublisher(settings: WebhooksSettings, logger: Logger): Promise<BrokerPublisher> {
-  if (settings.broker === "kafka") {
-    const { KafkaPublisher } = await import("./kafka.js");
-    return KafkaPublisher.connect({ brokers: settings.kafkaBrokers, logger });
+export async function openPublisher(options: WebhooksOptions, logger: Logger): Promise<BrokerPublisher> {
+  if (options.broker === "kafka") {
+    const { KafkaPublisher } = await import("./broker/kafka.js");
+    return KafkaPublisher.connect({ brokers: options.kafkaBrokers, logger });
   }
   return NatsPublisher.connect({
-    url: settings.natsUrl,
-    auth: settings.natsAuth,
-    stream: settings.natsStream,
-    limits: settings.natsStreamLimits,
+    url: options.natsUrl,
+    auth: options.natsAuth,
+    stream: options.natsStream,
+    limits: options.natsStreamLimits,
     logger,
   });
 }
 
 /** The consumer of the configured broker over `--broker-topics`. */
 export async function openConsumer(
-  settings: WebhooksSettings,
+  options: WebhooksOptions,
   logger: Logger,
   concurrency: number,
 ): Promise<BrokerConsumer> {
-  if (settings.broker === "kafka") {
-    const { KafkaConsumer } = await import("./kafka.js");
+  if (options.broker === "kafka") {
+    const { KafkaConsumer } = await import("./broker/kafka.js");
     return new KafkaConsumer({
-      brokers: settings.kafkaBrokers,
-      groupId: settings.kafkaConsumerGroup,
-      topics: settings.brokerTopics,
-      redelivery: settings.redelivery,
+      brokers: options.kafkaBrokers,
+      groupId: options.kafkaConsumerGroup,
+      topics: options.brokerTopics,
+      redelivery: options.redelivery,
       logger,
     });
   }
   return new NatsConsumer({
-    url: settings.natsUrl,
-    auth: settings.natsAuth,
-    stream: settings.natsStream,
-    limits: settings.natsStreamLimits,
-    durable: settings.natsConsumer,
-    topics: settings.brokerTopics,
+    url: options.natsUrl,
+    auth: options.natsAuth,
+    stream: options.natsStream,
+    limits: options.natsStreamLimits,
+    durable: options.natsConsumer,
+    topics: options.brokerTopics,
     concurrency,
-    redelivery: settings.redelivery,
+    redelivery: options.redelivery,
     logger,
   });
 }

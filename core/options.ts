@@ -1,17 +1,25 @@
-import type { EgressOptions } from "../activities/egress-policy.js";
-import type { AuthOptions } from "../api/auth.js";
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
 import type { StreamLimits } from "./broker/nats.js";
 import type { NatsAuth } from "./broker/nats-auth.js";
 import type { Redelivery } from "./broker/types.js";
+import type { EgressOptions } from "./egress-policy.js";
 import type { TracingSettings } from "./tracing.js";
 
-/** How deliveries started by this process send their POSTs (see WebhooksSettings.sendMode). */
+/** How deliveries started by this process send their POSTs (see WebhooksOptions.sendMode). */
 export type SendMode = "queue" | "local";
 
+/** Bearer-token checks of the REST API (api/auth.ts): the JWKS, optional issuer and audience, scopes. */
+export interface AuthOptions {
+  jwksUrl: string;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+  readScope: string;
+  writeScope: string;
+}
+
 /** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
-export interface WebhooksSettings {
+export interface WebhooksOptions {
   listen: ListenAddress;
   worker: boolean;
   /** `serve` only: processes serving the API on the one port (api/cluster.ts); 1 when absent. */
@@ -35,7 +43,7 @@ export interface WebhooksSettings {
   recoveryRate: number;
   /** Deactivate configs failing for this long, ms (0: never; workers/auto-deactivation.ts). */
   autoDeactivateAfter: number;
-  /** OpenTelemetry spans of deliveries (workers/tracing.ts). */
+  /** OpenTelemetry spans of deliveries (core/tracing.ts). */
   tracing: TracingSettings;
   /** How overdue a queued row must be before reconciliation checks its workflow. */
   reconcileGrace: number;
@@ -88,7 +96,7 @@ export interface WebhooksSettings {
   /** gRPC address of the rate limit service asked before each send; off when absent. */
   ratelimitAddr?: string;
   ratelimitDomain: string;
-  /** Where sends may go (activities/egress-policy.ts). */
+  /** Where sends may go (core/egress-policy.ts). */
   egress: EgressOptions;
   /** How long a stopping worker lets in-flight sends finish, ms. */
   shutdownGrace: number;

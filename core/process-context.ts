@@ -1,17 +1,17 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
-import { EgressPolicy } from "../activities/egress-policy.js";
 import { type Database, openDatabase } from "../common/db/database.js";
 import type { HealthCheck } from "../common/health.js";
 import { createLogger, type Logger } from "../common/logger.js";
 import { Shutdown } from "../common/shutdown.js";
 import { type TemporalOptions, temporalTls } from "../common/temporal.js";
-import type { WebhooksSettings } from "./settings.js";
+import { EgressPolicy } from "./egress-policy.js";
+import type { WebhooksOptions } from "./options.js";
 import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
 
 /** What every webhooks process holds: logs, shutdown steps, the database and a Temporal client. */
-export interface Runtime {
-  settings: WebhooksSettings;
+export interface ProcessContext {
+  options: WebhooksOptions;
   logger: Logger;
   shutdown: Shutdown;
   db: Database;
@@ -37,39 +37,39 @@ const SHUTDOWN_MARGIN_MS = 15_000;
  * waits --shutdown-grace for in-flight sends, then cancels them, and a send
  * under way still ends within --send-timeout (it is never cut mid-request).
  */
-export const shutdownTimeout = (s: WebhooksSettings): number =>
+export const shutdownTimeout = (s: WebhooksOptions): number =>
   Math.max(s.shutdownGrace, s.sendTimeout) + SHUTDOWN_MARGIN_MS;
 
-export async function startRuntime(settings: WebhooksSettings, role: string): Promise<Runtime> {
-  const logger = createLogger(`webhooks-${role}`, settings.logLevel);
-  const shutdown = new Shutdown(logger, shutdownTimeout(settings));
+export async function startProcessContext(options: WebhooksOptions, role: string): Promise<ProcessContext> {
+  const logger = createLogger(`webhooks-${role}`, options.logLevel);
+  const shutdown = new Shutdown(logger, shutdownTimeout(options));
   const db = await openDatabase({
-    connString: settings.storageSqldbConnString,
-    embeddedDataDir: path.join(settings.dataDir, "pglite"),
-    autoMigrate: settings.autoMigrate,
-    poolMax: settings.storagePoolSize,
-    connectTimeoutMs: settings.storageConnectTimeout,
-    statementTimeoutMs: settings.storageStatementTimeout,
+    connString: options.storageSqldbConnString,
+    embeddedDataDir: path.join(options.dataDir, "pglite"),
+    autoMigrate: options.autoMigrate,
+    poolMax: options.storagePoolSize,
+    connectTimeoutMs: options.storageConnectTimeout,
+    statementTimeoutMs: options.storageStatementTimeout,
     logger,
   });
   shutdown.add("database", () => db.close());
   if (db.embedded) logger.info({ url: db.url }, "using the embedded database (one transaction at a time)");
   // Added first, so it closes last: the spans of everything that stops before are exported.
-  const tracing = await startDeliveryTracing(settings.tracing, logger);
+  const tracing = await startDeliveryTracing(options.tracing, logger);
   if (tracing) shutdown.add("tracing", () => tracing.shutdown());
-  const connection = await connectTemporal(settings.temporal, logger);
+  const connection = await connectTemporal(options.temporal, logger);
   shutdown.add("temporal client", () => connection.close());
   const temporal = new Client({
     connection,
-    namespace: settings.temporal.namespace,
+    namespace: options.temporal.namespace,
     ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
   });
-  const egress = new EgressPolicy(settings.egress);
-  if (!settings.egress.denyPrivate && settings.egress.allow.length === 0)
+  const egress = new EgressPolicy(options.egress);
+  if (!options.egress.denyPrivate && options.egress.allow.length === 0)
     logger.warn(
       "egress: webhooks may be sent to private and loopback addresses (fine for local receivers); pass --egress-deny-private in production",
     );
-  return { settings, logger, shutdown, db, temporal, temporalConnection: connection, egress, tracing };
+  return { options, logger, shutdown, db, temporal, temporalConnection: connection, egress, tracing };
 }
 
 export async function connectTemporal(opts: TemporalOptions, logger: Logger): Promise<Connection> {
@@ -90,7 +90,7 @@ export async function connectTemporal(opts: TemporalOptions, logger: Logger): Pr
 
 /** Health checks of a webhooks process: its database, Temporal, and the worker and broker when it runs them. */
 export function healthChecks(
-  rt: Runtime,
+  rt: ProcessContext,
   worker?: { state(): string },
   consumer?: { healthy(): Promise<void> },
 ): Record<string, HealthCheck> {

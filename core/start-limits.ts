@@ -1,4 +1,4 @@
-import type { EventMessage } from "../workflows/types.js";
+import type { EventMessage } from "./event-message.js";
 import { PermanentStartFailure } from "./start-failures.js";
 
 // What a delivery's workflow start may carry. Temporal's limits, as the dev

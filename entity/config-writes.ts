@@ -1,9 +1,9 @@
-import { EgressPolicy } from "../activities/egress-policy.js";
 import { generateSecret } from "../activities/secrets.js";
 import { checkEndpoint } from "../api/config-routes.js";
 import { ApiError } from "../api/errors.js";
-import { normalizeSubscription } from "../api/event-types.js";
 import { check } from "../api/validation.js";
+import { EgressPolicy } from "../core/egress-policy.js";
+import { normalizeSubscription } from "../core/event-types.js";
 import type { Row } from "./server/entity-manager.js";
 import { validationError } from "./server/errors.js";
 

@@ -2,7 +2,7 @@
 // object a line with `@message`, `@timestamp` and `level`; the default is text.
 
 import { type Logger, pino } from "pino";
-import type { Settings } from "./settings.js";
+import type { Settings } from "./settings/environment.js";
 
 function textLine(line: string): string {
   try {

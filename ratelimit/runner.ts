@@ -3,29 +3,29 @@
 // all gracefully.
 
 import type { Logger } from "../common/logger.js";
-import { CoalescingCounterStore } from "./coalescing-store.js";
-import { FileConfigProvider } from "./config-provider.js";
-import type { CounterStore } from "./counter-store.js";
-import { startDebugServer } from "./debug-server.js";
-import { FixedWindowLimiter } from "./fixed-window.js";
-import { type GrpcListener, startGrpcServer } from "./grpc-server.js";
-import { Health } from "./health.js";
-import { type Listener, startHttpServer } from "./http-server.js";
-import { OverLimitCache } from "./local-cache.js";
-import { MemcacheCounterStore } from "./memcache-counters.js";
-import type { ResolveSrv } from "./memcache-servers.js";
-import { MemoryCounterStore } from "./memory-counters.js";
-import { PrometheusStats, startPullServer } from "./prometheus-pull.js";
-import { RedisCounterStore } from "./redis-counters.js";
-import type { RateLimitConfig } from "./rules.js";
-import { RateLimitService } from "./service.js";
-import type { Settings } from "./settings.js";
-import { StatsStore } from "./stats.js";
-import { type StatsBatch, StatsRelay } from "./stats-relay.js";
-import { startStdoutStats } from "./stats-stdout.js";
-import { StatsdSink } from "./statsd-sink.js";
-import { startTracing, type Tracing } from "./tracing.js";
-import { XdsConfigProvider } from "./xds-client.js";
+import { FileConfigProvider } from "./config/file-provider.js";
+import type { RateLimitConfig } from "./config/rules.js";
+import { CoalescingCounterStore } from "./limiter/coalescing-store.js";
+import type { CounterStore } from "./limiter/counter-store.js";
+import { FixedWindowLimiter } from "./limiter/fixed-window.js";
+import { OverLimitCache } from "./limiter/local-cache.js";
+import { MemcacheCounterStore } from "./memcached/counters.js";
+import type { ResolveSrv } from "./memcached/servers.js";
+import { MemoryCounterStore } from "./memory/counters.js";
+import { RedisCounterStore } from "./redis/counters.js";
+import { startDebugServer } from "./server/debug-server.js";
+import { type GrpcListener, startGrpcServer } from "./server/grpc-server.js";
+import { Health } from "./server/health.js";
+import { type Listener, startHttpServer } from "./server/http-server.js";
+import { PrometheusStats, startPullServer } from "./server/prometheus-pull.js";
+import { RateLimitService } from "./service/service.js";
+import type { Settings } from "./settings/environment.js";
+import { type StatsBatch, StatsRelay } from "./stats/process-relay.js";
+import { StatsdSink } from "./stats/statsd-sink.js";
+import { startStdoutStats } from "./stats/stdout-sink.js";
+import { StatsStore } from "./stats/store.js";
+import { startTracing, type Tracing } from "./tracing/spans.js";
+import { XdsConfigProvider } from "./xds/client.js";
 
 export interface RunningService {
   settings: Settings;

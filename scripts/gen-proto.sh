@@ -39,7 +39,7 @@ echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#S
   "${SOURCES[@]}")
 echo "gen-proto: wrote $(find proto/gen -name '*.ts' | wc -l) files under proto/gen" >&2
 
-# The rate limit service's gRPC server reflection (ratelimit/grpc-server.ts) serves these
+# The rate limit service's gRPC server reflection (ratelimit/server/grpc-server.ts) serves these
 # descriptors: the rate limit service and the health service, each with everything it
 # imports, as protoc compiles them. Descriptors rebuilt from a parsed .proto at run time
 # (proto-loader/protobufjs) lack the imports and use shortened type names, which grpcurl,

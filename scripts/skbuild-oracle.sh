@@ -7,7 +7,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# Keep in step with ORACLE_RELEASES in test/settings/oracle.ts.
+# Keep in step with ORACLE_RELEASES in test/skbuild-settings/oracle/upstream.ts.
 VERSIONS=(0.12.2 1.1.2)
 PYTHON="${SKBUILD_ORACLE_PYTHON:-python3}"
 

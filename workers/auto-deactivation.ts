@@ -1,9 +1,9 @@
 import { formatDuration } from "../common/duration.js";
-import type { BrokerPublisher } from "./broker/types.js";
+import type { BrokerPublisher } from "../core/broker/types.js";
+import { configsAutoDeactivated } from "../core/metrics.js";
+import type { ProcessContext } from "../core/process-context.js";
 import { closeConfigDeliveries } from "./close-deliveries.js";
 import { configsFailingSince } from "./endpoint-health.js";
-import { configsAutoDeactivated } from "./metrics.js";
-import type { Runtime } from "./runtime.js";
 
 /** The audit event of an automatic deactivation, in the platform's event message format. */
 export function deactivationEvent(
@@ -37,7 +37,7 @@ export function deactivationEvent(
  * safe (only the one whose UPDATE flips the config publishes). `activate` resets it.
  */
 export function startAutoDeactivation(
-  rt: Runtime,
+  rt: ProcessContext,
   afterMs: number,
   audit: { publisher: BrokerPublisher; topic: string } | undefined,
 ): { stop(): Promise<void> } {

@@ -1,10 +1,10 @@
 import type pg from "pg";
-import type { BrokerMessage } from "./broker/types.js";
+import type { BrokerMessage } from "../core/broker/types.js";
+import { parseEventMessage } from "../core/event-message.js";
+import { deadLettersRecorded, messagesRedelivered } from "../core/metrics.js";
+import type { ProcessContext } from "../core/process-context.js";
+import type { FailureSource } from "../core/start-failures.js";
 import type { EventStarts, StartFailure } from "./event-deliveries.js";
-import { parseEventMessage } from "./event-message.js";
-import { deadLettersRecorded, messagesRedelivered } from "./metrics.js";
-import type { Runtime } from "./runtime.js";
-import type { FailureSource } from "./start-failures.js";
 
 // The dead-letter store (table dead_letters): where a consumed message goes
 // when its deliveries cannot start, so that it never blocks the consumer and
@@ -59,12 +59,12 @@ const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.r
  * dead letters written; a dead letter that cannot be written throws as well.
  */
 export async function settleStarts(
-  rt: Runtime,
+  rt: ProcessContext,
   msg: BrokerMessage,
   eventType: string,
   starts: EventStarts,
 ): Promise<number> {
-  const lastDelivery = msg.deliveryCount >= rt.settings.redelivery.maxDeliveries;
+  const lastDelivery = msg.deliveryCount >= rt.options.redelivery.maxDeliveries;
   const retry = starts.failures.filter((f) => f.permanent === null);
   const now = starts.failures.filter((f) => f.permanent !== null || lastDelivery);
   for (const f of now) {
@@ -91,7 +91,11 @@ export async function settleStarts(
 }
 
 /** Dead-letters a message the broker stopped delivering before it was settled. */
-export async function deadLetterAbandoned(rt: Runtime, msg: BrokerMessage, reason: string): Promise<void> {
+export async function deadLetterAbandoned(
+  rt: ProcessContext,
+  msg: BrokerMessage,
+  reason: string,
+): Promise<void> {
   let eventType: string | undefined;
   try {
     eventType = parseEventMessage(msg.data).type;

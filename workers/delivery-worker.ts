@@ -14,16 +14,14 @@ import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
+import type { BrokerPublisher } from "../core/broker/types.js";
+import { openPublisher } from "../core/open-broker.js";
+import type { ProcessContext } from "../core/process-context.js";
 import { startAutoDeactivation } from "./auto-deactivation.js";
-import { openPublisher } from "./broker/index.js";
-import type { BrokerPublisher } from "./broker/types.js";
-import {
-  ensureMaintenanceSchedules,
-  maintenanceQueue,
-  restoreMaintenanceSchedules,
-} from "./maintenance-schedules.js";
+import { ensureMaintenanceSchedules, restoreMaintenanceSchedules } from "./maintenance-schedules.js";
 import { startReconciler } from "./reconciliation.js";
-import type { Runtime as AppRuntime } from "./runtime.js";
+import { startDelivery } from "./start-delivery.js";
+import { maintenanceQueue, sendQueue } from "./task-queues.js";
 
 export interface RunningWorker {
   /** Resolves when every worker stopped; rejects when one crashed. */
@@ -41,9 +39,6 @@ const autoscalingPollers = (slots: number) =>
 
 /** How often the reconciling process checks that Temporal still has the retention schedule. */
 const SCHEDULE_CHECK_MS = 60_000;
-
-/** Task queue of the HTTP send activities, next to the workflow queue. */
-export const sendQueue = (taskQueue: string) => `${taskQueue}-sends`;
 
 const WORKFLOWS_PATH = fileURLToPath(new URL("../workflows/index.js", import.meta.url));
 
@@ -70,14 +65,14 @@ function installSdkLogger(logger: Logger): void {
  * (`<queue>-maintenance`, with its schedules ensured). The workflow bundle is
  * built once for all of them. Stops with the process.
  */
-export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker> {
-  const { settings, logger } = rt;
+export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWorker> {
+  const { options, logger } = rt;
   installSdkLogger(logger);
-  const tls = await temporalTls(settings.temporal);
+  const tls = await temporalTls(options.temporal);
   const connection = await NativeConnection.connect({
-    address: settings.temporal.address,
+    address: options.temporal.address,
     ...(tls ? { tls } : {}),
-    ...(settings.temporal.apiKey ? { apiKey: settings.temporal.apiKey } : {}),
+    ...(options.temporal.apiKey ? { apiKey: options.temporal.apiKey } : {}),
   });
   const started = Date.now();
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
@@ -90,37 +85,37 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
   });
   const base = {
     connection,
-    namespace: settings.temporal.namespace,
-    shutdownGraceTime: settings.shutdownGrace,
+    namespace: options.temporal.namespace,
+    shutdownGraceTime: options.shutdownGrace,
     plugins,
   } as const;
-  const rateLimit = settings.ratelimitAddr
-    ? createRateLimitGate(settings.ratelimitAddr, settings.ratelimitDomain, logger)
+  const rateLimit = options.ratelimitAddr
+    ? createRateLimitGate(options.ratelimitAddr, options.ratelimitDomain, logger)
     : undefined;
   if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
   const deps = {
     prisma: rt.db.prisma,
     logger,
-    sendTimeoutMs: settings.sendTimeout,
+    sendTimeoutMs: options.sendTimeout,
     rateLimit,
     egress: rt.egress,
   };
-  const polls = new Set(settings.taskQueues);
+  const polls = new Set(options.taskQueues);
   const workers = await Promise.all([
     ...(polls.has("workflows")
       ? [
           Worker.create({
             ...base,
-            taskQueue: settings.taskQueue,
+            taskQueue: options.taskQueue,
             workflowBundle,
             // For deliveries started with --send-mode local, whichever process they
             // land on; this queue never gets (remote) activity tasks.
             activities: createDeliveryActivities(deps),
             enableNonLocalActivities: false,
-            maxConcurrentLocalActivityExecutions: settings.maxConcurrentSends,
-            maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTasks,
-            ...(settings.maxCachedWorkflows ? { maxCachedWorkflows: settings.maxCachedWorkflows } : {}),
-            workflowTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentWorkflowTasks),
+            maxConcurrentLocalActivityExecutions: options.maxConcurrentSends,
+            maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks,
+            ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+            workflowTaskPollerBehavior: autoscalingPollers(options.maxConcurrentWorkflowTasks),
           }),
         ]
       : []),
@@ -128,10 +123,10 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
       ? [
           Worker.create({
             ...base,
-            taskQueue: sendQueue(settings.taskQueue),
+            taskQueue: sendQueue(options.taskQueue),
             activities: createDeliveryActivities(deps),
-            maxConcurrentActivityTaskExecutions: settings.maxConcurrentSends,
-            activityTaskPollerBehavior: autoscalingPollers(settings.maxConcurrentSends),
+            maxConcurrentActivityTaskExecutions: options.maxConcurrentSends,
+            activityTaskPollerBehavior: autoscalingPollers(options.maxConcurrentSends),
           }),
         ]
       : []),
@@ -139,11 +134,16 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
       ? [
           Worker.create({
             ...base,
-            taskQueue: maintenanceQueue(settings.taskQueue),
+            taskQueue: maintenanceQueue(options.taskQueue),
             workflowBundle,
             activities: {
               ...createMaintenanceActivities(deps),
-              ...createRecoveryActivities({ ...deps, rt, ratePerSecond: settings.recoveryRate }),
+              ...createRecoveryActivities({
+                ...deps,
+                startReplay: (config, event, workflowId, replayOf) =>
+                  startDelivery(rt, config, event, workflowId, replayOf),
+                ratePerSecond: options.recoveryRate,
+              }),
             },
           }),
         ]
@@ -153,13 +153,13 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
     { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
     "delivery workers started",
   );
-  if (polls.has("workflows") && settings.eagerStart) {
+  if (polls.has("workflows") && options.eagerStart) {
     // The SDK reserves a slot of a worker on this connection for the same namespace and
     // queue and falls back to a plain start when none is free; the server then hands the
     // first workflow task back in the start's answer instead of queueing it for a poll.
     rt.eagerStarter = new Client({
       connection,
-      namespace: settings.temporal.namespace,
+      namespace: options.temporal.namespace,
       ...(rt.tracing ? { interceptors: { workflow: [rt.tracing.clientInterceptor] } } : {}),
     });
   }
@@ -191,14 +191,14 @@ export async function startDeliveryWorker(rt: AppRuntime): Promise<RunningWorker
       await restoreMaintenanceSchedules(rt);
     });
     rt.shutdown.add("reconciliation", () => reconciler.stop());
-    if (settings.autoDeactivateAfter > 0) {
+    if (options.autoDeactivateAfter > 0) {
       let audit: { publisher: BrokerPublisher; topic: string } | undefined;
-      if (settings.auditTopic) {
-        const publisher = await openPublisher(settings, logger);
+      if (options.auditTopic) {
+        const publisher = await openPublisher(options, logger);
         rt.shutdown.add("deactivation audit publisher", () => publisher.close());
-        audit = { publisher, topic: settings.auditTopic };
+        audit = { publisher, topic: options.auditTopic };
       }
-      const deactivation = startAutoDeactivation(rt, settings.autoDeactivateAfter, audit);
+      const deactivation = startAutoDeactivation(rt, options.autoDeactivateAfter, audit);
       rt.shutdown.add("automatic deactivation", () => deactivation.stop());
     }
   }

@@ -1,12 +1,12 @@
-import { subscriptionsMatching } from "../api/event-types.js";
 import { explainDatabaseTimeout } from "../common/db/timeouts.js";
+import type { EventMessage } from "../core/event-message.js";
+import { deliveryKey } from "../core/event-message.js";
+import { subscriptionsMatching } from "../core/event-types.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { describeFailure, type FailureSource, permanentFailureOf } from "../core/start-failures.js";
+import { checkEventBounds } from "../core/start-limits.js";
 import type { Config } from "../generated/prisma/client.js";
-import type { EventMessage } from "../workflows/types.js";
-import { deliveryWorkflowId, startDelivery } from "./event-consumer.js";
-import { deliveryKey } from "./event-message.js";
-import type { Runtime } from "./runtime.js";
-import { describeFailure, type FailureSource, permanentFailureOf } from "./start-failures.js";
-import { checkEventBounds } from "./start-limits.js";
+import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 export interface DeliveryStarted {
   configId: string;
@@ -39,7 +39,7 @@ export interface EventStarts {
  * (permanent or not) instead of thrown.
  */
 export async function startEventDeliveries(
-  rt: Runtime,
+  rt: ProcessContext,
   event: EventMessage,
   data: Uint8Array,
   configs?: Config[],

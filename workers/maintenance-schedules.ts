@@ -4,26 +4,24 @@ import {
   ScheduleNotFoundError,
   type ScheduleOptions,
 } from "@temporalio/client";
+import type { ProcessContext } from "../core/process-context.js";
 import { attemptsRetention } from "../workflows/maintenance.js";
-import type { Runtime } from "./runtime.js";
+import { maintenanceQueue } from "./task-queues.js";
 
-export const maintenanceQueue = (taskQueue: string) => `${taskQueue}-maintenance`;
 export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-attempts-retention`;
 /** The schedule of the spec's stale recovery, which reconciliation replaced; deleted where found. */
 const legacyStaleRecoveryScheduleId = (taskQueue: string) => `${taskQueue}-stale-recovery`;
 
-function retentionSchedule(rt: Runtime): ScheduleOptions {
-  const { settings } = rt;
+function retentionSchedule(rt: ProcessContext): ScheduleOptions {
+  const { options } = rt;
   return {
-    scheduleId: retentionScheduleId(settings.taskQueue),
-    spec: { intervals: [{ every: settings.retentionPeriod }] },
+    scheduleId: retentionScheduleId(options.taskQueue),
+    spec: { intervals: [{ every: options.retentionPeriod }] },
     action: {
       type: "startWorkflow",
       workflowType: attemptsRetention,
-      args: [
-        { successDelayMs: settings.retentionSuccessDelay, failedDelayMs: settings.retentionFailedDelay },
-      ],
-      taskQueue: maintenanceQueue(settings.taskQueue),
+      args: [{ successDelayMs: options.retentionSuccessDelay, failedDelayMs: options.retentionFailedDelay }],
+      taskQueue: maintenanceQueue(options.taskQueue),
     },
     policies: { overlap: "SKIP", catchupWindow: "1 minute" },
     state: { note: "purges old attempts (webhooks --retention-* flags)", triggerImmediately: true },
@@ -35,23 +33,23 @@ function retentionSchedule(rt: Runtime): ScheduleOptions {
  * attempts table's retention (every --retention-period). Overlapping runs are
  * skipped, so many workers can call this at start.
  */
-export async function ensureMaintenanceSchedules(rt: Runtime): Promise<void> {
-  const { settings, temporal, logger } = rt;
-  const options = retentionSchedule(rt);
-  await upsertSchedule(temporal, options);
+export async function ensureMaintenanceSchedules(rt: ProcessContext): Promise<void> {
+  const { options, temporal, logger } = rt;
+  const schedule = retentionSchedule(rt);
+  await upsertSchedule(temporal, schedule);
   try {
-    await temporal.schedule.getHandle(legacyStaleRecoveryScheduleId(settings.taskQueue)).delete();
+    await temporal.schedule.getHandle(legacyStaleRecoveryScheduleId(options.taskQueue)).delete();
     logger.info("stale-recovery schedule deleted: reconciliation replaces it");
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
   }
-  logger.info({ schedule: options.scheduleId }, "maintenance schedule in place");
+  logger.info({ schedule: schedule.scheduleId }, "maintenance schedule in place");
 }
 
 /** Creates the schedule again when Temporal lost it (its state was reset); cheap when it exists. */
-export async function restoreMaintenanceSchedules(rt: Runtime): Promise<void> {
+export async function restoreMaintenanceSchedules(rt: ProcessContext): Promise<void> {
   try {
-    await rt.temporal.schedule.getHandle(retentionScheduleId(rt.settings.taskQueue)).describe();
+    await rt.temporal.schedule.getHandle(retentionScheduleId(rt.options.taskQueue)).describe();
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
     rt.logger.warn("the retention schedule is gone from Temporal: creating it again");

@@ -1,13 +1,13 @@
 import { WorkflowNotFoundError } from "@temporalio/client";
 import { failPending, summarize } from "../activities/attempts-store.js";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
+import type { EventMessage } from "../core/event-message.js";
+import { reconciled } from "../core/metrics.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
-import type { EventMessage } from "../workflows/types.js";
-import { deliveryPolicy, startDelivery } from "./event-consumer.js";
-import { reconciled } from "./metrics.js";
-import type { Runtime } from "./runtime.js";
-import { describeFailure, permanentFailureOf } from "./start-failures.js";
+import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the
@@ -48,11 +48,11 @@ export class Reconciler {
   /** Keyset position of the walk over queued rows; it wraps around at the end. */
   private cursor: { at: Date; id: string } | undefined;
 
-  constructor(private readonly rt: Runtime) {}
+  constructor(private readonly rt: ProcessContext) {}
 
   async tick(): Promise<ReconcileReport> {
-    const { settings, db } = this.rt;
-    const cutoff = new Date(Date.now() - settings.reconcileGrace);
+    const { options, db } = this.rt;
+    const cutoff = new Date(Date.now() - options.reconcileGrace);
     const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
     const rows = await db.prisma.$queryRaw<QueuedRow[]>`
       SELECT id, webhook_id, workflow_id, next_retry_after FROM attempts
@@ -61,10 +61,10 @@ export class Reconciler {
          AND ((status = 'to retry' AND next_retry_after < ${cutoff})
               OR (status = 'retrying' AND updated_at < ${cutoff}))
        ORDER BY next_retry_after, id
-       LIMIT ${settings.retryBatchSize}`;
+       LIMIT ${options.retryBatchSize}`;
     const last = rows.at(-1);
     this.cursor =
-      rows.length < settings.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
+      rows.length < options.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
@@ -182,7 +182,10 @@ export class Reconciler {
  * processes may run it: restarts are idempotent (same workflow id) and a close
  * only touches rows still queued.
  */
-export function startReconciler(rt: Runtime, everyTick?: () => Promise<void>): { stop(): Promise<void> } {
+export function startReconciler(
+  rt: ProcessContext,
+  everyTick?: () => Promise<void>,
+): { stop(): Promise<void> } {
   const reconciler = new Reconciler(rt);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -199,10 +202,10 @@ export function startReconciler(rt: Runtime, everyTick?: () => Promise<void>): {
           "reconciliation tick failed; next one in --retry-period",
         );
       }
-      if (!stopped) timer = setTimeout(loop, rt.settings.retryPeriod);
+      if (!stopped) timer = setTimeout(loop, rt.options.retryPeriod);
     })();
   };
-  timer = setTimeout(loop, rt.settings.retryPeriod);
+  timer = setTimeout(loop, rt.options.retryPeriod);
   return {
     async stop() {
       stopped = true;

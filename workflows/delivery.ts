@@ -15,8 +15,13 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import type { DeliveryActivities } from "../activities/delivery-activities.js";
+import type {
+  AttemptSummary,
+  DeliveryInput,
+  DeliveryResult,
+  SendOutcome,
+} from "../activities/delivery-types.js";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "./search-attributes.js";
-import type { AttemptSummary, DeliveryInput, DeliveryResult, SendOutcome } from "./types.js";
 
 /** The attempts of this delivery so far, oldest first (for the Web UI and `temporal workflow query`). */
 export const attemptsQuery = defineQuery<AttemptSummary[]>("attempts");

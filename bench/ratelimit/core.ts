@@ -13,14 +13,14 @@ import path from "node:path";
 import { pino } from "pino";
 import { fromRoot } from "../../common/paths.js";
 import { RateLimitRequest, RateLimitResponse } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import type { CounterStore } from "../../ratelimit/counter-store.js";
-import { FixedWindowLimiter } from "../../ratelimit/fixed-window.js";
-import { MemoryCounterStore } from "../../ratelimit/memory-counters.js";
-import { RedisCounterStore } from "../../ratelimit/redis-counters.js";
-import { buildConfig } from "../../ratelimit/rules.js";
-import { RateLimitService } from "../../ratelimit/service.js";
-import { loadSettings } from "../../ratelimit/settings.js";
-import { StatsStore } from "../../ratelimit/stats.js";
+import { buildConfig } from "../../ratelimit/config/rules.js";
+import type { CounterStore } from "../../ratelimit/limiter/counter-store.js";
+import { FixedWindowLimiter } from "../../ratelimit/limiter/fixed-window.js";
+import { MemoryCounterStore } from "../../ratelimit/memory/counters.js";
+import { RedisCounterStore } from "../../ratelimit/redis/counters.js";
+import { RateLimitService } from "../../ratelimit/service/service.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
+import { StatsStore } from "../../ratelimit/stats/store.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) => {

@@ -33,7 +33,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromRoot } from "../../common/paths.js";
 import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { SERVICE_STATS } from "../../ratelimit/stats.js";
+import { SERVICE_STATS } from "../../ratelimit/stats/store.js";
 import { ReferenceProcess, referenceBinary } from "../../test/ratelimit/reference-service.js";
 import { startMemcached } from "../../test/support/memcached.js";
 import { freePort } from "../../test/support/ports.js";

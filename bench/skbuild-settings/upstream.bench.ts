@@ -3,16 +3,20 @@
 // pinned release. Each side reads the whole batch once to warm up, then ROUNDS times; the
 // speed of a side is the median of its rounds, and the ratio is ours / upstream's.
 //
-//   npm run build && node dist/bench/settings/upstream.bench.js [--rounds 7]
+//   npm run build && node dist/bench/skbuild-settings/upstream.bench.js [--rounds 7]
 //
 // Needs the releases installed by scripts/skbuild-oracle.sh. JSON: bench/results/settings-upstream.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fromRoot } from "../../common/paths.js";
-import { buildCases } from "../../test/settings/oracle/cases.js";
-import { readWithOurs } from "../../test/settings/oracle/compare.js";
-import { ORACLE_RELEASES, readWithUpstream, timeUpstream } from "../../test/settings/oracle/upstream.js";
+import { buildCases } from "../../test/skbuild-settings/oracle/cases.js";
+import { readWithOurs } from "../../test/skbuild-settings/oracle/compare.js";
+import {
+  ORACLE_RELEASES,
+  readWithUpstream,
+  timeUpstream,
+} from "../../test/skbuild-settings/oracle/upstream.js";
 
 const roundsAt = process.argv.indexOf("--rounds");
 const ROUNDS = roundsAt >= 0 ? Number(process.argv[roundsAt + 1]) : 7;

@@ -1,6 +1,6 @@
 // Benchmark of the build-settings validator over the conformance corpus.
 //
-//   npx tsc -p tsconfig.json && node dist/bench/settings/validate.bench.js [--rounds 15] [--ms 300]
+//   npx tsc -p tsconfig.json && node dist/bench/skbuild-settings/validate.bench.js [--rounds 15] [--ms 300]
 //
 // Baseline: ajv-only validation (the compiled schema, no semantic rules, no diagnostics) run in the
 // same process on the same documents. Every other row is quoted as a ratio of its median
@@ -10,14 +10,14 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { fromRoot } from "../../common/paths.js";
-import { schemaValidator } from "../../settings/compile.js";
+import { schemaValidator } from "../../skbuild-settings/compile.js";
 import {
   type BuildContext,
   evaluateDocument,
   parseDocument,
   type SettingsDocument,
   validateDocument,
-} from "../../settings/index.js";
+} from "../../skbuild-settings/index.js";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);

@@ -1,5 +1,4 @@
 import { EntityConfiguration, type FieldDefinition, type FieldKind } from "./configuration.js";
-import type { Entity } from "./entity.js";
 import { EntityClientError, EntityResponseError, EntityTransportError, httpErrorFor } from "./errors.js";
 import { encodeForm } from "./form-encoding.js";
 import { IdentityMap } from "./identity-map.js";
@@ -9,8 +8,15 @@ import type { UrlOptions } from "./url-generator.js";
 
 export type EntityId = string | number | bigint;
 
+/** What the client needs of an entity object; the Entity base class (entity.ts) is one. */
+export interface EntityRecord {
+  get(name: string): unknown;
+  set(name: string, value: unknown): unknown;
+  setExtra(extra: Record<string, unknown>): void;
+}
+
 /** An entity subclass: constructible without arguments, with the static configure hook. */
-export interface EntityClass<T extends Entity = Entity> {
+export interface EntityClass<T extends EntityRecord = EntityRecord> {
   new (): T;
   readonly name: string;
   configure(config: EntityConfiguration): void;
@@ -67,17 +73,17 @@ export interface FindAllOptions {
  * identity map (one object per id per client).
  */
 export class EntityClient {
-  readonly identityMap = new IdentityMap<Entity>();
+  readonly identityMap = new IdentityMap<EntityRecord>();
 
   constructor(readonly transport: Transport = new FetchTransport()) {}
 
-  async find<T extends Entity>(cls: EntityClass<T>, id: EntityId, action?: string): Promise<T> {
+  async find<T extends EntityRecord>(cls: EntityClass<T>, id: EntityId, action?: string): Promise<T> {
     if (!hasId(id)) throw new EntityClientError(`${cls.name}.find() needs an id`);
     const result = await this.request(cls, "GET", { id, ...(action ? { action } : {}) });
     return this.one(cls, result);
   }
 
-  async findAll<T extends Entity>(
+  async findAll<T extends EntityRecord>(
     cls: EntityClass<T>,
     filters: Record<string, unknown> = {},
     options: FindAllOptions = {},
@@ -97,7 +103,7 @@ export class EntityClient {
   }
 
   /** PUT {url}/{name}.{format} when new, POST {url}/{name}/{id}.{format} when persisted; refreshes the object. */
-  async save<T extends Entity>(entity: T): Promise<T> {
+  async save<T extends EntityRecord>(entity: T): Promise<T> {
     const cls = entity.constructor as EntityClass<T>;
     const config = configurationOf(cls);
     const id = entity.get(config.identifierKey) as EntityId | undefined;
@@ -110,7 +116,7 @@ export class EntityClient {
   }
 
   /** DELETE {url}/{name}/{id}.{format}; the object leaves the identity map. */
-  async delete(entity: Entity): Promise<void> {
+  async delete(entity: EntityRecord): Promise<void> {
     const cls = entity.constructor as EntityClass;
     const config = configurationOf(cls);
     const id = entity.get(config.identifierKey) as EntityId | undefined;
@@ -124,7 +130,7 @@ export class EntityClient {
    * the query for GET and DELETE, in the body otherwise. Entities in the
    * answer are hydrated; any other value is returned as parsed.
    */
-  async execute<T extends Entity>(
+  async execute<T extends EntityRecord>(
     cls: EntityClass<T>,
     method: string,
     action: string,
@@ -145,7 +151,7 @@ export class EntityClient {
   }
 
   /** Fills an object from response data; without a target, the identity-mapped object for the id (or a new one). */
-  hydrate<T extends Entity>(cls: EntityClass<T>, data: Record<string, unknown>, target?: T): T {
+  hydrate<T extends EntityRecord>(cls: EntityClass<T>, data: Record<string, unknown>, target?: T): T {
     const config = configurationOf(cls);
     const id = data[config.identifierKey];
     let entity = target;
@@ -163,7 +169,7 @@ export class EntityClient {
     return entity;
   }
 
-  private one<T extends Entity>(cls: EntityClass<T>, result: TransformedResponse): T {
+  private one<T extends EntityRecord>(cls: EntityClass<T>, result: TransformedResponse): T {
     if (result.kind === "entity") return this.hydrate(cls, result.data);
     throw new EntityClientError(`${cls.name}: expected one entity in the response, got ${result.kind}`);
   }
@@ -225,7 +231,7 @@ function hasId(id: unknown): id is EntityId {
   return id !== undefined && id !== null && id !== "";
 }
 
-function toParams(entity: Entity, config: EntityConfiguration): Record<string, unknown> {
+function toParams(entity: EntityRecord, config: EntityConfiguration): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of config.fields.values()) {
     const value = entity.get(field.name);

@@ -1,4 +1,3 @@
-import type { EntityConfiguration } from "./configuration.js";
 import { encodeForm } from "./form-encoding.js";
 
 export interface UrlOptions {
@@ -8,9 +7,16 @@ export interface UrlOptions {
   parameters?: Record<string, unknown>;
 }
 
+/** Where an entity class's resource lives (its EntityConfiguration is one). */
+export interface ResourceLocation {
+  readonly url: string;
+  readonly name: string;
+  readonly responseType: string;
+}
+
 /** Builds request URLs for an entity class. */
 export interface UrlGenerator {
-  generate(config: EntityConfiguration, options: UrlOptions): string;
+  generate(config: ResourceLocation, options: UrlOptions): string;
 }
 
 /**
@@ -18,7 +24,7 @@ export interface UrlGenerator {
  * percent-encoded (so an id such as "a/b" stays one segment).
  */
 export class StandardUrlGenerator implements UrlGenerator {
-  generate(config: EntityConfiguration, options: UrlOptions): string {
+  generate(config: ResourceLocation, options: UrlOptions): string {
     let path = `${config.url}/${encodeURIComponent(config.name)}`;
     if (options.id !== undefined) path += `/${encodeURIComponent(String(options.id))}`;
     if (options.action !== undefined) path += `/${encodeURIComponent(options.action)}`;
@@ -30,7 +36,7 @@ export class StandardUrlGenerator implements UrlGenerator {
 
 /** `{url}/{name}[/{id}][/{action}]?_format={format}&…`: for servers that take the format as a parameter. */
 export class QueryFormatUrlGenerator implements UrlGenerator {
-  generate(config: EntityConfiguration, options: UrlOptions): string {
+  generate(config: ResourceLocation, options: UrlOptions): string {
     let path = `${config.url}/${encodeURIComponent(config.name)}`;
     if (options.id !== undefined) path += `/${encodeURIComponent(String(options.id))}`;
     if (options.action !== undefined) path += `/${encodeURIComponent(options.action)}`;

@@ -7,10 +7,10 @@
 import { type Dirent, existsSync, type FSWatcher, watch } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import type { Logger } from "../common/logger.js";
+import type { Logger } from "../../common/logger.js";
+import type { Settings } from "../settings/environment.js";
+import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
 import { buildConfig, type ConfigFile, type RateLimitConfig } from "./rules.js";
-import type { Settings } from "./settings.js";
-import { SERVICE_STATS, type StatsStore } from "./stats.js";
 
 type ProviderSettings = Pick<
   Settings,

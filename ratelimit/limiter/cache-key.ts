@@ -2,8 +2,8 @@
 // and fixed window. Windows are aligned to the Unix epoch in UTC, so a DAY window
 // resets at 00:00 UTC and a WEEK window starts on a Thursday.
 
-import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
-import { UNIT_SECONDS, type Unit } from "./rules.js";
+import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
+import { UNIT_SECONDS, type Unit } from "../config/rules.js";
 
 export function windowStart(nowSeconds: number, unit: Unit): number {
   const divider = UNIT_SECONDS[unit];

@@ -3,18 +3,18 @@
 // increments, then a status and statistics per descriptor, computed as the
 // reference does (near limit in float32, strict `>` for over limit).
 
-import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
+import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
 import {
   RateLimitResponse_Code,
   type RateLimitResponse_DescriptorStatus,
   RateLimitResponse_RateLimit_Unit,
-} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
+} from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { UNIT_SECONDS, type Unit } from "../config/rules.js";
+import { ruleStats, type StatsStore } from "../stats/store.js";
 import { cacheKey, secondsUntilReset } from "./cache-key.js";
 import type { CounterOp, CounterStore } from "./counter-store.js";
 import type { OverLimitCache } from "./local-cache.js";
 import type { MatchedLimit } from "./matcher.js";
-import { UNIT_SECONDS, type Unit } from "./rules.js";
-import { ruleStats, type StatsStore } from "./stats.js";
 
 export const UNIT_ENUM: Record<Unit, RateLimitResponse_RateLimit_Unit> = {
   SECOND: RateLimitResponse_RateLimit_Unit.SECOND,

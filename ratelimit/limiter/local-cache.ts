@@ -3,7 +3,7 @@
 // trip to the counter store. Entries expire with their window; when the byte budget
 // is full the oldest entries are evicted first.
 
-import type { StatsStore } from "./stats.js";
+import type { StatsStore } from "../stats/store.js";
 
 /** Rough memory cost of one entry besides its key (Map slot, expiry number, string header). */
 const ENTRY_OVERHEAD_BYTES = 64;

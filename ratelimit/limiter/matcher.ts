@@ -3,11 +3,11 @@
 // entry (config order) whose pattern matches, then the entry with the key alone.
 // A rule applies only at the level of the descriptor's last entry.
 
-import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
-import { RateLimitUnit } from "../proto/gen/envoy/type/v3/ratelimit_unit.js";
-import type { DescriptorNode, RateLimitConfig, Unit } from "./rules.js";
-import type { StatsStore } from "./stats.js";
-import { sanitizeStatName } from "./stats.js";
+import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
+import { RateLimitUnit } from "../../proto/gen/envoy/type/v3/ratelimit_unit.js";
+import type { DescriptorNode, RateLimitConfig, Unit } from "../config/rules.js";
+import type { StatsStore } from "../stats/store.js";
+import { sanitizeStatName } from "../stats/store.js";
 
 /** The rule chosen for one descriptor, with what the cache and statistics need. */
 export interface MatchedLimit {

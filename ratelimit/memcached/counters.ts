@@ -7,15 +7,15 @@
 // whose keys it holds, with the node named, like a Redis outage.
 
 import type { ConnectionOptions } from "node:tls";
-import type { Logger } from "../common/logger.js";
-import { CacheError, type CounterOp, type CounterStore } from "./counter-store.js";
-import { checkMemcacheKey } from "./memcache-key.js";
-import { MemcacheNode } from "./memcache-node.js";
-import { pickNode } from "./memcache-ring.js";
-import { MemcacheServerList, type ResolveSrv } from "./memcache-servers.js";
-import { parseHostPort } from "./redis-address.js";
-import type { ObjCacheSettings } from "./settings.js";
-import { clientTlsOptions } from "./tls-client-options.js";
+import type { Logger } from "../../common/logger.js";
+import { CacheError, type CounterOp, type CounterStore } from "../limiter/counter-store.js";
+import { parseHostPort } from "../settings/addresses.js";
+import { clientTlsOptions } from "../settings/client-tls.js";
+import type { ObjCacheSettings } from "../settings/environment.js";
+import { checkMemcacheKey } from "./key.js";
+import { MemcacheNode } from "./node.js";
+import { pickNode } from "./ring.js";
+import { MemcacheServerList, type ResolveSrv } from "./servers.js";
 
 /** Connect and reply timeout per memcached operation (the spec names no setting). */
 export const MEMCACHE_TIMEOUT_MS = 1000;

@@ -2,7 +2,7 @@
 // whitespace or control characters (they would split or end the command line).
 // Checked before anything is sent, so a bad request changes no counter.
 
-import { CacheKeyError } from "./counter-store.js";
+import { CacheKeyError } from "../limiter/counter-store.js";
 
 export const MEMCACHE_MAX_KEY_BYTES = 250;
 

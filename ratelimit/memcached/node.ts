@@ -3,9 +3,9 @@
 // and whether the last attempt to reach it worked (for the health check).
 
 import type { ConnectionOptions } from "node:tls";
-import { CacheError } from "./counter-store.js";
-import { MemcacheConnection, type Reply } from "./memcache-connection.js";
-import type { HostPort } from "./redis-address.js";
+import { CacheError } from "../limiter/counter-store.js";
+import type { HostPort } from "../settings/addresses.js";
+import { MemcacheConnection, type Reply } from "./connection.js";
 
 export interface NodeOptions {
   maxIdle: number;

@@ -4,7 +4,7 @@
 // stops the start, since no key could be placed.
 
 import { promises as dns, type SrvRecord } from "node:dns";
-import type { Logger } from "../common/logger.js";
+import type { Logger } from "../../common/logger.js";
 
 export type ResolveSrv = (name: string) => Promise<SrvRecord[]>;
 

@@ -2,7 +2,7 @@
 // Exact (increments are applied synchronously), but private to one process, so
 // several instances of the service do not share quota.
 
-import type { CounterOp, CounterStore } from "./counter-store.js";
+import type { CounterOp, CounterStore } from "../limiter/counter-store.js";
 
 interface Counter {
   value: number;

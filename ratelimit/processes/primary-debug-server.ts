@@ -3,11 +3,14 @@
 // one process) are forwarded to a serving process's private debug listener, the first
 // unless `?process=K` names another, and `/` says so.
 
+import type { Worker } from "node:cluster";
 import http from "node:http";
-import type { Logger } from "../common/logger.js";
-import { type Listener, listen } from "./http-server.js";
-import type { Members } from "./processes.js";
-import type { StatsStore } from "./stats.js";
+import type { Logger } from "../../common/logger.js";
+import { type Listener, listen } from "../server/http-server.js";
+import type { StatsStore } from "../stats/store.js";
+
+/** The processes that reported serving, by slot (1..N); a replacement takes its predecessor's slot. */
+export type Members = Map<number, { worker: Worker; debugPort: number }>;
 
 function text(res: http.ServerResponse, status: number, body: string): void {
   res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });

@@ -8,14 +8,14 @@
 // on SIGTERM/SIGINT.
 
 import type { Worker } from "node:cluster";
-import type { Logger } from "../common/logger.js";
-import { superviseProcesses } from "../common/process-supervisor.js";
-import type { Listener } from "./http-server.js";
-import { startPrimaryDebugServer } from "./primary-debug-server.js";
-import { startStatsOutput } from "./runner.js";
-import type { Settings } from "./settings.js";
-import { StatsStore } from "./stats.js";
-import { MergedStats, STATS_BATCH, type StatsBatch } from "./stats-relay.js";
+import type { Logger } from "../../common/logger.js";
+import { superviseProcesses } from "../../common/process-supervisor.js";
+import { startStatsOutput } from "../runner.js";
+import type { Listener } from "../server/http-server.js";
+import type { Settings } from "../settings/environment.js";
+import { MergedStats, STATS_BATCH, type StatsBatch } from "../stats/process-relay.js";
+import { StatsStore } from "../stats/store.js";
+import { type Members, startPrimaryDebugServer } from "./primary-debug-server.js";
 
 export const MEMBER_READY = "ratelimit:ready";
 /** Tells a serving process which of the N it is (1-based), for its logs and `?process=`. */
@@ -27,9 +27,6 @@ export interface MemberReady {
   httpPort: number;
   debugPort: number;
 }
-
-/** The processes that reported serving, by slot (1..N); a replacement takes its predecessor's slot. */
-export type Members = Map<number, { worker: Worker; debugPort: number }>;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
   const n = settings.processes;

@@ -4,9 +4,9 @@
 // All fail fast while disconnected (no offline queue) so a decision never hangs.
 
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
-import type { RedisAddress } from "./redis-address.js";
-import type { KvStoreSettings, StartupBackoff } from "./settings.js";
-import { clientTlsOptions } from "./tls-client-options.js";
+import type { RedisAddress } from "../settings/addresses.js";
+import { clientTlsOptions } from "../settings/client-tls.js";
+import type { KvStoreSettings, StartupBackoff } from "../settings/environment.js";
 
 export type RedisClient = Redis | Cluster;
 

@@ -5,11 +5,11 @@
 // by key (INCRBY and EXPIRE of one key stay together on its node) and the groups run
 // KVSTORE_CLUSTER_PIPELINE_PARALLELISM at a time, as the reference does.
 
-import type { Logger } from "../common/logger.js";
-import type { CounterOp, CounterStore } from "./counter-store.js";
-import type { RedisClient } from "./redis-client.js";
-import { RedisPool } from "./redis-pool.js";
-import type { KvStoreSettings, Settings } from "./settings.js";
+import type { Logger } from "../../common/logger.js";
+import type { CounterOp, CounterStore } from "../limiter/counter-store.js";
+import type { KvStoreSettings, Settings } from "../settings/environment.js";
+import type { RedisClient } from "./client.js";
+import { RedisPool } from "./pool.js";
 
 /** Runs `tasks` with at most `limit` of them in flight; results in order. */
 async function bounded<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {

@@ -17,11 +17,11 @@
 
 import type { Duplex } from "node:stream";
 import { Cluster } from "ioredis";
-import type { Logger } from "../common/logger.js";
-import { CacheError } from "./counter-store.js";
-import { describeAddress, parseRedisAddress, type RedisAddress } from "./redis-address.js";
-import { clientConnected, probeCluster, type RedisClient, redisClientFactory } from "./redis-client.js";
-import type { KvStoreSettings } from "./settings.js";
+import type { Logger } from "../../common/logger.js";
+import { CacheError } from "../limiter/counter-store.js";
+import { describeAddress, parseRedisAddress, type RedisAddress } from "../settings/addresses.js";
+import type { KvStoreSettings } from "../settings/environment.js";
+import { clientConnected, probeCluster, type RedisClient, redisClientFactory } from "./client.js";
 
 interface Waiter {
   resolve: (conn: RedisClient) => void;

@@ -5,7 +5,7 @@
 
 import type { PeerCertificate } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../common/logger.js";
+import type { Logger } from "../../common/logger.js";
 
 /** The DNS names of `subjectaltname` ("DNS:a, IP Address:1.2.3.4, DNS:b"). */
 export function dnsNames(cert: PeerCertificate | undefined): string[] {

@@ -3,12 +3,12 @@
 // `/debug/pprof/` CPU profiles and heap snapshots (see pprof.ts).
 
 import http from "node:http";
-import type { Logger } from "../common/logger.js";
+import type { Logger } from "../../common/logger.js";
+import { dumpConfig } from "../config/rules.js";
+import type { RateLimitService } from "../service/service.js";
+import type { StatsStore } from "../stats/store.js";
 import { type Listener, listen } from "./http-server.js";
 import { handlePprof, PPROF_PREFIX } from "./pprof.js";
-import { dumpConfig } from "./rules.js";
-import type { RateLimitService } from "./service.js";
-import type { StatsStore } from "./stats.js";
 
 const PATHS: Record<string, string> = {
   "/rlconfig": "print out the currently loaded configuration for debugging",

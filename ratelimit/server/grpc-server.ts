@@ -10,20 +10,20 @@ import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/pr
 import * as grpc from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
-import type { Logger } from "../common/logger.js";
-import { fromRoot } from "../common/paths.js";
+import type { Logger } from "../../common/logger.js";
+import { fromRoot } from "../../common/paths.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
   RateLimitServiceService,
-} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
+} from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import type { RateLimitService } from "../service/service.js";
+import type { Settings } from "../settings/environment.js";
+import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
+import type { Tracing } from "../tracing/spans.js";
 import { clientSanInterceptor } from "./client-san.js";
 import { createGrpcServerTls, type GrpcServerTls } from "./grpc-tls.js";
 import type { Health } from "./health.js";
-import type { RateLimitService } from "./service.js";
-import type { Settings } from "./settings.js";
-import { SERVICE_STATS, type StatsStore } from "./stats.js";
-import type { Tracing } from "./tracing.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
 

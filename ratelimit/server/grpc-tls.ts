@@ -9,8 +9,8 @@ import { type FSWatcher, readFileSync, watch } from "node:fs";
 import path from "node:path";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../common/logger.js";
-import { type Settings, SettingsError } from "./settings.js";
+import type { Logger } from "../../common/logger.js";
+import { type Settings, SettingsError } from "../settings/environment.js";
 
 type TlsSettings = Pick<Settings, "grpcServerTlsCert" | "grpcServerTlsKey" | "grpcClientTlsCaCert">;
 

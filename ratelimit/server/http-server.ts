@@ -6,15 +6,15 @@
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { answerClientErrors } from "../common/http-client-errors.js";
-import type { Logger } from "../common/logger.js";
-import { decodeUtf8 } from "../common/strict-text.js";
-import { RateLimitResponse_Code } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { CacheError } from "./counter-store.js";
+import { answerClientErrors } from "../../common/http-client-errors.js";
+import type { Logger } from "../../common/logger.js";
+import { decodeUtf8 } from "../../common/strict-text.js";
+import { RateLimitResponse_Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { CacheError } from "../limiter/counter-store.js";
+import type { RateLimitService } from "../service/service.js";
+import type { Tracing } from "../tracing/spans.js";
 import type { Health } from "./health.js";
 import { JsonRequestError, requestFromJson, responseToJson } from "./json-codec.js";
-import type { RateLimitService } from "./service.js";
-import type { Tracing } from "./tracing.js";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 

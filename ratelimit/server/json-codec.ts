@@ -3,16 +3,16 @@
 // spelling; unknown fields and wrong types are rejected with the path of the field.
 // Output omits default values, writes enums by name and durations as "58s".
 
-import { hasLoneSurrogate, parseStrictJson } from "../common/strict-text.js";
-import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
+import { hasLoneSurrogate, parseStrictJson } from "../../common/strict-text.js";
+import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
   RateLimitResponse_Code,
   rateLimitResponse_CodeToJSON,
   rateLimitResponse_RateLimit_UnitToJSON,
-} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitUnit } from "../proto/gen/envoy/type/v3/ratelimit_unit.js";
+} from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { RateLimitUnit } from "../../proto/gen/envoy/type/v3/ratelimit_unit.js";
 
 export class JsonRequestError extends Error {
   constructor(message: string) {

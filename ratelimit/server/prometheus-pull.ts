@@ -8,10 +8,10 @@
 
 import http from "node:http";
 import { Counter, Gauge, Histogram, type Metric, Registry, Summary } from "prom-client";
-import type { Logger } from "../common/logger.js";
+import type { Logger } from "../../common/logger.js";
+import type { MappedMetric, StatKind, StatsMapper } from "../stats/prometheus-mapper.js";
+import type { StatsStore } from "../stats/store.js";
 import { type Listener, listen } from "./http-server.js";
-import type { StatsStore } from "./stats.js";
-import type { MappedMetric, StatKind, StatsMapper } from "./stats-mapper.js";
 
 interface Family {
   kind: string;

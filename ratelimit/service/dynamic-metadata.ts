@@ -4,9 +4,9 @@
 // sent), the request's hits_addend when not 0, and the metadata of the rules whose
 // descriptors passed, merged (the first rule wins a conflicting key; maps merge deeply).
 
-import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
-import type { RateLimitRequest } from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitUnit, rateLimitUnitToJSON } from "../proto/gen/envoy/type/v3/ratelimit_unit.js";
+import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
+import type { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { RateLimitUnit, rateLimitUnitToJSON } from "../../proto/gen/envoy/type/v3/ratelimit_unit.js";
 
 type Struct = Record<string, unknown>;
 

@@ -3,20 +3,20 @@
 // overall code, the optional RateLimit-* headers and dynamic metadata, and applies
 // the global shadow mode.
 
-import type { HeaderValue } from "../proto/gen/envoy/config/core/v3/base.js";
+import type { HeaderValue } from "../../proto/gen/envoy/config/core/v3/base.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
   RateLimitResponse_Code,
   type RateLimitResponse_DescriptorStatus,
-} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { CacheError } from "./counter-store.js";
+} from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import type { RateLimitConfig } from "../config/rules.js";
+import { CacheError } from "../limiter/counter-store.js";
+import type { FixedWindowLimiter } from "../limiter/fixed-window.js";
+import { getLimit, type MatchedLimit } from "../limiter/matcher.js";
+import type { Settings } from "../settings/environment.js";
+import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
 import { responseMetadata } from "./dynamic-metadata.js";
-import type { FixedWindowLimiter } from "./fixed-window.js";
-import { getLimit, type MatchedLimit } from "./matcher.js";
-import type { RateLimitConfig } from "./rules.js";
-import type { Settings } from "./settings.js";
-import { SERVICE_STATS, type StatsStore } from "./stats.js";
 
 export const MAX_UINT32 = 4_294_967_295;
 /** The empty raw body and header values of every response: one shared, never-written buffer. */

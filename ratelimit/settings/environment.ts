@@ -4,11 +4,11 @@
 
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
-import { parseDuration } from "../common/duration.js";
-import type { OtelExportSettings } from "../common/otel.js";
-import { parseHostPort, parseRedisAddress, type RedisAddress } from "./redis-address.js";
-import { defaultMappingYaml, StatsMapper } from "./stats-mapper.js";
-import { compileMogrifier, type Mogrifier } from "./stats-tags.js";
+import { parseDuration } from "../../common/duration.js";
+import type { OtelExportSettings } from "../../common/otel.js";
+import { defaultMappingYaml, StatsMapper } from "../stats/prometheus-mapper.js";
+import { compileMogrifier, type Mogrifier } from "../stats/tags.js";
+import { parseHostPort, parseRedisAddress, type RedisAddress } from "./addresses.js";
 
 export type PoolOnEmptyBehavior = "CREATE" | "ERROR" | "WAIT";
 export type BackendType = "redis" | "memory" | "memcache";

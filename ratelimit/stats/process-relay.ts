@@ -5,7 +5,7 @@
 // outputs see one service, whichever process answered a call, and a restarted
 // process's counters continue from the totals instead of starting again at zero.
 
-import type { StatsStore } from "./stats.js";
+import type { StatsStore } from "./store.js";
 
 export const STATS_BATCH = "ratelimit:stats";
 

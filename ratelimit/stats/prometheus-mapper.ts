@@ -9,7 +9,7 @@
 // `ratelimit_localcache_hitCount`).
 
 import { parse } from "yaml";
-import { expandGroups } from "./stats-tags.js";
+import { expandGroups } from "./tags.js";
 
 export type StatKind = "counter" | "gauge" | "observer";
 export type ObserverType = "histogram" | "summary";

@@ -5,9 +5,9 @@
 
 import dgram from "node:dgram";
 import { lookup } from "node:dns/promises";
-import type { Logger } from "../common/logger.js";
-import type { StatsStore } from "./stats.js";
-import { cleanTag, type Mogrifier, mogrify, nameWithTags } from "./stats-tags.js";
+import type { Logger } from "../../common/logger.js";
+import type { StatsStore } from "./store.js";
+import { cleanTag, type Mogrifier, mogrify, nameWithTags } from "./tags.js";
 
 export const MAX_DATAGRAM_BYTES = 1432;
 /** Timer samples kept per timer and interval; beyond it a uniform sample is sent with `|@rate`. */

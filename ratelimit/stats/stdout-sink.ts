@@ -1,7 +1,7 @@
 // USE_PUSH_STATS=false: every STATS_FLUSH_INTERVAL the values that changed since the
 // last flush go to standard output as `name: value` lines (as /stats prints them).
 
-import type { StatsStore } from "./stats.js";
+import type { StatsStore } from "./store.js";
 
 export function startStdoutStats(stats: StatsStore, intervalMs: number): { close(): void } {
   const last = new Map<string, number>();

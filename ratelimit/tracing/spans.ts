@@ -6,14 +6,14 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
-import type { Logger } from "../common/logger.js";
-import { startTracerProvider } from "../common/otel.js";
+import type { Logger } from "../../common/logger.js";
+import { startTracerProvider } from "../../common/otel.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
   RateLimitResponse_Code,
-} from "../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import type { TracingSettings } from "./settings.js";
+} from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import type { TracingSettings } from "../settings/environment.js";
 
 export const GRPC_METHOD = "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 

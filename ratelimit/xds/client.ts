@@ -7,17 +7,17 @@
 // with exponential backoff (XDS_CLIENT_BACKOFF_*), reset by each response.
 
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../common/logger.js";
-import type { Node } from "../proto/gen/envoy/config/core/v3/base.js";
-import { AggregatedDiscoveryServiceClient } from "../proto/gen/envoy/service/discovery/v3/ads.js";
+import type { Logger } from "../../common/logger.js";
+import type { Node } from "../../proto/gen/envoy/config/core/v3/base.js";
+import { AggregatedDiscoveryServiceClient } from "../../proto/gen/envoy/service/discovery/v3/ads.js";
 import type {
   DiscoveryRequest,
   DiscoveryResponse,
-} from "../proto/gen/envoy/service/discovery/v3/discovery.js";
-import type { RateLimitConfig } from "./rules.js";
-import type { Settings, XdsSettings } from "./settings.js";
-import { SERVICE_STATS, type StatsStore } from "./stats.js";
-import { buildXdsConfig, RATE_LIMIT_CONFIG_TYPE_URL } from "./xds-convert.js";
+} from "../../proto/gen/envoy/service/discovery/v3/discovery.js";
+import type { RateLimitConfig } from "../config/rules.js";
+import type { Settings, XdsSettings } from "../settings/environment.js";
+import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
+import { buildXdsConfig, RATE_LIMIT_CONFIG_TYPE_URL } from "./convert.js";
 
 /** grpc.rpc.Code INVALID_ARGUMENT: the code of a NACK's error_detail. */
 const INVALID_ARGUMENT = 3;

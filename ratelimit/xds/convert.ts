@@ -3,13 +3,13 @@
 // xDS and files share one validation with the same error texts. The proto has no
 // value_to_metric or share_threshold.
 
-import type { Any } from "../proto/gen/google/protobuf/any.js";
+import type { Any } from "../../proto/gen/google/protobuf/any.js";
 import {
   RateLimitConfig as RateLimitConfigProto,
   type RateLimitDescriptor,
   RateLimitUnit,
-} from "../proto/gen/ratelimit/config/ratelimit/v3/rls_conf.js";
-import { buildConfig, ConfigError, type ConfigFile, type RateLimitConfig } from "./rules.js";
+} from "../../proto/gen/ratelimit/config/ratelimit/v3/rls_conf.js";
+import { buildConfig, ConfigError, type ConfigFile, type RateLimitConfig } from "../config/rules.js";
 
 export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 

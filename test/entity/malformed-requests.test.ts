@@ -2,7 +2,7 @@ import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import pg from "pg";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
-import { http, rawRequest } from "../support/raw-http.js";
+import { httpRequest, rawRequest } from "../support/raw-http.js";
 import { type Running, start, stop } from "./command.js";
 
 // A corpus of malformed requests thrown at the `entity-server` command (config
@@ -31,13 +31,13 @@ const CORPUS: Case[] = [
   // bodies
   {
     name: "duplicate JSON keys",
-    request: http("PUT", "/config.json", json, `${validConfig},"name":"a","name":"b"}`),
+    request: httpRequest("PUT", "/config.json", json, `${validConfig},"name":"a","name":"b"}`),
     status: 400,
     says: 'duplicate key "name"',
   },
   {
     name: "duplicate nested JSON keys",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       json,
@@ -48,7 +48,7 @@ const CORPUS: Case[] = [
   },
   {
     name: "invalid UTF-8 in a JSON body",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       json,
@@ -59,7 +59,7 @@ const CORPUS: Case[] = [
   },
   {
     name: "invalid UTF-8 in a form body",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       form,
@@ -73,80 +73,85 @@ const CORPUS: Case[] = [
   },
   {
     name: "malformed percent-encoding in a form",
-    request: http("PUT", "/config.json", form, "endpoint=http://a.test&eventTypes[]=a.b&name=%ff"),
+    request: httpRequest("PUT", "/config.json", form, "endpoint=http://a.test&eventTypes[]=a.b&name=%ff"),
     status: 400,
     says: "percent-encoding",
   },
   {
     name: "an encoded lone surrogate in a form",
-    request: http("PUT", "/config.json", form, "endpoint=http://a.test&eventTypes[]=a.b&name=%ed%a0%80"),
+    request: httpRequest(
+      "PUT",
+      "/config.json",
+      form,
+      "endpoint=http://a.test&eventTypes[]=a.b&name=%ed%a0%80",
+    ),
     status: 400,
     says: "percent-encoding",
   },
   {
     name: "a lone surrogate escaped in JSON",
-    request: http("PUT", "/config.json", json, `${validConfig},"name":"\\ud800"}`),
+    request: httpRequest("PUT", "/config.json", json, `${validConfig},"name":"\\ud800"}`),
     status: 400,
     says: "lone surrogate",
   },
   {
     name: "NUL in a JSON string",
-    request: http("PUT", "/config.json", json, `${validConfig},"name":"a\\u0000b"}`),
+    request: httpRequest("PUT", "/config.json", json, `${validConfig},"name":"a\\u0000b"}`),
     status: 400,
     says: "NUL",
   },
   {
     name: "NUL in a form value",
-    request: http("PUT", "/config.json", form, "endpoint=http://a.test&eventTypes[]=a.b&name=a%00b"),
+    request: httpRequest("PUT", "/config.json", form, "endpoint=http://a.test&eventTypes[]=a.b&name=a%00b"),
     status: 400,
     says: "NUL",
   },
   {
     name: "NUL in a parameter name",
-    request: http("GET", "/config.json?na%00me=x", {}),
+    request: httpRequest("GET", "/config.json?na%00me=x", {}),
     status: 400,
     says: "NUL",
   },
   {
     name: "syntax error in JSON",
-    request: http("PUT", "/config.json", json, '{"endpoint":'),
+    request: httpRequest("PUT", "/config.json", json, '{"endpoint":'),
     status: 400,
     says: "malformed request body",
   },
   {
     name: "a JSON array body",
-    request: http("PUT", "/config.json", json, "[1,2]"),
+    request: httpRequest("PUT", "/config.json", json, "[1,2]"),
     status: 400,
     says: "named parameters",
   },
   {
     name: "JSON nested 30 000 deep",
-    request: http("PUT", "/config.json", json, `${"[".repeat(30_000)}${"]".repeat(30_000)}`),
+    request: httpRequest("PUT", "/config.json", json, `${"[".repeat(30_000)}${"]".repeat(30_000)}`),
     status: 400,
     says: "malformed request body",
   },
   {
     name: "a body over the limit",
-    request: http("PUT", "/config.json", json, `{"name":"${"a".repeat(1_100_000)}"}`),
+    request: httpRequest("PUT", "/config.json", json, `{"name":"${"a".repeat(1_100_000)}"}`),
     status: 413,
     says: "larger than",
   },
   // encodings and content types
   {
     name: "gzip Content-Encoding on a body that is not gzip",
-    request: http("PUT", "/config.json", { ...json, "content-encoding": "gzip" }, validConfig),
+    request: httpRequest("PUT", "/config.json", { ...json, "content-encoding": "gzip" }, validConfig),
     status: 400,
     says: "not valid gzip",
   },
   {
     name: "deflate Content-Encoding on a body that is not deflate",
-    request: http("PUT", "/config.json", { ...json, "content-encoding": "deflate" }, validConfig),
+    request: httpRequest("PUT", "/config.json", { ...json, "content-encoding": "deflate" }, validConfig),
     status: 400,
     says: "not valid deflate",
   },
   {
     name: "truncated gzip",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       { ...json, "content-encoding": "gzip" },
@@ -157,58 +162,63 @@ const CORPUS: Case[] = [
   },
   {
     name: "an unknown Content-Encoding",
-    request: http("PUT", "/config.json", { ...json, "content-encoding": "zstd-ish" }, validConfig),
+    request: httpRequest("PUT", "/config.json", { ...json, "content-encoding": "zstd-ish" }, validConfig),
     status: 415,
     says: "zstd-ish",
   },
   {
     name: "an unknown charset",
-    request: http("PUT", "/config.json", { "content-type": "application/json; charset=klingon" }, "{}"),
+    request: httpRequest(
+      "PUT",
+      "/config.json",
+      { "content-type": "application/json; charset=klingon" },
+      "{}",
+    ),
     status: 415,
     says: "klingon",
   },
   {
     name: "a text/plain body",
-    request: http("PUT", "/config.json", { "content-type": "text/plain" }, "endpoint=x"),
+    request: httpRequest("PUT", "/config.json", { "content-type": "text/plain" }, "endpoint=x"),
     status: 415,
     says: "text/plain",
   },
   {
     name: "an XML body",
-    request: http("PUT", "/config.xml", { "content-type": "application/xml" }, "<config/>"),
+    request: httpRequest("PUT", "/config.xml", { "content-type": "application/xml" }, "<config/>"),
     status: 415,
     says: "application/xml",
     xml: true,
   },
   {
     name: "a body with no Content-Type",
-    request: http("PUT", "/config.json", {}, "endpoint=x"),
+    request: httpRequest("PUT", "/config.json", {}, "endpoint=x"),
     status: 415,
     says: "none",
   },
   // query strings, paths, headers
   {
     name: "a 1 MB query string",
-    request: http("GET", `/config.json?name=${"a".repeat(1_000_000)}`, {}),
+    request: httpRequest("GET", `/config.json?name=${"a".repeat(1_000_000)}`, {}),
     status: 431,
     says: "larger than the server accepts",
   },
   {
     name: "a 1 MB query string on an XML path",
-    request: http("GET", `/config.xml?name=${"a".repeat(1_000_000)}`, {}),
+    request: httpRequest("GET", `/config.xml?name=${"a".repeat(1_000_000)}`, {}),
     status: 431,
     says: "larger than the server accepts",
     xml: true,
   },
   {
     name: "malformed percent-encoding in the query",
-    request: http("GET", "/config.json?name=%E0%A4%A", {}),
+    request: httpRequest("GET", "/config.json?name=%E0%A4%A", {}),
     status: 400,
     says: "percent-encoding",
   },
   {
     name: "invalid UTF-8 percent-encoded in the query",
-    request: http("GET", "/config.json?name=%ff", {}),
+    request: httpRequest("GET", "/config.json?name=%ff", {}),
     status: 400,
     says: "percent-encoding",
   },
@@ -224,43 +234,43 @@ const CORPUS: Case[] = [
   },
   {
     name: "malformed percent-encoding in the path",
-    request: http("GET", "/config/%E0%A4%A.json", {}),
+    request: httpRequest("GET", "/config/%E0%A4%A.json", {}),
     status: 400,
     says: "percent-encoding",
   },
   {
     name: "a malformed id",
-    request: http("GET", "/config/not-a-uuid.json", {}),
+    request: httpRequest("GET", "/config/not-a-uuid.json", {}),
     status: 404,
     says: "no config",
   },
   {
     name: "a NUL in the id",
-    request: http("POST", `/config/${ID.slice(0, 8)}%00.json`, json, '{"name":"x"}'),
+    request: httpRequest("POST", `/config/${ID.slice(0, 8)}%00.json`, json, '{"name":"x"}'),
     status: 404,
     says: "no config",
   },
   {
     name: "a filter that is not a uuid",
-    request: http("GET", "/attempt.json?configId=nope", {}),
+    request: httpRequest("GET", "/attempt.json?configId=nope", {}),
     status: 400,
     says: "a UUID",
   },
   {
     name: "an unsupported _format",
-    request: http("GET", "/config?_format=php", {}),
+    request: httpRequest("GET", "/config?_format=php", {}),
     status: 406,
     says: "php",
   },
   {
     name: "_format given twice",
-    request: http("GET", "/config?_format=xml&_format=json", {}),
+    request: httpRequest("GET", "/config?_format=xml&_format=json", {}),
     status: 400,
     says: "more than once",
   },
   {
     name: "a malformed Authorization header",
-    request: http("GET", "/config.json", { authorization: "Basic %%%" }),
+    request: httpRequest("GET", "/config.json", { authorization: "Basic %%%" }),
     status: 401,
     says: "malformed Authorization",
   },
@@ -308,13 +318,13 @@ const CORPUS: Case[] = [
   },
   {
     name: "Content-Length shorter than the body",
-    request: http("PUT", "/config.json", { ...json, "content-length": "10" }, `${validConfig}}`),
+    request: httpRequest("PUT", "/config.json", { ...json, "content-length": "10" }, `${validConfig}}`),
     status: 400,
     says: "is the Content-Length right",
   },
   {
     name: "Content-Length longer than the body (connection half-closed)",
-    request: http("PUT", "/config.json", { ...json, "content-length": "500" }, `${validConfig}}`),
+    request: httpRequest("PUT", "/config.json", { ...json, "content-length": "500" }, `${validConfig}}`),
     status: 400,
     says: "before the request was complete",
     halfClose: true,
@@ -322,13 +332,13 @@ const CORPUS: Case[] = [
   // config validation (the webhooks API's rules)
   {
     name: "an endpoint that is not a URL",
-    request: http("PUT", "/config.json", json, '{"endpoint":"not a url","eventTypes":["a.b"]}'),
+    request: httpRequest("PUT", "/config.json", json, '{"endpoint":"not a url","eventTypes":["a.b"]}'),
     status: 400,
-    says: "endpoint must be an absolute http(s) URL",
+    says: "endpoint must be an absolute httpRequest(s) URL",
   },
   {
     name: "a short secret",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       json,
@@ -339,13 +349,13 @@ const CORPUS: Case[] = [
   },
   {
     name: "an event type without a dot",
-    request: http("PUT", "/config.json", json, '{"endpoint":"http://a.test","eventTypes":["nodot"]}'),
+    request: httpRequest("PUT", "/config.json", json, '{"endpoint":"http://a.test","eventTypes":["nodot"]}'),
     status: 400,
     says: "eventTypes[0]",
   },
   {
     name: "a cloud metadata endpoint",
-    request: http(
+    request: httpRequest(
       "PUT",
       "/config.json",
       json,
@@ -356,7 +366,7 @@ const CORPUS: Case[] = [
   },
   {
     name: "a timestamp set by the caller",
-    request: http("PUT", "/config.json", json, `${validConfig},"createdAt":"2020-01-01T00:00:00Z"}`),
+    request: httpRequest("PUT", "/config.json", json, `${validConfig},"createdAt":"2020-01-01T00:00:00Z"}`),
     status: 400,
     says: "createdAt is maintained by the service",
   },

@@ -6,6 +6,7 @@ import type { temporal } from "@temporalio/proto";
 import pg from "pg";
 import { fromRoot } from "../../common/paths.js";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { CURRENT_SET, type SCENARIOS } from "../support/history-sets.js";
 import { freePort } from "../support/ports.js";
@@ -101,6 +102,7 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
   if (kind === "rate-limited") {
     ratelimit = await startRateLimitService(perConfigPerSecond(1));
     server = await startDevServer({
+      searchAttributes: searchAttributeCliArgs(),
       port: await freePort(),
       headless: true,
       logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-record-")), "server.log"),

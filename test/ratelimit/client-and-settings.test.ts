@@ -6,10 +6,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { startupDelay } from "../../ratelimit/redis-client.js";
-import { loadSettings, SettingsError, settingNames } from "../../ratelimit/settings.js";
+import { startupDelay } from "../../ratelimit/redis/client.js";
+import { loadSettings, SettingsError, settingNames } from "../../ratelimit/settings/environment.js";
 import { runCommand } from "../support/process.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 /** The test's source folder (the fixture is not copied into dist/). */
 const SOURCE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../test/ratelimit");
@@ -25,11 +25,11 @@ descriptors:
 
 describe("ratelimit-client command", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
 
   before(async () => {
-    runtime = new Runtime({ "cli.yaml": CONFIG });
+    runtime = new RuntimeDir({ "cli.yaml": CONFIG });
     svc = await RateLimitProcess.start({ runtime });
   });
   after(async () => {
@@ -266,7 +266,7 @@ describe("ratelimit logs", function () {
   this.timeout(30_000);
 
   it("LOG_FORMAT=json writes one object a line with @message, @timestamp and level; the default is text", async () => {
-    const runtime = new Runtime({ "cli.yaml": CONFIG });
+    const runtime = new RuntimeDir({ "cli.yaml": CONFIG });
     const json = await RateLimitProcess.start({ runtime, backend: "memory" });
     const text = new RateLimitProcess({ runtime, backend: "memory", env: { LOG_FORMAT: "text" } });
     try {

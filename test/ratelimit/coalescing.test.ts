@@ -1,4 +1,4 @@
-// Coalesced increments of a hot key (ratelimit/coalescing-store.ts) on a private Redis:
+// Coalesced increments of a hot key (ratelimit/limiter/coalescing-store.ts) on a private Redis:
 // a burst of calls on one limit gives exactly what serial increments would (each count
 // once, the limit cut at the same call) with far fewer INCRBY commands, and a Redis
 // failure fails the waiting calls without leaving the key stuck.
@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { Redis } from "ioredis";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { SingleRedis } from "../support/redis-servers.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: hot
 descriptors:
@@ -17,13 +17,13 @@ descriptors:
 describe("ratelimit coalesces increments of a hot key", function () {
   this.timeout(60_000);
   let redis: SingleRedis;
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let admin: Redis;
 
   before(async () => {
     redis = await SingleRedis.start();
-    runtime = new Runtime({ "hot.yaml": CONFIG });
+    runtime = new RuntimeDir({ "hot.yaml": CONFIG });
     svc = await RateLimitProcess.start({ runtime, env: { KVSTORE_URL: redis.url, KVSTORE_TIMEOUT: "1s" } });
     admin = new Redis(redis.server.port, "127.0.0.1");
   });

@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitProcess, REDIS_URL, Runtime, sleep, uniq } from "./harness.js";
+import { pause, RateLimitProcess, REDIS_URL, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: counters
 descriptors:
@@ -32,12 +32,12 @@ const hourStart = () => Math.floor(Date.now() / 1000 / 3600) * 3600;
 
 describe("ratelimit counters (Redis)", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let r: Redis;
 
   before(async () => {
-    runtime = new Runtime({ "counters.yaml": CONFIG });
+    runtime = new RuntimeDir({ "counters.yaml": CONFIG });
     svc = await RateLimitProcess.start({ runtime });
     r = redis();
   });
@@ -175,7 +175,7 @@ describe("ratelimit counters (Redis)", function () {
     const first = (await svc.call("counters", [[["key4", v]]])).statuses[0]!.durationUntilReset!;
     const now = Math.floor(Date.now() / 1000);
     expect(Number(first.seconds)).to.be.within(86_400 - (now % 86_400) - 2, 86_400 - (now % 86_400) + 1);
-    await sleep(1100);
+    await pause(1100);
     const second = (await svc.call("counters", [[["key4", v]]])).statuses[0]!.durationUntilReset!;
     expect(Number(second.seconds)).to.be.lessThan(Number(first.seconds));
     const sec = (await svc.call("counters", [[["sec", v]]])).statuses[0]!.durationUntilReset!;
@@ -185,7 +185,7 @@ describe("ratelimit counters (Redis)", function () {
 
 describe("ratelimit counters: settings that change counting", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   const started: RateLimitProcess[] = [];
   const start = async (env: Record<string, string>, backend?: "memory") => {
     const p = await RateLimitProcess.start({ runtime, env, backend });
@@ -194,7 +194,7 @@ describe("ratelimit counters: settings that change counting", function () {
   };
 
   before(() => {
-    runtime = new Runtime({ "counters.yaml": CONFIG });
+    runtime = new RuntimeDir({ "counters.yaml": CONFIG });
   });
   after(async () => {
     await Promise.all(started.map((p) => p.stop()));

@@ -2,7 +2,7 @@
 // the service answers calls, a heap snapshot, the index and the refusals.
 
 import { expect } from "chai";
-import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
+import { pause, RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: prof
 descriptors:
@@ -11,11 +11,11 @@ descriptors:
 
 describe("ratelimit debug port profiling", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
 
   before(async () => {
-    runtime = new Runtime({ "prof.yaml": CONFIG });
+    runtime = new RuntimeDir({ "prof.yaml": CONFIG });
     svc = await RateLimitProcess.start({ runtime, backend: "memory" });
   });
   after(async () => {
@@ -41,7 +41,7 @@ describe("ratelimit debug port profiling", function () {
 
   it("takes a CPU profile over ?seconds=N while calls are served, one at a time", async () => {
     const profile = get("/debug/pprof/profile?seconds=1");
-    await sleep(200); // the first request must reach the service first
+    await pause(200); // the first request must reach the service first
     const busy = await get("/debug/pprof/profile?seconds=1");
     expect(busy.status).to.equal(409);
     for (let i = 0; i < 50; i++) await svc.call("prof", [[["a", uniq()]]]);

@@ -15,7 +15,7 @@ import {
   type RateLimitResponse,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "127.0.0.1:6379";
 
@@ -24,8 +24,8 @@ export const commandPath = (name: string): string =>
 
 export const uniq = (): string => randomBytes(5).toString("hex");
 
-/** A runtime root `<tmp>/current/config/*.yaml`, like the reference's layout. */
-export class Runtime {
+/** A runtime root folder `<tmp>/current/config/*.yaml`, like the reference's layout. */
+export class RuntimeDir {
   readonly base = mkdtempSync(path.join(tmpdir(), "rl-test-"));
   readonly root = path.join(this.base, "current");
   readonly configDir = path.join(this.root, "config");
@@ -51,7 +51,7 @@ export class Runtime {
 }
 
 export interface StartOptions {
-  runtime: Runtime;
+  runtime: RuntimeDir;
   env?: Record<string, string>;
   /** Wait for the first successful config load (default true). */
   backend?: "redis" | "memory";
@@ -113,7 +113,7 @@ export class RateLimitProcess {
       }
       if (this.child.exitCode !== null)
         throw new Error(`ratelimit exited with ${this.child.exitCode}:\n${this.output}`);
-      await sleep(25);
+      await pause(25);
     }
     throw new Error(`ratelimit did not start within ${timeoutMs} ms:\n${this.output}`);
   }
@@ -158,7 +158,7 @@ export class RateLimitProcess {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (await fn().catch(() => false)) return;
-      await sleep(50);
+      await pause(50);
     }
     throw new Error(`timed out waiting for ${what}:\n${this.output.slice(-3000)}`);
   }
@@ -197,7 +197,7 @@ export function callGrpc(client: RateLimitServiceClient, req: RateLimitRequest):
   });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `metric{labels}` → value, from a Prometheus text exposition. */
 export function parseExposition(text: string): Map<string, number> {

@@ -1,8 +1,8 @@
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { http, rawRequest } from "../support/raw-http.js";
-import { RateLimitProcess, REDIS_URL, Runtime } from "./harness.js";
+import { httpRequest, rawRequest } from "../support/raw-http.js";
+import { RateLimitProcess, REDIS_URL, RuntimeDir } from "./harness.js";
 
 // A corpus of malformed requests thrown at the HTTP port of the rate limit
 // service (Redis counters): each gets a 4xx JSON error naming the problem, and
@@ -25,7 +25,8 @@ interface Case {
 const json = { "content-type": "application/json" };
 /** A request that would count one hit of descriptor k=v if it were accepted. */
 const hit = (v: string) => `{"domain":"fuzz","descriptors":[{"entries":[{"key":"k","value":"${v}"}]}]}`;
-const post = (headers: Record<string, string>, body: Buffer | string) => http("POST", "/json", headers, body);
+const post = (headers: Record<string, string>, body: Buffer | string) =>
+  httpRequest("POST", "/json", headers, body);
 
 const CORPUS: Case[] = [
   {
@@ -111,14 +112,19 @@ const CORPUS: Case[] = [
   // The reference decides whatever the method: without a body that is a 400.
   {
     name: "GET /json without a body",
-    request: http("GET", "/json", {}),
+    request: httpRequest("GET", "/json", {}),
     status: 400,
     says: "empty request body",
   },
-  { name: "an unknown path", request: http("POST", "/jsonx", json, hit("v")), status: 404, says: "no route" },
+  {
+    name: "an unknown path",
+    request: httpRequest("POST", "/jsonx", json, hit("v")),
+    status: 404,
+    says: "no route",
+  },
   {
     name: "a 1 MB query string",
-    request: http("POST", `/json?q=${"a".repeat(1_000_000)}`, json, hit("v")),
+    request: httpRequest("POST", `/json?q=${"a".repeat(1_000_000)}`, json, hit("v")),
     status: 431,
     says: "larger than the server accepts",
   },
@@ -170,7 +176,7 @@ const CORPUS: Case[] = [
 
 describe("ratelimit HTTP: malformed requests", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let redis: Redis;
 
@@ -182,7 +188,7 @@ describe("ratelimit HTTP: malformed requests", function () {
   };
 
   before(async () => {
-    runtime = new Runtime({ "fuzz.yaml": RULES });
+    runtime = new RuntimeDir({ "fuzz.yaml": RULES });
     svc = await RateLimitProcess.start({ runtime });
     const [host, port] = REDIS_URL.split(":");
     redis = new Redis({ host, port: Number(port) });

@@ -8,7 +8,7 @@ import {
   RateLimitResponse_Code as Code,
   RateLimitResponse_RateLimit_Unit as Unit,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const BASIC = `domain: test-domain
 descriptors:
@@ -72,11 +72,11 @@ descriptors:
 
 describe("ratelimit matching (gRPC, Redis)", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
 
   before(async () => {
-    runtime = new Runtime({ "basic.yaml": BASIC, "wildcards.yaml": WILDCARDS, "replaces.yaml": REPLACES });
+    runtime = new RuntimeDir({ "basic.yaml": BASIC, "wildcards.yaml": WILDCARDS, "replaces.yaml": REPLACES });
     svc = await RateLimitProcess.start({ runtime });
   });
   after(async () => {

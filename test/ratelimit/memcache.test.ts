@@ -12,15 +12,15 @@ import {
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { createServiceLogger } from "../../ratelimit/log.js";
-import type { MemcacheCounterStore } from "../../ratelimit/memcache-counters.js";
-import { pickNode } from "../../ratelimit/memcache-ring.js";
+import type { MemcacheCounterStore } from "../../ratelimit/memcached/counters.js";
+import { pickNode } from "../../ratelimit/memcached/ring.js";
 import { startService } from "../../ratelimit/runner.js";
-import { loadSettings, type SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings, type SettingsError } from "../../ratelimit/settings/environment.js";
 import { SrvDnsServer } from "../support/dns-server.js";
 import { MemcachedServer, startMemcached } from "../support/memcached.js";
 import { runCommand } from "../support/process.js";
 import { TestPki } from "./certs.js";
-import { callGrpc, RateLimitProcess, Runtime, request, sleep, uniq } from "./harness.js";
+import { callGrpc, pause, RateLimitProcess, RuntimeDir, request, uniq } from "./harness.js";
 
 const CONFIG = `domain: mc
 descriptors:
@@ -37,14 +37,14 @@ async function valueOn(node: MemcachedServer, key: string, value: string): Promi
   while (Date.now() < deadline) {
     last = await node.get(key);
     if (last === value) return;
-    await sleep(20);
+    await pause(20);
   }
   throw new Error(`${key} on ${node.address} is ${last}, expected ${value}`);
 }
 
 describe("ratelimit with the memcached backend", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let nodes: MemcachedServer[] = [];
   const services: RateLimitProcess[] = [];
   const start = async (env: Record<string, string> = {}) => {
@@ -57,7 +57,7 @@ describe("ratelimit with the memcached backend", function () {
   };
 
   before(async () => {
-    runtime = new Runtime({ "mc.yaml": CONFIG });
+    runtime = new RuntimeDir({ "mc.yaml": CONFIG });
     nodes = await startMemcached(3);
   });
   after(async () => {
@@ -153,7 +153,7 @@ describe("ratelimit with the memcached backend", function () {
       const base = (await node.stats()).curr_connections!;
       const svc = await start({ OBJCACHE_HOST_PORT: node.address, OBJCACHE_MAX_IDLE_CONNS: "1" });
       await Promise.all(Array.from({ length: 30 }, () => svc.call("mc", [[["big", uniq()]]])));
-      await sleep(300);
+      await pause(300);
       // `base` counted our stats connection; each stats call opens one again.
       expect((await node.stats()).curr_connections! - base).to.equal(1);
     } finally {
@@ -189,12 +189,12 @@ describe("ratelimit with the memcached backend", function () {
 
 describe("ratelimit memcached servers from OBJCACHE_SRV", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let nodes: MemcachedServer[] = [];
   let dnsServer: SrvDnsServer;
 
   before(async () => {
-    runtime = new Runtime({ "mc.yaml": CONFIG });
+    runtime = new RuntimeDir({ "mc.yaml": CONFIG });
     nodes = await startMemcached(3);
     dnsServer = await SrvDnsServer.start();
   });
@@ -248,7 +248,7 @@ describe("ratelimit memcached servers from OBJCACHE_SRV", function () {
 
       answer([nodes[2]!]);
       const deadline = Date.now() + 5000;
-      while (store.servers.join() !== nodes[2]!.address && Date.now() < deadline) await sleep(50);
+      while (store.servers.join() !== nodes[2]!.address && Date.now() < deadline) await pause(50);
       expect(store.servers).to.deep.equal([nodes[2]!.address]);
       const w = uniq();
       await callGrpc(client, request("mc", [[["big", w]]]));
@@ -258,7 +258,7 @@ describe("ratelimit memcached servers from OBJCACHE_SRV", function () {
       // A failing lookup keeps the last list.
       dnsServer.records.delete(name);
       const queries = dnsServer.queries;
-      while (dnsServer.queries < queries + 2) await sleep(50);
+      while (dnsServer.queries < queries + 2) await pause(50);
       expect(store.servers).to.deep.equal([nodes[2]!.address]);
     } finally {
       client.close();
@@ -282,13 +282,13 @@ describe("ratelimit memcached servers from OBJCACHE_SRV", function () {
 
 describe("ratelimit memcached over TLS (OBJCACHE_TLS)", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let node: MemcachedServer | undefined;
   const services: RateLimitProcess[] = [];
   let pki: TestPki | undefined;
 
   before(() => {
-    runtime = new Runtime({ "mc.yaml": CONFIG });
+    runtime = new RuntimeDir({ "mc.yaml": CONFIG });
   });
   after(async () => {
     pki?.cleanup();
@@ -309,7 +309,7 @@ describe("ratelimit memcached over TLS (OBJCACHE_TLS)", function () {
     services.push(trusted);
     const v = uniq();
     expect((await trusted.call("mc", [[["hour", v]]])).statuses[0]!.limitRemaining).to.equal(4);
-    await sleep(100);
+    await pause(100);
     expect((await trusted.call("mc", [[["hour", v]]])).statuses[0]!.limitRemaining).to.equal(3);
     const untrusted = await RateLimitProcess.start({ runtime, env });
     services.push(untrusted);

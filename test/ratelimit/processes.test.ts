@@ -12,9 +12,9 @@ import {
   RateLimitResponse_Code,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 import { childPids } from "../support/process.js";
-import { callGrpc, parseExposition, RateLimitProcess, Runtime, request, sleep } from "./harness.js";
+import { callGrpc, parseExposition, pause, RateLimitProcess, RuntimeDir, request } from "./harness.js";
 
 const RULES = `domain: procs
 descriptors:
@@ -24,7 +24,7 @@ descriptors:
 
 describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
   this.timeout(90_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let pullUrl: string;
 
@@ -39,7 +39,7 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
     );
 
   before(async () => {
-    runtime = new Runtime({ "procs.yaml": RULES });
+    runtime = new RuntimeDir({ "procs.yaml": RULES });
     svc = await RateLimitProcess.start({
       runtime,
       env: { RATELIMIT_PROCESSES: "2", USE_PULL_STATS: "true", PULL_STATS_ADDR: "127.0.0.1:0" },
@@ -170,7 +170,7 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
     const children = childPids(other.child.pid!);
     expect(children).to.have.length(2);
     expect(await other.stop("SIGTERM")).to.equal(0);
-    await sleep(100);
+    await pause(100);
     for (const pid of children) expect(() => process.kill(pid, 0), `process ${pid} ended`).to.throw();
     expect(other.output).to.include("rate limit service stopped");
   });

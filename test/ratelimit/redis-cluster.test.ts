@@ -5,10 +5,10 @@
 
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { clusterParallelism } from "../../ratelimit/redis-counters.js";
-import { loadSettings } from "../../ratelimit/settings.js";
+import { clusterParallelism } from "../../ratelimit/redis/counters.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
 import { RedisClusterGroup, redisCommand } from "../support/redis-servers.js";
-import { RateLimitProcess, REDIS_URL, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, REDIS_URL, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: topo
 descriptors:
@@ -23,7 +23,7 @@ const hourStart = () => Math.floor(Date.now() / 1000 / 3600) * 3600;
 
 describe("ratelimit with KVSTORE_TYPE=cluster", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let cluster: RedisClusterGroup;
   const services: RateLimitProcess[] = [];
   const start = async (env: Record<string, string>) => {
@@ -36,7 +36,7 @@ describe("ratelimit with KVSTORE_TYPE=cluster", function () {
   };
 
   before(async () => {
-    runtime = new Runtime({ "topo.yaml": CONFIG });
+    runtime = new RuntimeDir({ "topo.yaml": CONFIG });
     cluster = await RedisClusterGroup.start(3);
   });
   after(async () => {

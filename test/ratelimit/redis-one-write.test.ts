@@ -6,9 +6,9 @@ import type { Duplex } from "node:stream";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
-import type { CounterOp } from "../../ratelimit/counter-store.js";
-import { RedisCounterStore } from "../../ratelimit/redis-counters.js";
-import { loadSettings } from "../../ratelimit/settings.js";
+import type { CounterOp } from "../../ratelimit/limiter/counter-store.js";
+import { RedisCounterStore } from "../../ratelimit/redis/counters.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
 import { REDIS_URL, uniq } from "./harness.js";
 
 interface Writes {

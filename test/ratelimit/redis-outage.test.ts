@@ -14,7 +14,7 @@ import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ra
 import { freePort } from "../support/ports.js";
 import { baseArgs, RedisServer } from "../support/redis-servers.js";
 import { TestPki } from "./certs.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = "domain: outage\ndescriptors: [{key: k, rate_limit: {unit: hour, requests_per_unit: 100}}]\n";
 
@@ -24,12 +24,12 @@ const privateRedis = (port: number, extraArgs: string[] = [], password?: string,
 
 describe("ratelimit with Redis down and back", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let redis: RedisServer;
   let svc: RateLimitProcess | undefined;
 
   before(async () => {
-    runtime = new Runtime({ "outage.yaml": CONFIG });
+    runtime = new RuntimeDir({ "outage.yaml": CONFIG });
     redis = privateRedis(await freePort());
     await redis.start();
   });
@@ -197,12 +197,12 @@ describe("ratelimit with Redis down and back", function () {
 
 describe("ratelimit Redis connection settings", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   const servers: RedisServer[] = [];
   const services: RateLimitProcess[] = [];
   const pki = new TestPki("rl-test-ca");
   before(() => {
-    runtime = new Runtime({ "outage.yaml": CONFIG });
+    runtime = new RuntimeDir({ "outage.yaml": CONFIG });
   });
   after(async () => {
     await Promise.all(services.map((s) => s.stop()));

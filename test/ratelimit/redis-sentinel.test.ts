@@ -7,7 +7,7 @@ import type * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { redisCommand, SentinelGroup, SingleRedis, waitFor } from "../support/redis-servers.js";
-import { RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: topo
 descriptors:
@@ -18,7 +18,7 @@ const hourStart = () => Math.floor(Date.now() / 1000 / 3600) * 3600;
 
 describe("ratelimit with KVSTORE_TYPE=sentinel", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let group: SentinelGroup;
   const services: RateLimitProcess[] = [];
   const start = async (env: Record<string, string>) => {
@@ -34,7 +34,7 @@ describe("ratelimit with KVSTORE_TYPE=sentinel", function () {
   });
 
   before(async () => {
-    runtime = new Runtime({ "topo.yaml": CONFIG });
+    runtime = new RuntimeDir({ "topo.yaml": CONFIG });
     group = await SentinelGroup.start({ sentinelPassword: "sentpw" });
   });
   after(async () => {
@@ -130,13 +130,13 @@ describe("ratelimit with KVSTORE_TYPE=sentinel", function () {
 
 describe("ratelimit with KVSTORE_PERSECOND_TYPE=sentinel", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let group: SentinelGroup;
   let main: SingleRedis;
   let svc: RateLimitProcess | undefined;
 
   before(async () => {
-    runtime = new Runtime({ "topo.yaml": CONFIG });
+    runtime = new RuntimeDir({ "topo.yaml": CONFIG });
     [group, main] = await Promise.all([SentinelGroup.start(), SingleRedis.start()]);
   });
   after(async () => {

@@ -2,7 +2,7 @@
 // per-second twin per KVSTORE_PERSECOND_TYPE), with clear errors and exit code 2.
 
 import { expect } from "chai";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 import { runCommand } from "../support/process.js";
 
 const problems = (env: Record<string, string>): string => {

@@ -18,7 +18,7 @@ import {
   RateLimitResponse_Code,
   rateLimitResponse_RateLimit_UnitToJSON,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { type DescriptorSpec, RateLimitProcess, Runtime, request, sleep } from "./harness.js";
+import { type DescriptorSpec, pause, RateLimitProcess, RuntimeDir, request } from "./harness.js";
 import { goAvailable, ReferenceProcess, referenceBinary } from "./reference-service.js";
 
 const RULES = `domain: conf
@@ -290,7 +290,7 @@ function sameReset(a: Observation, b: Observation): Observation {
 describe("ratelimit conformance with the Go reference", function () {
   this.timeout(120_000);
   const binary = referenceBinary();
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let ours: RateLimitProcess;
   let ref: ReferenceProcess;
 
@@ -300,7 +300,7 @@ describe("ratelimit conformance with the Go reference", function () {
         throw new Error("the reference is not built: run `bash scripts/ratelimit-reference.sh build`");
       this.skip();
     }
-    runtime = new Runtime({ "conf.yaml": RULES });
+    runtime = new RuntimeDir({ "conf.yaml": RULES });
     [ours, ref] = await Promise.all([
       RateLimitProcess.start({ runtime, env: { STATS_FLUSH_INTERVAL: "200ms", USE_PUSH_STATS: "false" } }),
       ReferenceProcess.start(binary!, { root: runtime.root }),
@@ -314,7 +314,7 @@ describe("ratelimit conformance with the Go reference", function () {
   it("answers the scripted requests, health checks and statistics as the reference does", async () => {
     // Minute windows must not roll over during the script (a few seconds).
     const second = new Date().getUTCSeconds();
-    if (second > 45) await sleep((61 - second) * 1000);
+    if (second > 45) await pause((61 - second) * 1000);
 
     const observed: { name: string; ours: Observation; ref: Observation }[] = [];
     for (const step of GRPC_STEPS) {
@@ -343,7 +343,7 @@ describe("ratelimit conformance with the Go reference", function () {
       name.startsWith("ratelimit.service.rate_limit.") ||
       name.startsWith("ratelimit.service.call.") ||
       name === "ratelimit_server.ShouldRateLimit.total_requests";
-    await sleep(800);
+    await pause(800);
     const ourStats = [...(await ours.stats())].filter(([n, v]) => relevant(n) && v !== 0);
     const refStats = [...ref.counters()].filter(([n, v]) => relevant(n) && v !== 0);
     const names = new Set([...ourStats, ...refStats].map(([n]) => n));

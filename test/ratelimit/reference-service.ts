@@ -12,7 +12,7 @@ import {
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { freePort } from "../support/ports.js";
-import { callGrpc, REDIS_URL, sleep, uniq } from "./harness.js";
+import { callGrpc, pause, REDIS_URL, uniq } from "./harness.js";
 
 /** The built reference's path, or undefined when it was not built (or Go is missing). */
 export function referenceBinary(): string | undefined {
@@ -94,7 +94,7 @@ export class ReferenceProcess {
         () => false,
       );
       if (ok) return p;
-      await sleep(50);
+      await pause(50);
     }
     await p.stop();
     throw new Error(`the reference did not become healthy:\n${p.output}`);

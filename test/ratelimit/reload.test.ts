@@ -7,7 +7,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
+import { pause, RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const BASIC = `domain: reload
 descriptors:
@@ -24,13 +24,13 @@ describe("ratelimit reload", function () {
   afterEach(async () => {
     for (const c of cleanup.splice(0).reverse()) await c();
   });
-  const start = async (runtime: Runtime, env: Record<string, string> = {}) => {
+  const start = async (runtime: RuntimeDir, env: Record<string, string> = {}) => {
     const svc = await RateLimitProcess.start({ runtime, env, backend: "memory" });
     cleanup.push(() => svc.stop());
     return svc;
   };
   const newRuntime = (files: Record<string, string>) => {
-    const r = new Runtime(files);
+    const r = new RuntimeDir(files);
     cleanup.push(() => r.cleanup());
     return r;
   };
@@ -134,7 +134,7 @@ describe("ratelimit reload", function () {
 
     // An in-place edit is not a swap: with RUNTIME_WATCH_ROOT=true it is not picked up.
     writeFileSync(path.join(base, "v1", "config", "r.yaml"), BASIC.replace("50", "15"));
-    await sleep(500);
+    await pause(500);
     expect(await limitOf(svc, "reload", "key1")).to.equal(10);
 
     // Atomic swap, as Kubernetes and deploy tools do it: a new link renamed over the old one.

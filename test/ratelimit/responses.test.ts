@@ -14,8 +14,8 @@ import { fromRoot } from "../../common/paths.js";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { createServiceLogger } from "../../ratelimit/log.js";
 import { startService } from "../../ratelimit/runner.js";
-import { loadSettings } from "../../ratelimit/settings.js";
-import { type DescriptorSpec, RateLimitProcess, Runtime, uniq } from "./harness.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
+import { type DescriptorSpec, RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: resp
 descriptors:
@@ -51,12 +51,12 @@ async function grpcurl(...args: string[]): Promise<string> {
 
 describe("ratelimit responses", function () {
   this.timeout(60_000);
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let shadowSvc: RateLimitProcess;
 
   before(async () => {
-    runtime = new Runtime({ "resp.yaml": CONFIG });
+    runtime = new RuntimeDir({ "resp.yaml": CONFIG });
     [svc, shadowSvc] = await Promise.all([
       RateLimitProcess.start({ runtime, env: { LIMIT_RESPONSE_HEADERS_ENABLED: "true" } }),
       RateLimitProcess.start({
@@ -328,7 +328,7 @@ describe("ratelimit health and shutdown (in-process)", function () {
   this.timeout(30_000);
 
   it("turns unhealthy on termination, over HTTP and gRPC health, and stops its listeners", async () => {
-    const runtime = new Runtime({ "resp.yaml": CONFIG });
+    const runtime = new RuntimeDir({ "resp.yaml": CONFIG });
     const settings = loadSettings({
       BACKEND_TYPE: "memory",
       RUNTIME_ROOT: runtime.root,
@@ -375,7 +375,7 @@ descriptors:
     metadata: {blocked_rule: yes}
   - {key: plain, rate_limit: {unit: hour, requests_per_unit: 100}}
 `;
-    const runtime = new Runtime({ "meta.yaml": rules });
+    const runtime = new RuntimeDir({ "meta.yaml": rules });
     const on = await RateLimitProcess.start({
       runtime,
       backend: "memory",
@@ -423,7 +423,7 @@ descriptors:
   });
 
   it("with HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED, /healthcheck fails until a domain is loaded", async () => {
-    const runtime = new Runtime({});
+    const runtime = new RuntimeDir({});
     const svc = await RateLimitProcess.start({
       runtime,
       backend: "memory",
@@ -452,7 +452,7 @@ descriptors:
   });
 
   it("exits 0 on SIGTERM", async () => {
-    const runtime = new Runtime({ "resp.yaml": CONFIG });
+    const runtime = new RuntimeDir({ "resp.yaml": CONFIG });
     const svc = await RateLimitProcess.start({ runtime, backend: "memory" });
     try {
       expect(await svc.stop("SIGTERM")).to.equal(0);

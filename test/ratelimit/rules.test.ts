@@ -3,8 +3,8 @@
 
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
-import { readConfigFiles } from "../../ratelimit/config-provider.js";
-import { buildConfig, dumpConfig } from "../../ratelimit/rules.js";
+import { readConfigFiles } from "../../ratelimit/config/file-provider.js";
+import { buildConfig, dumpConfig } from "../../ratelimit/config/rules.js";
 
 const load = (text: string, name = "test.yaml", merge = false) => buildConfig([{ name, text }], merge);
 const fails = (text: string, message: string, name = "test.yaml") => {

@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { loadSettings } from "../../ratelimit/settings.js";
-import { commandPath, parseExposition, RateLimitProcess, Runtime, settingsProblems } from "./harness.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
+import { commandPath, parseExposition, RateLimitProcess, RuntimeDir, settingsProblems } from "./harness.js";
 
 const RULES = `domain: pull
 descriptors:
@@ -29,7 +29,7 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
   });
 
   const start = async (env: Record<string, string>) => {
-    const runtime = new Runtime({ "pull.yaml": RULES });
+    const runtime = new RuntimeDir({ "pull.yaml": RULES });
     cleanup.push(() => runtime.cleanup());
     const svc = await RateLimitProcess.start({
       runtime,
@@ -129,7 +129,7 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
   });
 
   it("reads the reference's names: USE_PROMETHEUS, PROMETHEUS_ADDR, _PATH, _RESPONSE_TIME_AS_MILLISECONDS, _MAPPER_YAML", async () => {
-    const runtime = new Runtime({ "pull.yaml": RULES });
+    const runtime = new RuntimeDir({ "pull.yaml": RULES });
     cleanup.push(() => runtime.cleanup());
     const file = path.join(runtime.base, "reference-mapper.yaml");
     writeFileSync(
@@ -162,7 +162,7 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
   });
 
   it("maps with a PULL_STATS_MAPPER_YAML file (globs, regex, labels, drop; the rest escaped)", async () => {
-    const runtime = new Runtime();
+    const runtime = new RuntimeDir();
     cleanup.push(() => runtime.cleanup());
     const file = path.join(runtime.base, "mapper.yaml");
     writeFileSync(
@@ -196,7 +196,7 @@ describe("ratelimit statistics pulled in Prometheus format", function () {
 
   it("validates the pull settings and exits 2 naming each bad variable", () => {
     const problems = settingsProblems;
-    const runtime = new Runtime();
+    const runtime = new RuntimeDir();
     cleanup.push(() => runtime.cleanup());
     const file = path.join(runtime.base, "bad-mapper.yaml");
     const mapper = (text: string) => {

@@ -7,9 +7,9 @@ import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import net from "node:net";
 import { expect } from "chai";
-import { loadSettings } from "../../ratelimit/settings.js";
-import { MAX_DATAGRAM_BYTES, packLines } from "../../ratelimit/statsd-sink.js";
-import { commandPath, RateLimitProcess, Runtime, settingsProblems, sleep } from "./harness.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
+import { MAX_DATAGRAM_BYTES, packLines } from "../../ratelimit/stats/statsd-sink.js";
+import { commandPath, pause, RateLimitProcess, RuntimeDir, settingsProblems } from "./harness.js";
 
 const RULES = `domain: push
 descriptors:
@@ -52,7 +52,7 @@ class UdpListener {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (fn()) return;
-      await sleep(25);
+      await pause(25);
     }
     throw new Error(`timed out waiting for ${what}; received:\n${this.lines().slice(-80).join("\n")}`);
   }
@@ -72,7 +72,7 @@ describe("ratelimit statistics pushed to statsd", function () {
   const setup = async (env: Record<string, string>, backend: "memory" | "redis" = "memory") => {
     const udp = await new UdpListener().start();
     cleanup.push(() => udp.close());
-    const runtime = new Runtime({ "push.yaml": RULES });
+    const runtime = new RuntimeDir({ "push.yaml": RULES });
     cleanup.push(() => runtime.cleanup());
     const svc = await RateLimitProcess.start({
       runtime,
@@ -139,7 +139,7 @@ describe("ratelimit statistics pushed to statsd", function () {
       ],
     ]);
     await udp.until("the next delta", () => udp.counter(`${r}push.a.b.total_hits`) === 2);
-    await sleep(300);
+    await pause(300);
     expect(udp.counter(`${r}push.a.b.total_hits`)).to.equal(2);
     expect(udp.counter(`${r}push.k.total_hits`)).to.equal(4);
   });
@@ -209,7 +209,7 @@ describe("ratelimit statistics pushed to statsd", function () {
   it("sends nothing with DISABLE_STATS=true, and writes to standard output with USE_PUSH_STATS=false", async () => {
     const off = await setup({ DISABLE_STATS: "true" });
     await off.svc.call("push", [[["k", "x"]]]);
-    await sleep(400);
+    await pause(400);
     expect(off.udp.datagrams).to.have.length(0);
     expect(await off.svc.stats()).to.have.property("size", 0);
 

@@ -11,9 +11,9 @@ import {
   RateLimitResponse_Code as Code,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 import { type CertFiles, TestPki } from "./certs.js";
-import { callGrpc, RateLimitProcess, Runtime, request, sleep, uniq } from "./harness.js";
+import { callGrpc, pause, RateLimitProcess, RuntimeDir, request, uniq } from "./harness.js";
 
 const CONFIG = `domain: tls
 descriptors:
@@ -70,7 +70,7 @@ function replaceFile(target: string, from: string | Buffer): void {
 describe("ratelimit gRPC TLS", function () {
   this.timeout(60_000);
   let pki: TestPki;
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let certFile: string;
   let keyFile: string;
@@ -78,7 +78,7 @@ describe("ratelimit gRPC TLS", function () {
   before(async () => {
     pki = new TestPki("server-ca-1");
     const first = pki.issue("server-1", "DNS:localhost,IP:127.0.0.1", "serverAuth");
-    runtime = new Runtime({ "tls.yaml": CONFIG });
+    runtime = new RuntimeDir({ "tls.yaml": CONFIG });
     certFile = pki.file("server.crt");
     keyFile = pki.file("server.key");
     copyFileSync(first.cert, certFile);
@@ -178,7 +178,7 @@ describe("ratelimit gRPC mutual TLS", function () {
   let serverPki: TestPki;
   let clientPki: TestPki;
   let otherPki: TestPki;
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
   let svc: RateLimitProcess;
   let allowed: CertFiles;
   let wrongName: CertFiles;
@@ -193,7 +193,7 @@ describe("ratelimit gRPC mutual TLS", function () {
     allowed = clientPki.issue("envoy", "DNS:envoy.internal,DNS:spare.internal", "clientAuth");
     wrongName = clientPki.issue("intruder", "DNS:intruder.internal", "clientAuth");
     foreign = otherPki.issue("foreign", "DNS:envoy.internal", "clientAuth");
-    runtime = new Runtime({ "tls.yaml": CONFIG });
+    runtime = new RuntimeDir({ "tls.yaml": CONFIG });
     svc = await RateLimitProcess.start({
       runtime,
       backend: "memory",
@@ -247,7 +247,7 @@ describe("ratelimit gRPC connection age", function () {
   this.timeout(30_000);
 
   it("GRPC_MAX_CONNECTION_AGE sends GOAWAY after the age; GRPC_MAX_CONNECTION_AGE_GRACE then closes open calls", async () => {
-    const runtime = new Runtime({ "tls.yaml": CONFIG });
+    const runtime = new RuntimeDir({ "tls.yaml": CONFIG });
     const svc = await RateLimitProcess.start({
       runtime,
       backend: "memory",
@@ -278,7 +278,7 @@ describe("ratelimit gRPC connection age", function () {
       try {
         for (let i = 0; i < 3; i++) {
           expect((await callGrpc(client, request("tls", [[["a", uniq()]]]))).overallCode).to.equal(Code.OK);
-          await sleep(700);
+          await pause(700);
         }
       } finally {
         client.close();

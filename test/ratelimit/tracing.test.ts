@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import type { RateLimitResponse } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
-import { RateLimitProcess, Runtime, request, uniq } from "./harness.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
+import { RateLimitProcess, RuntimeDir, request, uniq } from "./harness.js";
 import { OtlpCollector, type ReceivedSpan } from "./otlp-collector.js";
 
 const CONFIG = `domain: trace
@@ -42,11 +42,11 @@ function tracingEnv(extra: Record<string, string>): Record<string, string> {
 describe("ratelimit tracing", function () {
   this.timeout(60_000);
   let collector: OtlpCollector;
-  let runtime: Runtime;
+  let runtime: RuntimeDir;
 
   before(async () => {
     collector = await OtlpCollector.start();
-    runtime = new Runtime({ "trace.yaml": CONFIG });
+    runtime = new RuntimeDir({ "trace.yaml": CONFIG });
   });
   after(async () => {
     await collector?.close();
@@ -236,7 +236,7 @@ function loadedOtelModules(enabled: boolean): Promise<string[]> {
   const script = `
     import { createRequire } from "node:module";
     const { startService } = await import(${JSON.stringify(new URL("../../ratelimit/runner.js", import.meta.url).href)});
-    const { startTracing } = await import(${JSON.stringify(new URL("../../ratelimit/tracing.js", import.meta.url).href)});
+    const { startTracing } = await import(${JSON.stringify(new URL("../../ratelimit/tracing/spans.js", import.meta.url).href)});
     const { createServiceLogger } = await import(${JSON.stringify(new URL("../../ratelimit/log.js", import.meta.url).href)});
     void startService;
     const tracing = await startTracing({ enabled: ${enabled}, exporterProtocol: "http", httpEncoding: "protobuf",
@@ -347,7 +347,7 @@ describe("ratelimit LOG_LEVEL", function () {
   this.timeout(30_000);
 
   it("shows debug lines at debug and hides info lines at warn", async () => {
-    const runtime = new Runtime({ "trace.yaml": CONFIG });
+    const runtime = new RuntimeDir({ "trace.yaml": CONFIG });
     const debug = await RateLimitProcess.start({ runtime, backend: "memory", env: { LOG_LEVEL: "debug" } });
     const warn = await RateLimitProcess.start({ runtime, backend: "memory", env: { LOG_LEVEL: "warning" } });
     try {

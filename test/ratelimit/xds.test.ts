@@ -23,10 +23,10 @@ import {
   type RateLimitDescriptor,
   RateLimitUnit,
 } from "../../proto/gen/ratelimit/config/ratelimit/v3/rls_conf.js";
-import { loadSettings, SettingsError } from "../../ratelimit/settings.js";
-import { backoffDelay, XdsConfigProvider } from "../../ratelimit/xds-client.js";
-import { RATE_LIMIT_CONFIG_TYPE_URL } from "../../ratelimit/xds-convert.js";
-import { RateLimitProcess, Runtime, sleep, uniq } from "./harness.js";
+import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
+import { backoffDelay, XdsConfigProvider } from "../../ratelimit/xds/client.js";
+import { RATE_LIMIT_CONFIG_TYPE_URL } from "../../ratelimit/xds/convert.js";
+import { pause, RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
 type Stream = grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 
@@ -85,7 +85,7 @@ class AdsServer {
     for (let i = 0; i < 400; i++) {
       const r = this.requests.find((x) => x.req.responseNonce === nonce);
       if (r) return r.req;
-      await sleep(25);
+      await pause(25);
     }
     throw new Error(`no reply to ${nonce}`);
   }
@@ -122,7 +122,7 @@ describe("ratelimit configuration over xDS (ADS, state of the world)", function 
     for (const c of cleanup.splice(0).reverse()) await c();
   });
   const runtime = () => {
-    const r = new Runtime();
+    const r = new RuntimeDir();
     cleanup.push(() => r.cleanup());
     return r;
   };
@@ -206,7 +206,7 @@ describe("ratelimit configuration over xDS (ADS, state of the world)", function 
     // The server goes away and comes back on the same port with a new snapshot.
     const port = ads.port;
     ads.stop();
-    await sleep(300);
+    await pause(300);
     const ads2 = await new AdsServer().start(port);
     cleanup.push(() => ads2.stop());
     const v5 = ads2.serve("5", [config("xds", descriptor("k", RateLimitUnit.SECOND, 42))]);
@@ -223,7 +223,7 @@ describe("ratelimit configuration over xDS (ADS, state of the world)", function 
     ads.serve("bad", [config("w", descriptor("k", RateLimitUnit.UNKNOWN, 1))]);
     const waiting = new RateLimitProcess({ runtime: runtime(), backend: "memory", env: xdsEnv(ads.port) });
     cleanup.push(() => waiting.stop());
-    await sleep(1000);
+    await pause(1000);
     expect(waiting.output).to.contain("invalid rate limit unit");
     expect(waiting.output).not.to.contain("rate limit service started");
     ads.serve("good", [config("w", descriptor("k", RateLimitUnit.MINUTE, 3))]);

@@ -1,6 +1,6 @@
 // scikit-build-core as the oracle: the pinned releases' own settings reader and ours read the
 // same documents (the shared corpus and mutations of it) in the same build contexts; any
-// disagreement that the table of intended differences (settings/README.md) does not explain fails.
+// disagreement that the table of intended differences (skbuild-settings/README.md) does not explain fails.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { expect } from "chai";
 import { differential } from "./oracle/run.js";

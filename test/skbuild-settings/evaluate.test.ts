@@ -1,6 +1,6 @@
 // Override evaluation: every condition kind, any, inherit, fail/retry, defaults and define resolution.
 import { expect } from "chai";
-import { type BuildContext, evaluate, isTruthy } from "../../settings/index.js";
+import { type BuildContext, evaluate, isTruthy } from "../../skbuild-settings/index.js";
 
 /** Whether a single-override document with this `if` applies in the context. */
 function applies(cond: Record<string, unknown>, ctx: BuildContext): boolean {
@@ -309,7 +309,7 @@ describe("settings evaluate", () => {
 
 describe("settings evaluate on parsed documents", () => {
   it("evaluates a parsed pyproject.toml without changing it", async () => {
-    const { parseDocument, evaluateDocument } = await import("../../settings/index.js");
+    const { parseDocument, evaluateDocument } = await import("../../skbuild-settings/index.js");
     const doc = parseDocument(
       [
         "[build-system]",
@@ -337,7 +337,7 @@ describe("settings evaluate on parsed documents", () => {
 
 describe("settings documents", () => {
   it("reads pyproject-shaped JSON and plain settings JSON alike", async () => {
-    const { parseDocument } = await import("../../settings/index.js");
+    const { parseDocument } = await import("../../skbuild-settings/index.js");
     const shaped = parseDocument(
       JSON.stringify({
         "build-system": { requires: ["scikit-build-core>=0.10"] },
@@ -354,7 +354,7 @@ describe("settings documents", () => {
     expect(plain).to.deep.include({ pyproject: false, settings: { experimental: true } });
   });
   it("throws DocumentParseError with line and column for malformed TOML", async () => {
-    const { parseDocument, DocumentParseError } = await import("../../settings/index.js");
+    const { parseDocument, DocumentParseError } = await import("../../skbuild-settings/index.js");
     try {
       parseDocument('[tool.scikit-build]\ncmake.args = ["a",\nx = 1\n', "bad.toml");
       expect.fail("no error");

@@ -8,7 +8,7 @@ import {
   evaluateDocument,
   parseDocument,
   validate,
-} from "../../settings/index.js";
+} from "../../skbuild-settings/index.js";
 
 const codes = (ds: Diagnostic[]) => ds.map((d) => `${d.code} ${d.path}`);
 const NO_HOST = { state: "wheel" as const, env: {} };
@@ -171,7 +171,7 @@ describe("settings: agreement with scikit-build-core (issue #19)", () => {
     });
   });
   it("schema of each line differs by the 1.x keys", async () => {
-    const { schemaFor } = await import("../../settings/index.js");
+    const { schemaFor } = await import("../../skbuild-settings/index.js");
     const props = (l: "0.12" | "1.x") => Object.keys(schemaFor(l).properties as object);
     expect(props("1.x")).to.include.members(["env", "config-setting"]);
     expect(props("0.12")).to.not.include("env");

@@ -1,7 +1,7 @@
 // Rules beyond types: overrides shape, override-only keys, minimum-version rules, did-you-mean,
 // strict-config, condition syntax, and the cross-field rules.
 import { expect } from "chai";
-import { type Diagnostic, validate } from "../../settings/index.js";
+import { type Diagnostic, validate } from "../../skbuild-settings/index.js";
 
 const codes = (ds: Diagnostic[]) => ds.map((d) => `${d.code} ${d.path}`);
 

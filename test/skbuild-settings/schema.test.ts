@@ -1,6 +1,6 @@
 // Every key of the spec accepted with a valid value and rejected with an invalid one.
 import { expect } from "chai";
-import { validate } from "../../settings/index.js";
+import { validate } from "../../skbuild-settings/index.js";
 
 /** [dotted key, a valid value, an invalid value, expected diagnostic code for the invalid one] */
 const KEYS: [string, unknown, unknown, string][] = [

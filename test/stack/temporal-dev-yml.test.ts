@@ -15,7 +15,7 @@ const flagValues = (args: string[], flag: string) =>
 
 describe("temporal-dev.yml agrees with the launcher", () => {
   const compose = parse(readFileSync(fromRoot("temporal-dev.yml"), "utf8")) as Compose;
-  const launcher = devServerArgs({ dbFile: "/data/dev.db" });
+  const launcher = devServerArgs({ dbFile: "/data/dev.db", searchAttributes: searchAttributeCliArgs() });
   const setup = readFileSync(fromRoot("scripts", "setup.sh"), "utf8");
 
   it("runs the same Temporal dev server ports and search attributes", () => {

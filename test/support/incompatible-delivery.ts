@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from "@temporalio/workflow";
 import type { DeliveryActivities } from "../../activities/delivery-activities.js";
-import type { DeliveryInput } from "../../workflows/types.js";
+import type { DeliveryInput } from "../../activities/delivery-types.js";
 
 // A deliberately incompatible change to the delivery workflow (a timer before
 // the first send), used to show that replaying the recorded histories catches

@@ -65,7 +65,7 @@ function parse(raw: Buffer): RawAnswer | undefined {
 }
 
 /** A well-formed HTTP/1.1 request with the given body bytes. */
-export function http(
+export function httpRequest(
   method: string,
   target: string,
   headers: Record<string, string>,

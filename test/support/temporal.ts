@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { type WorkflowHandle, WorkflowNotFoundError } from "@temporalio/client";
 import { fromRoot } from "../../common/paths.js";
 import { startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { freePort, portIsFree } from "./ports.js";
 
 export interface TestTemporal {
@@ -37,6 +38,7 @@ export async function stopTestTemporal(): Promise<void> {
 async function startTestDevServer(): Promise<TestTemporal> {
   const dir = await mkdtemp(path.join(tmpdir(), "etp-temporal-"));
   const server = await startDevServer({
+    searchAttributes: searchAttributeCliArgs(),
     port: await freePort(),
     headless: true,
     logFile: path.join(dir, "server.log"),

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { backoffDelay, classify, decide, parseRetryAfter } from "../../activities/delivery-policy.js";
+import type { DeliveryPolicy } from "../../activities/delivery-types.js";
 import { parseDuration } from "../../common/duration.js";
-import type { DeliveryPolicy } from "../../workflows/types.js";
 
 const DEFAULTS: DeliveryPolicy = {
   minBackoffMs: parseDuration("1m"),

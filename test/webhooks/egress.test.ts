@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { EgressPolicy, parseCidr } from "../../activities/egress-policy.js";
+import { EgressPolicy, parseCidr } from "../../core/egress-policy.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { runCommand } from "../support/process.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
 import { type RateLimitUnderTest, startRateLimitService } from "../support/ratelimit-service.js";
@@ -66,6 +67,7 @@ describe("deliveries through the rate limit service", function () {
     before(async () => {
       // The server suggests continue-as-new past SUGGEST_AT events (4 096 by default).
       temporal = await startDevServer({
+        searchAttributes: searchAttributeCliArgs(),
         port: await freePort(),
         headless: true,
         logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-history-")), "server.log"),

@@ -4,6 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import pg from "pg";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
@@ -26,7 +27,12 @@ describe("reconciliation after Temporal lost its state", function () {
   let db: pg.Client;
 
   const startTemporal = () =>
-    startDevServer({ port, headless: true, logFile: path.join(logDir, `server-${Date.now()}.log`) });
+    startDevServer({
+      port,
+      headless: true,
+      searchAttributes: searchAttributeCliArgs(),
+      logFile: path.join(logDir, `server-${Date.now()}.log`),
+    });
 
   before(async () => {
     port = await freePort();

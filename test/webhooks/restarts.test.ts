@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { freePort } from "../support/ports.js";
 import { PrivatePostgres } from "../support/private-postgres.js";
 import { ServiceProcess } from "../support/process.js";
@@ -44,6 +45,7 @@ describe("restarting Temporal and the database during deliveries", function () {
     const temporalDir = await mkdtemp(path.join(tmpdir(), "etp-temporal-restart-"));
     const temporalOpts = {
       port: await freePort(),
+      searchAttributes: searchAttributeCliArgs(),
       headless: true,
       dbFile: path.join(temporalDir, "dev.db"),
       logFile: path.join(temporalDir, "server.log"),

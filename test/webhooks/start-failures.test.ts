@@ -1,13 +1,13 @@
 import { Client, Connection } from "@temporalio/client";
 import { NativeConnection } from "@temporalio/worker";
 import { expect } from "chai";
-import { describeFailure, permanentFailureOf } from "../../workers/start-failures.js";
+import { describeFailure, permanentFailureOf } from "../../core/start-failures.js";
 import { WebhookEventType } from "../../workflows/search-attributes.js";
 import { freePort } from "../support/ports.js";
 import { testTemporal } from "../support/temporal.js";
 
 /** How real failures of a workflow start are told apart: never again as it is, or maybe later. */
-describe("start failures from the Temporal dev server (workers/start-failures.ts)", function () {
+describe("start failures from the Temporal dev server (core/start-failures.ts)", function () {
   this.timeout(60_000);
 
   const start = (client: Client, options: Partial<Parameters<Client["workflow"]["start"]>[1]>) =>

@@ -7,7 +7,7 @@ import {
   nestingDepth,
   SUMMARY_MAX_BYTES,
   summary,
-} from "../../workers/start-limits.js";
+} from "../../core/start-limits.js";
 
 const event = (payload: unknown) => ({
   idempotency_key: "k",
@@ -18,7 +18,7 @@ const event = (payload: unknown) => ({
   payload,
 });
 
-describe("what a delivery's workflow start carries (workers/start-limits.ts)", () => {
+describe("what a delivery's workflow start carries (core/start-limits.ts)", () => {
   it("keeps keyword values of up to 255 characters and cuts longer ones on a character", () => {
     expect(keyword("ledger.committed")).to.equal("ledger.committed");
     expect(keyword("x".repeat(KEYWORD_MAX_CHARS))).to.equal("x".repeat(255));

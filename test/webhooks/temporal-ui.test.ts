@@ -8,6 +8,7 @@ import { connect, type NatsConnection } from "nats";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { fromRoot } from "../../common/paths.js";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { ServiceProcess } from "../support/process.js";
@@ -38,6 +39,7 @@ describe("inspecting deliveries in the Temporal Web UI (Chromium)", function () 
     await mkdir(SHOTS, { recursive: true });
     const dir = await mkdtemp(path.join(tmpdir(), "etp-ui-"));
     temporal = await startDevServer({
+      searchAttributes: searchAttributeCliArgs(),
       port: await freePort(),
       uiPort: await freePort(),
       logFile: path.join(dir, "server.log"),

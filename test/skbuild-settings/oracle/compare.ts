@@ -7,9 +7,9 @@ import {
   type EvaluationResult,
   evaluateDocument,
   parseDocument,
-} from "../../../settings/index.js";
+} from "../../../skbuild-settings/index.js";
 import type { Case } from "./cases.js";
-import { explain } from "./differences.js";
+import { explain, type Ours } from "./differences.js";
 import type { OracleAnswer, OracleFacts } from "./upstream.js";
 
 /** Effective values compared when both readers accept (dotted paths into the settings). */
@@ -44,16 +44,6 @@ export const COMPARED_PATHS = [
   "minimum-version",
   "ninja.make-fallback",
 ] as const;
-
-export interface Ours {
-  accepted: boolean;
-  /** The [tool.scikit-build] table as parsed. */
-  settings?: unknown;
-  context?: BuildContext;
-  result?: EvaluationResult;
-  /** What refused the document: diagnostics, or the parse error. */
-  errors: string[];
-}
 
 export function contextFor(c: Case, facts: OracleFacts, release: string): BuildContext {
   return {

@@ -1,14 +1,25 @@
-// The intended differences from scikit-build-core (the table in settings/README.md, same ids),
+// The intended differences from scikit-build-core (the table in skbuild-settings/README.md, same ids),
 // each with the test that recognises a case it explains. A difference no entry explains fails
 // the differential test.
-import { matchIf } from "../../../settings/conditions.js";
-import { backendTruthy, isTruthy } from "../../../settings/context.js";
-import { CONDITION_KINDS } from "../../../settings/schema.js";
+import { matchIf } from "../../../skbuild-settings/conditions.js";
+import { backendTruthy, isTruthy } from "../../../skbuild-settings/context.js";
+import type { BuildContext, EvaluationResult } from "../../../skbuild-settings/index.js";
+import { CONDITION_KINDS } from "../../../skbuild-settings/schema.js";
 import type { Case } from "./cases.js";
-import type { Ours } from "./compare.js";
 import type { OracleAnswer } from "./upstream.js";
 
 type Line = "0.12" | "1.x";
+
+/** What our reader made of a case (oracle/compare.ts reads it). */
+export interface Ours {
+  accepted: boolean;
+  /** The [tool.scikit-build] table as parsed. */
+  settings?: unknown;
+  context?: BuildContext;
+  result?: EvaluationResult;
+  /** What refused the document: diagnostics, or the parse error. */
+  errors: string[];
+}
 
 export interface IntendedDifference {
   id: string;

@@ -1,6 +1,6 @@
 // Both readers on every case of one release (the differential test's core; the benchmark
 // times the same cases).
-import { lineOf } from "../../../settings/index.js";
+import { lineOf } from "../../../skbuild-settings/index.js";
 import { buildCases } from "./cases.js";
 import { type Comparison, compare, readWithOurs } from "./compare.js";
 import { readWithUpstream } from "./upstream.js";

@@ -12,7 +12,7 @@ export type OracleRelease = (typeof ORACLE_RELEASES)[number];
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "../../../..");
 // The driver is Python source: read it from the source tree, not dist/.
-const DRIVER = path.join(ROOT, "test/settings/oracle/read_settings.py");
+const DRIVER = path.join(ROOT, "test/skbuild-settings/oracle/read_settings.py");
 
 export interface OracleRequest {
   id: string;

@@ -1,0 +1,211 @@
+// A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
+// --omit=dev` installs it without the development dependencies, and each service command
+// runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { fromRoot } from "../../common/paths.js";
+import { freePort } from "../support/ports.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { testTemporal } from "../support/temporal.js";
+
+interface Finished {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a command to its end, keeping stdout and stderr together. */
+function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env } });
+    let output = "";
+    child.stdout.on("data", (d) => {
+      output += d;
+    });
+    child.stderr.on("data", (d) => {
+      output += d;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ code, output }));
+  });
+}
+
+/** A long-running command of the release, stopped with SIGTERM as an orchestrator would. */
+class Running {
+  readonly child: ChildProcess;
+  output = "";
+
+  constructor(file: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+    this.child = spawn(file, args, { cwd, env: { ...process.env, ...env } });
+    this.child.stdout?.on("data", (d) => {
+      this.output += d;
+    });
+    this.child.stderr?.on("data", (d) => {
+      this.output += d;
+    });
+  }
+
+  async waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null)
+        throw new Error(`exited with ${this.child.exitCode}:\n${this.output}`);
+      const ok = await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${this.output}`);
+  }
+
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null> {
+    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    return new Promise((resolve) => {
+      this.child.once("exit", (code) => resolve(code));
+      this.child.kill("SIGTERM");
+    });
+  }
+}
+
+describe("production install: a release tree with npm ci --omit=dev", function () {
+  this.timeout(600_000);
+  let dir: string;
+  let db: TestDatabase | undefined;
+  const running: Running[] = [];
+  const bin = (name: string) => path.join(dir, "bin", name);
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "etp-release-"));
+    const built = await run("bash", [fromRoot("scripts", "release.sh"), dir], fromRoot("."));
+    expect(built.code, built.output).to.equal(0);
+    const installed = await run(
+      "npm",
+      ["ci", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"],
+      dir,
+    );
+    expect(installed.code, installed.output).to.equal(0);
+  });
+
+  after(async () => {
+    await Promise.all(running.map((r) => r.stop()));
+    await db?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("holds no test, benchmark or development dependency", () => {
+    expect(existsSync(path.join(dir, "dist", "test"))).to.equal(false);
+    expect(existsSync(path.join(dir, "dist", "bench"))).to.equal(false);
+    for (const dev of ["mocha", "chai", "@biomejs/biome", "ts-proto", "playwright-core"])
+      expect(existsSync(path.join(dir, "node_modules", dev)), dev).to.equal(false);
+  });
+
+  it("webhooks serve --worker migrates a fresh database, takes a config and stops on SIGTERM", async () => {
+    db = await createTestDatabase({ migrated: false });
+    const temporal = await testTemporal();
+    const port = await freePort();
+    const webhooks = new Running(
+      bin("webhooks"),
+      [
+        "serve",
+        "--worker",
+        "--auto-migrate",
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--storage-sqldb-conn-string",
+        db.url,
+        "--temporal-address",
+        temporal.address,
+        "--task-queue",
+        `release-${port}`,
+      ],
+      dir,
+    );
+    running.push(webhooks);
+    await webhooks.waitFor(`http://127.0.0.1:${port}/_healthcheck`);
+    const created = await fetch(`http://127.0.0.1:${port}/configs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ endpoint: "http://127.0.0.1:9/hook", eventTypes: ["release.check"] }),
+    });
+    const body = (await created.json()) as { data: { id: string; active: boolean } };
+    expect(created.status, JSON.stringify(body)).to.equal(200);
+    expect(body.data.active).to.equal(true);
+    const listed = (await (await fetch(`http://127.0.0.1:${port}/configs`)).json()) as {
+      cursor: { data: { id: string }[] };
+    };
+    expect(listed.cursor.data.map((c) => c.id)).to.deep.equal([body.data.id]);
+    expect(await webhooks.stop(), webhooks.output).to.equal(0);
+  });
+
+  it("entity-server serves the configs table of that database", async () => {
+    if (!db) throw new Error("needs the database of the webhooks case");
+    const port = await freePort();
+    const entity = new Running(
+      bin("entity-server"),
+      ["--listen", `127.0.0.1:${port}`, "--storage-sqldb-conn-string", db.url],
+      dir,
+    );
+    running.push(entity);
+    await entity.waitFor(`http://127.0.0.1:${port}/_healthcheck`);
+    const configs = (await (await fetch(`http://127.0.0.1:${port}/config.json`)).json()) as unknown[];
+    expect(JSON.stringify(configs)).to.include("release.check");
+    expect(await entity.stop(), entity.output).to.equal(0);
+  });
+
+  it("ratelimit decides with the shipped example rules on Redis, over /json and through ratelimit-client", async () => {
+    const [httpPort, grpcPort, debugPort] = [await freePort(), await freePort(), await freePort()];
+    const limiter = new Running(bin("ratelimit"), [], dir, {
+      RUNTIME_ROOT: path.join(dir, "ratelimit", "examples"),
+      RUNTIME_WATCH_ROOT: "false",
+      HOST: "127.0.0.1",
+      PORT: String(httpPort),
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: String(grpcPort),
+      DEBUG_HOST: "127.0.0.1",
+      DEBUG_PORT: String(debugPort),
+      USE_STATSD: "false",
+      KVSTORE_URL: process.env.TEST_REDIS_URL ?? "127.0.0.1:6379",
+      CACHE_KEY_PREFIX: `release_${httpPort}:`,
+    });
+    running.push(limiter);
+    await limiter.waitFor(`http://127.0.0.1:${httpPort}/healthcheck`);
+    const decide = () =>
+      fetch(`http://127.0.0.1:${httpPort}/json`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          domain: "example",
+          descriptors: [{ entries: [{ key: "remote_address", value: `10.0.0.${httpPort % 250}` }] }],
+        }),
+      }).then((r) => r.json() as Promise<{ overallCode: string; statuses: { limitRemaining: number }[] }>);
+    const first = await decide();
+    expect(first.overallCode, JSON.stringify(first)).to.equal("OK");
+    expect(first.statuses[0]?.limitRemaining).to.equal(9);
+    const client = await run(
+      bin("ratelimit-client"),
+      ["-dial_string", `127.0.0.1:${grpcPort}`, "-domain", "example", "-descriptors", "user=admin"],
+      dir,
+    );
+    expect(client.code, client.output).to.equal(0);
+    expect(client.output).to.include('"overallCode": "OK"');
+    expect(await limiter.stop(), limiter.output).to.equal(0);
+  });
+
+  it("skbuild-settings validates a document and names what is wrong in a bad one", async () => {
+    const good = path.join(dir, "good.toml");
+    const bad = path.join(dir, "bad.toml");
+    await writeFile(good, '[tool.scikit-build]\nminimum-version = "0.10"\nbuild-dir = "build/{wheel_tag}"\n');
+    await writeFile(bad, "[tool.scikit-build]\nbuild-dir = 3\n");
+    const ok = await run(bin("skbuild-settings"), ["validate", good], dir);
+    expect(ok.code, ok.output).to.equal(0);
+    const refused = await run(bin("skbuild-settings"), ["validate", bad], dir);
+    expect(refused.code).to.not.equal(0);
+    expect(refused.output).to.include("build-dir");
+  });
+});

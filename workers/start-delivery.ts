@@ -1,0 +1,92 @@
+// Starting one delivery: the workflow of one event to one config, with its
+// deterministic id, the policy of the worker's flags and the search attributes the
+// Web UI filters on. The consumer, HTTP ingest, replays, recoveries and
+// reconciliation's restarts all start deliveries here.
+import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
+import type { DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
+import { type EventMessage, webhookIdFor } from "../core/event-message.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { endpointHost } from "../core/start-failures.js";
+import { keyword, summary } from "../core/start-limits.js";
+import type { Config } from "../generated/prisma/client.js";
+import { deliverWebhook } from "../workflows/delivery.js";
+import {
+  WebhookAttemptCount,
+  WebhookConfigId,
+  WebhookDeliveryStatus,
+  WebhookEndpointHost,
+  WebhookEventType,
+  WebhookId,
+} from "../workflows/search-attributes.js";
+import { sendQueue } from "./task-queues.js";
+
+export const deliveryWorkflowId = (configId: string, key: string) => `delivery:${configId}:${key}`;
+
+/** The policy every new delivery carries, from the worker's flags. */
+export function deliveryPolicy(rt: ProcessContext): DeliveryPolicy {
+  const s = rt.options;
+  return {
+    minBackoffMs: s.minBackoffDelay,
+    maxBackoffMs: s.maxBackoffDelay,
+    abortAfterMs: s.abortAfter,
+    maxAttempts: s.maxAttempts,
+  };
+}
+
+/** How reconciliation restarts a delivery whose workflow was lost (see workers/reconciliation.ts). */
+export interface RestartOptions {
+  /** The delivery's webhook id (derived from the workflow id otherwise). */
+  webhookId: string;
+  resume: DeliveryResume;
+}
+
+/** Starts (idempotently) the delivery workflow of one event to one config. */
+export async function startDelivery(
+  rt: ProcessContext,
+  config: Config,
+  event: EventMessage,
+  workflowId: string,
+  replayOf?: string,
+  restart?: RestartOptions,
+): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
+  const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
+  const host = endpointHost(config);
+  const eager = rt.eagerStarter;
+  try {
+    const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
+      taskQueue: rt.options.taskQueue,
+      workflowId,
+      requestEagerStart: eager !== undefined,
+      args: [
+        {
+          webhookId,
+          configId: config.id,
+          event,
+          policy: deliveryPolicy(rt),
+          sendTaskQueue: sendQueue(rt.options.taskQueue),
+          ...(replayOf ? { replayOf } : {}),
+          ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
+          ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
+          ...(restart ? { resume: restart.resume } : {}),
+        },
+      ],
+      // A restart may reuse the id of its closed workflow; a new delivery never does.
+      workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
+      // Shortened to Temporal's limits; the input above keeps the event whole.
+      staticSummary: summary(`${event.type} → ${host}`),
+      typedSearchAttributes: [
+        { key: WebhookConfigId, value: config.id },
+        { key: WebhookId, value: webhookId },
+        { key: WebhookEventType, value: keyword(event.type) },
+        { key: WebhookEndpointHost, value: keyword(host) },
+        { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
+        { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
+      ],
+    });
+    return { webhookId, started: true, eager: handle.eagerlyStarted };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return { webhookId, started: false, eager: false };
+    throw err;
+  }
+}
