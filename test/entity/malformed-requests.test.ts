@@ -334,7 +334,7 @@ const CORPUS: Case[] = [
     name: "an endpoint that is not a URL",
     request: httpRequest("PUT", "/config.json", json, '{"endpoint":"not a url","eventTypes":["a.b"]}'),
     status: 400,
-    says: "endpoint must be an absolute httpRequest(s) URL",
+    says: "endpoint must be an absolute http(s) URL",
   },
   {
     name: "a short secret",
