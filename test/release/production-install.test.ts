@@ -1,7 +1,7 @@
 // A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
 // --omit=dev` installs it without the development dependencies, and each service command
 // runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +10,7 @@ import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+import { ServiceProcess } from "../support/process.js";
 import { testTemporal } from "../support/temporal.js";
 
 interface Finished {
@@ -33,52 +34,12 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
   });
 }
 
-/** A long-running command of the release, stopped with SIGTERM as an orchestrator would. */
-class Running {
-  readonly child: ChildProcess;
-  output = "";
-
-  constructor(file: string, args: string[], cwd: string, env: Record<string, string> = {}) {
-    this.child = spawn(file, args, { cwd, env: { ...process.env, ...env } });
-    this.child.stdout?.on("data", (d) => {
-      this.output += d;
-    });
-    this.child.stderr?.on("data", (d) => {
-      this.output += d;
-    });
-  }
-
-  async waitFor(url: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (this.child.exitCode !== null)
-        throw new Error(`exited with ${this.child.exitCode}:\n${this.output}`);
-      const ok = await fetch(url).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${this.output}`);
-  }
-
-  /** SIGTERM; resolves with the exit code. */
-  stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
-    return new Promise((resolve) => {
-      this.child.once("exit", (code) => resolve(code));
-      this.child.kill("SIGTERM");
-    });
-  }
-}
-
 describe("production install: a release tree with npm ci --omit=dev", function () {
   this.timeout(600_000);
   let dir: string;
   let db: TestDatabase | undefined;
-  const running: Running[] = [];
-  const bin = (name: string) => path.join(dir, "bin", name);
+  const running: ServiceProcess[] = [];
+  const bin = (name: string) => ({ file: path.join(dir, "bin", name), cwd: dir });
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "etp-release-"));
@@ -109,25 +70,21 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     db = await createTestDatabase({ migrated: false });
     const temporal = await testTemporal();
     const port = await freePort();
-    const webhooks = new Running(
-      bin("webhooks"),
-      [
-        "serve",
-        "--worker",
-        "--auto-migrate",
-        "--listen",
-        `127.0.0.1:${port}`,
-        "--storage-sqldb-conn-string",
-        db.url,
-        "--temporal-address",
-        temporal.address,
-        "--task-queue",
-        `release-${port}`,
-      ],
-      dir,
-    );
+    const webhooks = new ServiceProcess(bin("webhooks"), [
+      "serve",
+      "--worker",
+      "--auto-migrate",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--storage-sqldb-conn-string",
+      db.url,
+      "--temporal-address",
+      temporal.address,
+      "--task-queue",
+      `release-${port}`,
+    ]);
     running.push(webhooks);
-    await webhooks.waitFor(`http://127.0.0.1:${port}/_healthcheck`);
+    await webhooks.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
     const created = await fetch(`http://127.0.0.1:${port}/configs`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -146,13 +103,14 @@ describe("production install: a release tree with npm ci --omit=dev", function (
   it("entity-server serves the configs table of that database", async () => {
     if (!db) throw new Error("needs the database of the webhooks case");
     const port = await freePort();
-    const entity = new Running(
-      bin("entity-server"),
-      ["--listen", `127.0.0.1:${port}`, "--storage-sqldb-conn-string", db.url],
-      dir,
-    );
+    const entity = new ServiceProcess(bin("entity-server"), [
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--storage-sqldb-conn-string",
+      db.url,
+    ]);
     running.push(entity);
-    await entity.waitFor(`http://127.0.0.1:${port}/_healthcheck`);
+    await entity.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
     const configs = (await (await fetch(`http://127.0.0.1:${port}/config.json`)).json()) as unknown[];
     expect(JSON.stringify(configs)).to.include("release.check");
     expect(await entity.stop(), entity.output).to.equal(0);
@@ -160,7 +118,7 @@ describe("production install: a release tree with npm ci --omit=dev", function (
 
   it("ratelimit decides with the shipped example rules on Redis, over /json and through ratelimit-client", async () => {
     const [httpPort, grpcPort, debugPort] = [await freePort(), await freePort(), await freePort()];
-    const limiter = new Running(bin("ratelimit"), [], dir, {
+    const limiter = new ServiceProcess(bin("ratelimit"), [], {
       RUNTIME_ROOT: path.join(dir, "ratelimit", "examples"),
       RUNTIME_WATCH_ROOT: "false",
       HOST: "127.0.0.1",
@@ -174,7 +132,7 @@ describe("production install: a release tree with npm ci --omit=dev", function (
       CACHE_KEY_PREFIX: `release_${httpPort}:`,
     });
     running.push(limiter);
-    await limiter.waitFor(`http://127.0.0.1:${httpPort}/healthcheck`);
+    await limiter.waitHealthy(`http://127.0.0.1:${httpPort}/healthcheck`);
     const decide = () =>
       fetch(`http://127.0.0.1:${httpPort}/json`, {
         method: "POST",
@@ -188,7 +146,7 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     expect(first.overallCode, JSON.stringify(first)).to.equal("OK");
     expect(first.statuses[0]?.limitRemaining).to.equal(9);
     const client = await run(
-      bin("ratelimit-client"),
+      bin("ratelimit-client").file,
       ["-dial_string", `127.0.0.1:${grpcPort}`, "-domain", "example", "-descriptors", "user=admin"],
       dir,
     );
@@ -202,9 +160,9 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     const bad = path.join(dir, "bad.toml");
     await writeFile(good, '[tool.scikit-build]\nminimum-version = "0.10"\nbuild-dir = "build/{wheel_tag}"\n');
     await writeFile(bad, "[tool.scikit-build]\nbuild-dir = 3\n");
-    const ok = await run(bin("skbuild-settings"), ["validate", good], dir);
+    const ok = await run(bin("skbuild-settings").file, ["validate", good], dir);
     expect(ok.code, ok.output).to.equal(0);
-    const refused = await run(bin("skbuild-settings"), ["validate", bad], dir);
+    const refused = await run(bin("skbuild-settings").file, ["validate", bad], dir);
     expect(refused.code).to.not.equal(0);
     expect(refused.output).to.include("build-dir");
   });

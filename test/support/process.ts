@@ -40,10 +40,21 @@ export class ServiceProcess {
   readonly child: ChildProcess;
   output = "";
 
-  constructor(name: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
-    this.child = spawn(process.execPath, [...nodeArgs, commandPath(name), ...args], {
-      env: { ...process.env, ...env },
-    });
+  /**
+   * `name` is a compiled command of this tree (dist/cmd/NAME.js, run by this node), or an
+   * executable file of another tree (e.g. a release's bin/), run in its `cwd`.
+   */
+  constructor(
+    name: string | { file: string; cwd: string },
+    args: string[],
+    env: Record<string, string> = {},
+    nodeArgs: string[] = [],
+  ) {
+    const options = { env: { ...process.env, ...env } };
+    this.child =
+      typeof name === "string"
+        ? spawn(process.execPath, [...nodeArgs, commandPath(name), ...args], options)
+        : spawn(name.file, args, { ...options, cwd: name.cwd });
     this.child.stdout?.on("data", (d) => {
       this.output += d;
     });
