@@ -3,12 +3,34 @@
 
 import cluster from "node:cluster";
 import type { Logger } from "../common/logger.js";
+import { VERSION } from "../common/version.js";
 import { createServiceLogger } from "../ratelimit/log.js";
 import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes/primary.js";
 import { startService } from "../ratelimit/runner.js";
 import { loadSettings, SettingsError } from "../ratelimit/settings/environment.js";
+import { USAGE } from "../ratelimit/settings/usage.js";
+
+/** -h/--help and -v/--version; any other argument is refused (settings are environment variables). */
+function handleArguments(args: string[]): void {
+  if (args.some((a) => a === "-h" || a === "--help")) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (args.some((a) => a === "-v" || a === "--version")) {
+    process.stdout.write(`${VERSION}\n`);
+    process.exit(0);
+  }
+  if (args.length > 0) {
+    console.error(
+      `ratelimit: unexpected argument ${JSON.stringify(args[0])}: the service is configured by environment variables (see ratelimit --help)`,
+    );
+    process.exit(2);
+  }
+}
 
 async function main(): Promise<void> {
+  // Cluster workers get the primary's arguments too; only the command line's own invocation checks them.
+  if (cluster.isPrimary) handleArguments(process.argv.slice(2));
   let settings: ReturnType<typeof loadSettings>;
   try {
     settings = loadSettings();

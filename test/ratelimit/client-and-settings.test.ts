@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { VERSION } from "../../common/version.js";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { startupDelay } from "../../ratelimit/redis/client.js";
 import { loadSettings, SettingsError, settingNames } from "../../ratelimit/settings/environment.js";
@@ -259,6 +260,26 @@ describe("ratelimit settings", () => {
     const out = await runCommand("ratelimit", [], { PORT: "nope" });
     expect(out.code).to.equal(2);
     expect(out.stderr).to.include('PORT="nope": expected an integer');
+  });
+
+  it("--help names variables the service reads, and neither it nor --version starts the service", async () => {
+    const help = await runCommand("ratelimit", ["--help"], { PORT: "nope" });
+    expect(help.code, help.stderr).to.equal(0);
+    expect(help.stdout).to.match(/^Usage: ratelimit/);
+    const named = help.stdout.match(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b(?:HOST|PORT)\b/g) ?? [];
+    expect(named).to.include.members(["RUNTIME_ROOT", "GRPC_PORT", "BACKEND_TYPE", "RATELIMIT_PROCESSES"]);
+    const read = settingNames({ BACKEND_TYPE: "memcache", USE_PROMETHEUS: "true" });
+    expect(named.filter((name) => !read.has(name))).to.deep.equal([]);
+    const version = await runCommand("ratelimit", ["-v"], { PORT: "nope" });
+    expect(version.code).to.equal(0);
+    expect(version.stdout.trim()).to.equal(VERSION);
+  });
+
+  it("refuses any other argument, saying it is configured by environment variables", async () => {
+    const out = await runCommand("ratelimit", ["--port", "9000"]);
+    expect(out.code).to.equal(2);
+    expect(out.stderr).to.include('unexpected argument "--port"');
+    expect(out.stderr).to.include("environment variables");
   });
 });
 
