@@ -4,6 +4,7 @@
 //     -descriptors key1=value1,key2=value2 -descriptors key3=value3
 
 import * as grpc from "@grpc/grpc-js";
+import { ignoreClosedStdout } from "../common/closed-stdout.js";
 import type { RateLimitDescriptor } from "../proto/gen/envoy/extensions/common/ratelimit/v3/ratelimit.js";
 import {
   type RateLimitResponse,
@@ -88,6 +89,7 @@ export function parseClientArgs(argv: string[]): Options {
 }
 
 async function main(): Promise<number> {
+  ignoreClosedStdout();
   let opts: Options;
   try {
     opts = parseClientArgs(process.argv.slice(2));

@@ -4,6 +4,7 @@
 // JSON); 2 usage error (bad flag, unreadable file); 3 evaluate: a matching override sets fail = true.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { ignoreClosedStdout } from "../common/closed-stdout.js";
 import {
   BUILD_STATES,
   type BuildContext,
@@ -358,6 +359,7 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
   return cmd;
 }
 
+ignoreClosedStdout();
 try {
   await program().parseAsync(process.argv);
 } catch (err) {

@@ -1,5 +1,5 @@
 // The command line, spawned as a user runs it: corpus, exit codes, formats, errors, --help.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -325,6 +325,24 @@ describe("skbuild-settings CLI", function () {
       const r = run(["--version"]);
       expect(r.code).to.equal(0);
       expect(r.stdout.trim()).to.match(/^\d+\.\d+\.\d+$/);
+    });
+    it("output into a reader that already left (`| head`) ends quietly with the command's own exit code", async () => {
+      const broken = file("broken-for-pipe.toml", "[tool.scikit-build]\nbuild-dir = 3\n");
+      for (const [args, code] of [
+        [["--help"], 0],
+        [["schema"], 0],
+        [["validate", broken], 1],
+      ] as const) {
+        const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "" } });
+        child.stdout.destroy(); // the reader is gone before the first write
+        let stderr = "";
+        child.stderr.on("data", (d) => {
+          stderr += d;
+        });
+        const exit = await new Promise<number | null>((resolve) => child.once("close", resolve));
+        expect(stderr, args.join(" ")).to.not.contain("EPIPE");
+        expect(exit, `${args.join(" ")}: ${stderr}`).to.equal(code);
+      }
     });
     it("evaluate --help lists the context flags", () => {
       const r = run(["evaluate", "--help"]);
