@@ -1,7 +1,6 @@
 // A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
 // --omit=dev` installs it without the development dependencies, and each service command
 // runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,51 +9,36 @@ import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
-import { ServiceProcess } from "../support/process.js";
-import { testTemporal } from "../support/temporal.js";
-
-interface Finished {
-  code: number | null;
-  output: string;
-}
-
-/** Runs a command to its end, keeping stdout and stderr together. */
-function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env } });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, output }));
-  });
-}
+import { runCommand, ServiceProcess } from "../support/process.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 describe("production install: a release tree with npm ci --omit=dev", function () {
   this.timeout(600_000);
   let dir: string;
   let db: TestDatabase | undefined;
+  let webhooks: WebhooksUnderTest | undefined;
   const running: ServiceProcess[] = [];
   const bin = (name: string) => ({ file: path.join(dir, "bin", name), cwd: dir });
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "etp-release-"));
-    const built = await run("bash", [fromRoot("scripts", "release.sh"), dir], fromRoot("."));
-    expect(built.code, built.output).to.equal(0);
-    const installed = await run(
-      "npm",
-      ["ci", "--omit=dev", "--no-audit", "--no-fund", "--prefer-offline"],
+    const built = await runCommand({ file: "bash", cwd: fromRoot(".") }, [
+      fromRoot("scripts", "release.sh"),
       dir,
-    );
-    expect(installed.code, installed.output).to.equal(0);
+    ]);
+    expect(built.code, built.stdout + built.stderr).to.equal(0);
+    const installed = await runCommand({ file: "npm", cwd: dir }, [
+      "ci",
+      "--omit=dev",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+    ]);
+    expect(installed.code, installed.stdout + installed.stderr).to.equal(0);
   });
 
   after(async () => {
-    await Promise.all(running.map((r) => r.stop()));
+    await Promise.all([...running.map((r) => r.stop()), webhooks?.stop()]);
     await db?.drop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -68,36 +52,22 @@ describe("production install: a release tree with npm ci --omit=dev", function (
 
   it("webhooks serve --worker migrates a fresh database, takes a config and stops on SIGTERM", async () => {
     db = await createTestDatabase({ migrated: false });
-    const temporal = await testTemporal();
-    const port = await freePort();
-    const webhooks = new ServiceProcess(bin("webhooks"), [
-      "serve",
-      "--worker",
-      "--auto-migrate",
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--storage-sqldb-conn-string",
-      db.url,
-      "--temporal-address",
-      temporal.address,
-      "--task-queue",
-      `release-${port}`,
-    ]);
-    running.push(webhooks);
-    await webhooks.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
-    const created = await fetch(`http://127.0.0.1:${port}/configs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ endpoint: "http://127.0.0.1:9/hook", eventTypes: ["release.check"] }),
+    // The shared database is left for after(): the entity server reads it next.
+    webhooks = await startWebhooks({
+      worker: true,
+      db,
+      args: ["--auto-migrate"],
+      executable: bin("webhooks"),
     });
-    const body = (await created.json()) as { data: { id: string; active: boolean } };
-    expect(created.status, JSON.stringify(body)).to.equal(200);
-    expect(body.data.active).to.equal(true);
-    const listed = (await (await fetch(`http://127.0.0.1:${port}/configs`)).json()) as {
-      cursor: { data: { id: string }[] };
-    };
-    expect(listed.cursor.data.map((c) => c.id)).to.deep.equal([body.data.id]);
-    expect(await webhooks.stop(), webhooks.output).to.equal(0);
+    const created = await webhooks.call("POST", "/configs", {
+      endpoint: "http://127.0.0.1:9/hook",
+      eventTypes: ["release.check"],
+    });
+    expect(created.status, created.text).to.equal(200);
+    expect(created.body.data.active).to.equal(true);
+    const listed = await webhooks.call("GET", "/configs");
+    expect(listed.body.cursor.data.map((c: { id: string }) => c.id)).to.deep.equal([created.body.data.id]);
+    expect(await webhooks.process.stop(), webhooks.process.output).to.equal(0);
   });
 
   it("entity-server serves the configs table of that database", async () => {
@@ -145,13 +115,16 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     const first = await decide();
     expect(first.overallCode, JSON.stringify(first)).to.equal("OK");
     expect(first.statuses[0]?.limitRemaining).to.equal(9);
-    const client = await run(
-      bin("ratelimit-client").file,
-      ["-dial_string", `127.0.0.1:${grpcPort}`, "-domain", "example", "-descriptors", "user=admin"],
-      dir,
-    );
-    expect(client.code, client.output).to.equal(0);
-    expect(client.output).to.include('"overallCode": "OK"');
+    const client = await runCommand(bin("ratelimit-client"), [
+      "-dial_string",
+      `127.0.0.1:${grpcPort}`,
+      "-domain",
+      "example",
+      "-descriptors",
+      "user=admin",
+    ]);
+    expect(client.code, client.stderr).to.equal(0);
+    expect(client.stdout + client.stderr).to.include('"overallCode": "OK"');
     expect(await limiter.stop(), limiter.output).to.equal(0);
   });
 
@@ -160,10 +133,10 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     const bad = path.join(dir, "bad.toml");
     await writeFile(good, '[tool.scikit-build]\nminimum-version = "0.10"\nbuild-dir = "build/{wheel_tag}"\n');
     await writeFile(bad, "[tool.scikit-build]\nbuild-dir = 3\n");
-    const ok = await run(bin("skbuild-settings").file, ["validate", good], dir);
-    expect(ok.code, ok.output).to.equal(0);
-    const refused = await run(bin("skbuild-settings").file, ["validate", bad], dir);
+    const ok = await runCommand(bin("skbuild-settings"), ["validate", good]);
+    expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
+    const refused = await runCommand(bin("skbuild-settings"), ["validate", bad]);
     expect(refused.code).to.not.equal(0);
-    expect(refused.output).to.include("build-dir");
+    expect(refused.stdout + refused.stderr).to.include("build-dir");
   });
 });

@@ -14,20 +14,42 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a compiled command to completion. */
+/** An executable file of another tree (e.g. a release's bin/), run in its `cwd`. */
+export interface Executable {
+  file: string;
+  cwd: string;
+}
+
+/**
+ * `name` is a compiled command of this tree (dist/cmd/NAME.js, run by this node, with
+ * `nodeArgs`), or an executable of another tree.
+ */
+function spawnCommand(
+  name: string | Executable,
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): ChildProcess {
+  const options = { env: { ...process.env, ...env } };
+  return typeof name === "string"
+    ? spawn(process.execPath, [...nodeArgs, commandPath(name), ...args], options)
+    : spawn(name.file, args, { ...options, cwd: name.cwd });
+}
+
+/** Runs a command to completion. */
 export function runCommand(
-  name: string,
+  name: string | Executable,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [commandPath(name), ...args], { env: { ...process.env, ...env } });
+    const child = spawnCommand(name, args, env);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => {
+    child.stdout?.on("data", (d) => {
       stdout += d;
     });
-    child.stderr.on("data", (d) => {
+    child.stderr?.on("data", (d) => {
       stderr += d;
     });
     child.once("error", reject);
@@ -40,21 +62,13 @@ export class ServiceProcess {
   readonly child: ChildProcess;
   output = "";
 
-  /**
-   * `name` is a compiled command of this tree (dist/cmd/NAME.js, run by this node), or an
-   * executable file of another tree (e.g. a release's bin/), run in its `cwd`.
-   */
   constructor(
-    name: string | { file: string; cwd: string },
+    name: string | Executable,
     args: string[],
     env: Record<string, string> = {},
     nodeArgs: string[] = [],
   ) {
-    const options = { env: { ...process.env, ...env } };
-    this.child =
-      typeof name === "string"
-        ? spawn(process.execPath, [...nodeArgs, commandPath(name), ...args], options)
-        : spawn(name.file, args, { ...options, cwd: name.cwd });
+    this.child = spawnCommand(name, args, env, nodeArgs);
     this.child.stdout?.on("data", (d) => {
       this.output += d;
     });

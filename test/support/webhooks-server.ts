@@ -1,6 +1,6 @@
 import { freePort } from "./ports.js";
 import { createTestDatabase, type TestDatabase } from "./postgres.js";
-import { ServiceProcess } from "./process.js";
+import { type Executable, ServiceProcess } from "./process.js";
 import { testTemporal } from "./temporal.js";
 
 export interface WebhooksUnderTest {
@@ -35,6 +35,8 @@ export async function startWebhooks(
     listenHost?: string;
     /** Extra environment of the process (e.g. OTEL_EXPORTER_OTLP_ENDPOINT). */
     env?: Record<string, string>;
+    /** Another tree's `webhooks` (e.g. a release's bin/webhooks) instead of this tree's. */
+    executable?: Executable;
   } = {},
 ): Promise<WebhooksUnderTest> {
   const db = opts.db ?? (await createTestDatabase());
@@ -42,7 +44,7 @@ export async function startWebhooks(
   const port = await freePort();
   const taskQueue = `test-${port}-${Date.now()}`;
   const proc = new ServiceProcess(
-    "webhooks",
+    opts.executable ?? "webhooks",
     [
       "serve",
       ...(opts.worker ? ["--worker"] : []),
