@@ -22,8 +22,28 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
   return {
     url: url.toString(),
     name,
-    drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * DROP DATABASE … WITH (FORCE). PostgreSQL 15 refuses it while an autovacuum worker is in
+ * the database (our role may not terminate that process: "must be a member of the role
+ * whose process is being terminated"); the worker is done within moments, so that one
+ * refusal is tried again, for up to 10 s.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (err) {
+      const busy = (err as { code?: string }).code === "42501" && /pg_signal_backend/.test(String(err));
+      if (!busy || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 async function adminQuery(sql: string): Promise<void> {
