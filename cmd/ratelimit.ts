@@ -1,12 +1,13 @@
 // `ratelimit`: the Envoy-compatible rate limit decision service. Configured only by
-// environment variables (see ratelimit/README.md).
+// environment variables (see ratelimit/README.md). The serving code (gRPC, counter stores)
+// is imported only where calls are served, so the primary of RATELIMIT_PROCESSES stays small.
 
 import cluster from "node:cluster";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import { createServiceLogger } from "../ratelimit/log.js";
 import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes/primary.js";
-import { startService } from "../ratelimit/runner.js";
+import type { RunningService } from "../ratelimit/runner.js";
 import { loadSettings, SettingsError } from "../ratelimit/settings/environment.js";
 import { USAGE } from "../ratelimit/settings/usage.js";
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   }
   const logger = createServiceLogger(settings);
   warnNotices(settings, logger);
+  const { startService } = await import("../ratelimit/runner.js");
   const running = await startService(settings, logger);
   logger.warn(
     {
@@ -76,6 +78,7 @@ async function serveAsMember(settings: ReturnType<typeof loadSettings>): Promise
   const send = (m: object) => {
     if (process.connected) process.send?.(m);
   };
+  const { startService } = await import("../ratelimit/runner.js");
   const running = await startService(settings, logger, { member: { sendStats: send } });
   const ready: MemberReady = {
     type: MEMBER_READY,
@@ -93,7 +96,7 @@ function warnNotices(settings: ReturnType<typeof loadSettings>, logger: Logger):
   for (const notice of settings.notices) logger.warn(notice);
 }
 
-function stopOnSignals(running: Awaited<ReturnType<typeof startService>>, logger: Logger): void {
+function stopOnSignals(running: RunningService, logger: Logger): void {
   const onSignal = (signal: NodeJS.Signals) => {
     logger.warn({ signal }, "shutting down: health checks now fail, in-flight calls finish");
     running.stop().then(

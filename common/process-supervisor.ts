@@ -15,6 +15,8 @@ export interface SupervisorOptions {
   one: string;
   /** All of them in the logs, e.g. "the API processes". */
   all: string;
+  /** Node's flags for the processes (default: the primary's own). */
+  execArgv?: string[];
   /** Environment a slot's process gets on top of the primary's. */
   env?: (slot: number) => Record<string, string>;
   /** A message from the process in `slot`; `serving()` marks it as serving. */
@@ -92,6 +94,7 @@ export function superviseProcesses(o: SupervisorOptions): Supervisor {
       void stop(0);
     });
   }
+  if (o.execArgv) cluster.setupPrimary({ execArgv: o.execArgv });
   for (let slot = 1; slot <= o.processes; slot++) fork(slot);
   return { stopping: () => stopping, stop };
 }

@@ -17,12 +17,10 @@ import { startDebugServer } from "./server/debug-server.js";
 import { type GrpcListener, startGrpcServer } from "./server/grpc-server.js";
 import { Health } from "./server/health.js";
 import { type Listener, startHttpServer } from "./server/http-server.js";
-import { PrometheusStats, startPullServer } from "./server/prometheus-pull.js";
+import { startStatsOutput } from "./server/stats-outputs.js";
 import { RateLimitService } from "./service/service.js";
 import type { Settings } from "./settings/environment.js";
 import { type StatsBatch, StatsRelay } from "./stats/process-relay.js";
-import { StatsdSink } from "./stats/statsd-sink.js";
-import { startStdoutStats } from "./stats/stdout-sink.js";
 import { StatsStore } from "./stats/store.js";
 import { startTracing, type Tracing } from "./tracing/spans.js";
 import { XdsConfigProvider } from "./xds/client.js";
@@ -191,39 +189,4 @@ function relayStats(
   if (settings.disableStats) return { close: async () => {} };
   const relay = new StatsRelay(stats, send);
   return { close: async () => relay.close() };
-}
-
-/**
- * Where statistics go: nowhere (DISABLE_STATS), Prometheus pull (USE_PULL_STATS, which
- * replaces pushing), statsd push (USE_PUSH_STATS, the default) or standard output.
- */
-export async function startStatsOutput(
-  settings: Settings,
-  stats: StatsStore,
-  logger: Logger,
-): Promise<{ pull?: Listener; close(): Promise<void> }> {
-  if (settings.disableStats) return { close: async () => {} };
-  if (settings.usePullStats) {
-    const prom = new PrometheusStats(stats, settings.pullStatsMapper, logger);
-    const pull = await startPullServer(settings.pullStatsAddr, settings.pullStatsPath, prom, logger);
-    return { pull, close: () => pull.close() };
-  }
-  if (settings.useStatsd) {
-    const sink = new StatsdSink(
-      stats,
-      {
-        host: settings.statsdHost,
-        port: settings.statsdPort,
-        flushIntervalMs: settings.statsFlushIntervalMs,
-        extraTags: settings.extraTags,
-        tagged: settings.useTaggedPushStats,
-        mogrifiers: settings.taggedPushStatsMogrifiers,
-      },
-      logger,
-    );
-    sink.start();
-    return { close: () => sink.close() };
-  }
-  const out = startStdoutStats(stats, settings.statsFlushIntervalMs);
-  return { close: async () => out.close() };
 }

@@ -10,11 +10,12 @@
 import type { Worker } from "node:cluster";
 import type { Logger } from "../../common/logger.js";
 import { superviseProcesses } from "../../common/process-supervisor.js";
-import { startStatsOutput } from "../runner.js";
 import type { Listener } from "../server/http-server.js";
+import { startStatsOutput } from "../server/stats-outputs.js";
 import type { Settings } from "../settings/environment.js";
 import { MergedStats, STATS_BATCH, type StatsBatch } from "../stats/process-relay.js";
 import { StatsStore } from "../stats/store.js";
+import { servingExecArgv } from "./heap-flags.js";
 import { type Members, startPrimaryDebugServer } from "./primary-debug-server.js";
 
 export const MEMBER_READY = "ratelimit:ready";
@@ -45,6 +46,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     logger,
     one: "a service process",
     all: "the service processes",
+    execArgv: servingExecArgv(process.execArgv),
     env: (slot) => ({ [SLOT_ENV]: String(slot) }),
     onMessage: (message, worker, slot, serving) => {
       const m = message as MemberReady | StatsBatch;

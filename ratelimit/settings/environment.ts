@@ -3,9 +3,9 @@
 // what was expected; all problems are collected and reported together.
 
 import { existsSync, readFileSync } from "node:fs";
-import os from "node:os";
 import { parseDuration } from "../../common/duration.js";
 import type { OtelExportSettings } from "../../common/otel.js";
+import { usableCores } from "../../common/usable-cores.js";
 import { defaultMappingYaml, StatsMapper } from "../stats/prometheus-mapper.js";
 import { compileMogrifier, type Mogrifier } from "../stats/tags.js";
 import { parseHostPort, parseRedisAddress, type RedisAddress } from "./addresses.js";
@@ -101,7 +101,7 @@ export interface Settings {
   grpcClientTlsSan: string;
   debugHost: string;
   debugPort: number;
-  /** RATELIMIT_PROCESSES: service processes sharing the listeners (node:cluster); 1 = this process serves. */
+  /** RATELIMIT_PROCESSES: service processes sharing the listeners (node:cluster); 1 = this process serves. Default: one per usable core. */
   processes: number;
 
   logLevel: string;
@@ -473,18 +473,19 @@ function objCache(r: Reader, used: boolean): ObjCacheSettings {
 
 /**
  * RATELIMIT_PROCESSES (ours; the reference is one Go process using every core): how many
- * Node processes serve, `auto` for one per core. Counters kept in process memory cannot be
- * shared, so the memory backend allows only one.
+ * Node processes serve. Unset or `auto`: one per usable core (the CPU quota of a container
+ * counts), so the service uses the machine as the reference does. Counters kept in process
+ * memory cannot be shared, so the memory backend runs one unless more are asked for, which
+ * is refused.
  */
 function processes(r: Reader, backendType: BackendType): number {
   const found = r.raw("RATELIMIT_PROCESSES");
-  const n =
-    found?.[1].trim().toLowerCase() === "auto"
-      ? os.availableParallelism()
-      : r.int(1, 1, 64, "RATELIMIT_PROCESSES");
-  if (found && n > 1 && backendType === "memory")
+  const auto = found === undefined || found[1].trim().toLowerCase() === "auto";
+  if (auto && backendType === "memory" && found === undefined) return 1;
+  const n = auto ? usableCores() : r.int(1, 1, 64, "RATELIMIT_PROCESSES");
+  if (n > 1 && backendType === "memory")
     r.problems.push(
-      `RATELIMIT_PROCESSES=${found[1]}: BACKEND_TYPE=memory keeps the counters in each process, so every process would count its own share of a limit; use redis or objcache, or one process`,
+      `RATELIMIT_PROCESSES=${found![1]}: BACKEND_TYPE=memory keeps the counters in each process, so every process would count its own share of a limit; use redis or objcache, or one process`,
     );
   return n;
 }

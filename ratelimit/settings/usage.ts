@@ -18,7 +18,7 @@ reference service it is configured by environment variables, for example
   MEMCACHE_HOST_PORT, MEMCACHE_SRV      the counters' memcached servers
   USE_STATSD, STATSD_HOST, STATSD_PORT  statistics pushed to statsd
   USE_PROMETHEUS, PROMETHEUS_ADDR       statistics served to Prometheus
-  RATELIMIT_PROCESSES                   serving processes: a count or auto (default 1)
+  RATELIMIT_PROCESSES                   serving processes: a count or auto (default: auto, one per usable core)
   LOG_LEVEL, LOG_FORMAT                 logging (text or json)
 
 Every variable, its default and what it does: ratelimit/README.md.

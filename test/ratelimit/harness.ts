@@ -81,6 +81,9 @@ export class RateLimitProcess {
       LOG_LEVEL: "info",
       CACHE_KEY_PREFIX: this.prefix,
       EXPIRATION_JITTER_MAX_SECONDS: "0",
+      // One serving process, whose debug port, logs and profiles the suites read; the
+      // default (one per usable core) is tested by processes.test.ts and the release test.
+      RATELIMIT_PROCESSES: "1",
       ...(opts.backend === "memory" ? { BACKEND_TYPE: "memory" } : { KVSTORE_URL: REDIS_URL }),
       ...opts.env,
     };

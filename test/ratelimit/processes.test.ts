@@ -4,14 +4,16 @@
 // forwards to one process, a killed process is replaced without losing the totals,
 // SIGTERM stops them all, and the settings that cannot work are refused at start.
 
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
+import { usableCores } from "../../common/usable-cores.js";
 import {
   RateLimitResponse_Code,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { SERVING_SEMI_SPACE_MB, servingExecArgv } from "../../ratelimit/processes/heap-flags.js";
 import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 import { childPids } from "../support/process.js";
 import { callGrpc, parseExposition, pause, RateLimitProcess, RuntimeDir, request } from "./harness.js";
@@ -53,6 +55,13 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
   after(async () => {
     expect(await svc.stop()).to.equal(0);
     runtime.cleanup();
+  });
+
+  it("runs its serving processes with the service's young-generation bound", () => {
+    for (const pid of childPids(svc.child.pid!)) {
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      expect(args).to.include(`--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`);
+    }
   });
 
   it("answers from both processes and shares each limit between them through Redis", async () => {
@@ -194,6 +203,42 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
   });
 });
 
+describe("ratelimit with RATELIMIT_PROCESSES unset", function () {
+  this.timeout(60_000);
+
+  it("serves with one process per usable core, and stops cleanly", async () => {
+    const runtime = new RuntimeDir({ "procs.yaml": RULES });
+    // The harness asks for one process; an empty value is unset.
+    const svc = await RateLimitProcess.start({ runtime, env: { RATELIMIT_PROCESSES: "" } });
+    try {
+      const cores = usableCores();
+      const started = svc.output.split("\n").find((l) => l.includes("rate limit service started"))!;
+      const o = JSON.parse(started) as { processes?: number };
+      // One core: the process serves by itself (no primary, no `processes` field).
+      expect(o.processes ?? 1).to.equal(cores);
+      expect(childPids(svc.child.pid!)).to.have.length(cores > 1 ? cores : 0);
+      const res = await svc.call("procs", [[["free", "x"]]]);
+      expect(res.statuses[0]!.limitRemaining).to.equal(999);
+    } finally {
+      expect(await svc.stop()).to.equal(0);
+      runtime.cleanup();
+    }
+  });
+});
+
+describe("serving processes' heap flags", () => {
+  it("adds the young-generation bound unless the operator chose one, on the command line or in NODE_OPTIONS", () => {
+    const bound = `--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`;
+    expect(servingExecArgv([], "")).to.deep.equal([bound]);
+    expect(servingExecArgv(["--enable-source-maps"], "--trace-warnings")).to.deep.equal([
+      "--enable-source-maps",
+      bound,
+    ]);
+    expect(servingExecArgv(["--max-semi-space-size=32"], "")).to.deep.equal(["--max-semi-space-size=32"]);
+    expect(servingExecArgv([], "--max_semi_space_size=2")).to.deep.equal([]);
+  });
+});
+
 describe("RATELIMIT_PROCESSES settings", () => {
   const base = { RUNTIME_ROOT: "/tmp", KVSTORE_URL: "127.0.0.1:6379" };
   const problem = (env: Record<string, string>) => {
@@ -206,10 +251,11 @@ describe("RATELIMIT_PROCESSES settings", () => {
     return "";
   };
 
-  it("defaults to 1, takes a count or auto (one per core)", () => {
-    expect(loadSettings(base).processes).to.equal(1);
+  it("defaults to one per usable core (auto), takes a count; in-memory counters default to 1", () => {
+    expect(loadSettings(base).processes).to.equal(usableCores());
+    expect(loadSettings({ ...base, RATELIMIT_PROCESSES: "auto" }).processes).to.equal(usableCores());
     expect(loadSettings({ ...base, RATELIMIT_PROCESSES: "3" }).processes).to.equal(3);
-    expect(loadSettings({ ...base, RATELIMIT_PROCESSES: "auto" }).processes).to.be.greaterThan(0);
+    expect(loadSettings({ RUNTIME_ROOT: "/tmp", BACKEND_TYPE: "memory" }).processes).to.equal(1);
   });
 
   it("refuses what is not a count from 1 to 64, and several processes with in-memory counters", () => {
