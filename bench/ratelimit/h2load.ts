@@ -6,10 +6,10 @@
 // percentiles come. h2load only sees HTTP statuses (always 200 for gRPC); calls
 // answered with a gRPC error are counted by the caller from the service's statistics.
 
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { runTool } from "../support/run-tool.js";
 
 export const SHOULD_RATE_LIMIT_PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -85,19 +85,10 @@ export function parseH2loadLog(text: string): H2loadLog {
   return { latenciesMs: Float64Array.from(ok).sort(), failed, firstStartUs, lastStartUs };
 }
 
-function run(cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
-  });
+/** h2load's run with its output (stdout then stderr) as one text, for messages. */
+async function run(cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
+  const r = await runTool(cmd, args);
+  return { code: r.code, output: r.stdout + r.stderr };
 }
 
 /** Why h2load cannot be used (not installed, or without the options used here), or undefined when it can. */

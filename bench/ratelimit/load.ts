@@ -8,8 +8,10 @@
 //
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
 //     [--connections 4] [--rate 5000] [--paced-connections 2] [--redis 127.0.0.1:6379] [--only name,name]
-//     [--generator node|h2load]
-// The generator is this process (a raw node:http2 client, the default) or h2load (h2load.ts).
+//     [--generator node|h2load|ghz] [--reference on|off]
+// The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
+// or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
+// The service runs its default process count (one per usable core) except in 1proc-*.
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
@@ -23,7 +25,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import dgram from "node:dgram";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -32,13 +34,15 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fromRoot } from "../../common/paths.js";
+import { usableCores } from "../../common/usable-cores.js";
 import { RateLimitRequest } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { SERVICE_STATS } from "../../ratelimit/stats/store.js";
 import { ReferenceProcess, referenceBinary } from "../../test/ratelimit/reference-service.js";
 import { startMemcached } from "../../test/support/memcached.js";
 import { freePort } from "../../test/support/ports.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
-import { cpuSeconds, processFamily, rssMb } from "../support/proc.js";
+import { cpuSeconds, maxPeakRssMb, processFamily, rssMb } from "../support/proc.js";
+import { ghzBinary, runGhz } from "./ghz.js";
 import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
 
 interface Options {
@@ -51,8 +55,10 @@ interface Options {
   rate: number;
   redis: string;
   only: string[];
-  generator: "node" | "h2load";
+  generator: "node" | "h2load" | "ghz";
   reference: "on" | "off";
+  /** The built ghz, with --generator ghz. */
+  ghz?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -68,6 +74,12 @@ function parseOptions(argv: string[]): Options {
     generator: "node",
     reference: "on",
   };
+  if (argv.includes("--help") || argv.includes("-h")) {
+    // The usage is this file's opening comment.
+    const source = readFileSync(fileURLToPath(import.meta.url), "utf8");
+    process.stdout.write(`${/^(\/\/.*\n)+/.exec(source)![0].replace(/^\/\/ ?/gm, "")}`);
+    process.exit(0);
+  }
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i]!.replace(/^--?/, "");
     const name = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -76,7 +88,8 @@ function parseOptions(argv: string[]): Options {
     if (name === "redis") o.redis = value;
     else if (name === "only") o.only = value.split(",");
     else if (name === "generator") {
-      if (value !== "node" && value !== "h2load") throw new Error("--generator is node or h2load");
+      if (value !== "node" && value !== "h2load" && value !== "ghz")
+        throw new Error("--generator is node, h2load or ghz");
       o.generator = value;
     } else if (name === "reference") {
       if (value !== "on" && value !== "off") throw new Error("--reference is on or off");
@@ -111,8 +124,6 @@ interface Scenario {
   env?: Record<string, string>;
   /** Run by the Go reference (the twin of the scenario named without `ref-`). */
   reference?: boolean;
-  /** Serving processes (RATELIMIT_PROCESSES), for RSS per process. */
-  processes?: number;
 }
 
 interface RunResult {
@@ -128,6 +139,8 @@ interface RunResult {
   serviceCpuUsPerRequest: number;
   rssMb: number;
   peakRssMb: number;
+  /** The largest of the serving processes' peaks (the primary of RATELIMIT_PROCESSES only supervises). */
+  peakRssMbPerProcess: number;
 }
 
 /** What a run needs of the service under test, ours or the reference. */
@@ -338,7 +351,7 @@ class RawGrpcClient {
   }
 }
 
-type DriveResult = Omit<RunResult, "rssMb" | "peakRssMb">;
+type DriveResult = Omit<RunResult, "rssMb" | "peakRssMb" | "peakRssMbPerProcess">;
 
 function summarize(
   s: Scenario,
@@ -401,8 +414,28 @@ async function driveH2load(svc: Serving, s: Scenario, o: Options): Promise<Drive
   return summarize(s, latencies, log.failed + serviceErrors, seconds, cpu);
 }
 
+/** ghz drives the service: one warm-up run (not measured), then the measured one. */
+async function driveGhz(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
+  const message = RateLimitRequest.encode(makeRequest(1, s.descriptors)).finish();
+  const address = svc.address;
+  await runGhz(o.ghz!, { address, seconds: 2, connections: o.connections, concurrency: 16 }, message);
+  // Open loop: --rps over the paced connections, with enough workers that none waits for a reply.
+  const plan =
+    s.rate === undefined
+      ? { address, seconds: o.seconds, connections: o.connections, concurrency: o.concurrency }
+      : { address, seconds: o.seconds, connections: o.pacedConnections, concurrency: 64, rate: s.rate };
+  const scraper = startScraper(svc);
+  const pids = svc.pids();
+  const cpuBefore = cpuSeconds(pids);
+  const result = await runGhz(o.ghz!, plan, message);
+  const cpu = cpuSeconds(pids) - cpuBefore;
+  clearInterval(scraper);
+  return summarize(s, result.latenciesMs, result.failed, result.seconds, cpu);
+}
+
 async function drive(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
   if (o.generator === "h2load") return driveH2load(svc, s, o);
+  if (o.generator === "ghz") return driveGhz(svc, s, o);
   const address = svc.address;
   const clients = Array.from({ length: o.connections }, () => new RawGrpcClient(address));
   // Values cycle over 10 000 users, so counters are real keys without growing forever.
@@ -535,8 +568,16 @@ async function main(): Promise<void> {
       return;
     }
   }
+  if (o.generator === "ghz") {
+    o.ghz = await ghzBinary();
+    if (!o.ghz) {
+      console.log("skipping the benchmark with --generator ghz: build it with `bash scripts/ghz.sh build`");
+      return;
+    }
+  }
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
-  const twoProcesses = { RATELIMIT_PROCESSES: "2" };
+  const oneProcess = { RATELIMIT_PROCESSES: "1" };
+  const young16 = { NODE_OPTIONS: "--max-semi-space-size=16" };
   const statsd = await startStatsdSink();
   process.env.STATSD_HOST = "127.0.0.1";
   process.env.STATSD_PORT = String(statsd.port);
@@ -583,29 +624,31 @@ async function main(): Promise<void> {
       rate: o.rate,
       env: batched,
     },
-    // RATELIMIT_PROCESSES=2: both cores serve (CPU and RSS are the sums over the primary and both).
-    { name: "2proc-redis-1desc", backend: "redis", descriptors: 1, env: twoProcesses, processes: 2 },
+    { name: `redis-1desc-at-${o.rate}rps`, backend: "redis", descriptors: 1, rate: o.rate },
+    // Node's own young generation (2 x 16 MB) instead of the 2 x 8 MB the service picks for its
+    // serving processes (ratelimit/processes/heap-flags.ts): what that choice costs and saves.
+    { name: "young16-redis-1desc", backend: "redis", descriptors: 1, env: young16 },
     {
-      name: "2proc-redis-1desc-window",
-      backend: "redis",
-      descriptors: 1,
-      env: { ...twoProcesses, ...batched },
-      processes: 2,
-    },
-    {
-      name: "2proc-redis-5desc-window",
-      backend: "redis",
-      descriptors: 5,
-      env: { ...twoProcesses, ...batched },
-      processes: 2,
-    },
-    {
-      name: `2proc-redis-1desc-window-at-${o.rate}rps`,
+      name: `young16-redis-1desc-at-${o.rate}rps`,
       backend: "redis",
       descriptors: 1,
       rate: o.rate,
-      env: { ...twoProcesses, ...batched },
-      processes: 2,
+      env: young16,
+    },
+    // RATELIMIT_PROCESSES=1: one serving process (the others run the default, one per usable core).
+    { name: "1proc-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess },
+    {
+      name: "1proc-redis-1desc-window",
+      backend: "redis",
+      descriptors: 1,
+      env: { ...oneProcess, ...batched },
+    },
+    {
+      name: `1proc-redis-1desc-at-${o.rate}rps`,
+      backend: "redis",
+      descriptors: 1,
+      rate: o.rate,
+      env: oneProcess,
     },
   ];
   let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
@@ -618,7 +661,7 @@ async function main(): Promise<void> {
       const env = s.env ?? {};
       const plain = Object.keys(env).every((k) => k === "KVSTORE_PIPELINE_WINDOW");
       if (s.backend !== "redis" || s.needs || !plain) return undefined;
-      return { ...s, name: `ref-${s.name}`, reference: true, processes: 1 };
+      return { ...s, name: `ref-${s.name}`, reference: true };
     };
     scenarios = scenarios.flatMap((s) => {
       const twin = twinOf(s);
@@ -670,8 +713,16 @@ async function main(): Promise<void> {
         try {
           await svc.ready();
           const r = await drive(svc, s, o);
-          const [rss, peakRss] = rssMb(svc.pids());
-          const row = { ...r, rssMb: Number(rss.toFixed(1)), peakRssMb: Number(peakRss.toFixed(1)) };
+          const family = svc.pids();
+          const [rss, peakRss] = rssMb(family);
+          // The serving processes: a primary's children, or the one process.
+          const perProcess = maxPeakRssMb(family.length > 1 ? family.slice(1) : family);
+          const row = {
+            ...r,
+            rssMb: Number(rss.toFixed(1)),
+            peakRssMb: Number(peakRss.toFixed(1)),
+            peakRssMbPerProcess: Number(perProcess.toFixed(1)),
+          };
           results.push(row);
           process.stderr.write(
             `run ${rep + 1}/${o.repeats} ${s.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.serviceCpuUsPerRequest} µs service CPU/request, ${row.errors} errors\n`,
@@ -702,18 +753,17 @@ async function main(): Promise<void> {
       p99Ms: median(runs.map((r) => r.p99Ms)),
       serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
       peakRssMb: median(runs.map((r) => r.peakRssMb)),
-      // The primary of RATELIMIT_PROCESSES forwards only; the serving processes hold the state.
-      peakRssMbPerProcess: median(runs.map((r) => r.peakRssMb / (s.processes ?? 1))),
+      peakRssMbPerProcess: median(runs.map((r) => r.peakRssMbPerProcess)),
       errors: runs.reduce((a, r) => a + r.errors, 0),
     };
   });
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (2proc-* compares with the same shape's single reference).
+    // The reference twin of this shape (1proc-* compares with the same shape's reference).
     const ref = x.scenario.startsWith("ref-")
       ? undefined
-      : summary.find((r) => r.scenario === `ref-${x.scenario.replace(/^2proc-/, "")}`);
+      : summary.find((r) => r.scenario === `ref-${x.scenario.replace(/^1proc-/, "")}`);
     return {
       ...x,
       vsRedis1: ratio(x.requestsPerSecond, baseline?.requestsPerSecond),
@@ -728,7 +778,7 @@ async function main(): Promise<void> {
     `machine load average before/after: ${loadBefore.join(" ")} / ${load.join(" ")} (other processes share these cores)`,
   );
   console.log(
-    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections; open loop at ${o.rate}/s over ${o.generator === "h2load" ? o.pacedConnections : o.connections} connections; generator ${o.generator}`,
+    `rate limit service, medians of ${o.repeats} runs of ${o.seconds}s; closed loop at concurrency ${o.concurrency} over ${o.connections} connections; open loop at ${o.rate}/s over ${o.generator === "node" ? o.connections : o.pacedConnections} connections; generator ${o.generator}; ours runs ${usableCores()} serving processes unless a scenario says 1proc`,
   );
   console.table(table);
 

@@ -60,3 +60,8 @@ export function rssMb(pids: number[]): [number, number] {
   }
   return [rss / 1024, peak / 1024];
 }
+
+/** The highest peak RSS (MB) of any one of `pids`. */
+export function maxPeakRssMb(pids: number[]): number {
+  return Math.max(0, ...pids.map((pid) => rssMb([pid])[1]));
+}
