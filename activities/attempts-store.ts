@@ -1,4 +1,5 @@
-import type { PrismaClient } from "../common/db/database.js";
+import { randomUUID } from "node:crypto";
+import type { Database, PrismaClient } from "../common/db/database.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 import { AttemptStatus as DbStatus, Prisma } from "../generated/prisma/client.js";
 import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
@@ -63,13 +64,64 @@ export interface NewAttempt {
   workflowId?: string | undefined;
 }
 
+/** The attempts table's columns in the shape of Prisma's Attempt (its enum names, not the stored values). */
+const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId", config, payload,
+  status_code AS "statusCode", duration_ms AS "durationMs", retry_attempt AS "retryAttempt",
+  CASE status WHEN 'to retry' THEN 'toRetry' ELSE status::text END AS status,
+  next_retry_after AS "nextRetryAfter", error, replay_of AS "replayOf", workflow_id AS "workflowId",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/**
+ * A first attempt, which has claimed nothing: one INSERT in plain SQL (every delivery
+ * writes one; Prisma's cost per query is several times the round trip, see
+ * core/config-rows.ts). Idempotent on (webhook_id, retry_attempt): a repeated call returns
+ * the stored row.
+ */
+async function insertFirstAttempt(db: Pick<Database, "pool">, a: NewAttempt): Promise<Attempt> {
+  const { rows } = await db.pool.query<Attempt>({
+    name: "attempts-insert-first",
+    text: `WITH inserted AS (
+        INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
+          retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
+        VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
+        ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
+        RETURNING ${ATTEMPT_COLUMNS})
+      SELECT * FROM inserted
+      UNION ALL SELECT ${ATTEMPT_COLUMNS} FROM attempts
+        WHERE webhook_id = $2::uuid AND retry_attempt = 0 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+    values: [
+      randomUUID(),
+      a.webhookId,
+      a.config.id,
+      JSON.stringify(configSnapshot(a.config)),
+      a.payload,
+      a.statusCode,
+      a.durationMs ?? null,
+      a.status,
+      a.nextRetryAfter,
+      a.error,
+      a.replayOf ?? null,
+      a.workflowId ?? null,
+    ],
+  });
+  if (rows[0]) return rows[0];
+  // Another writer of the same row committed after this statement's snapshot was taken.
+  const again = await db.pool.query<Attempt>({
+    name: "attempts-find-first",
+    text: `SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE webhook_id = $1::uuid AND retry_attempt = 0`,
+    values: [a.webhookId],
+  });
+  return again.rows[0]!;
+}
+
 /**
  * Inserts the attempt and, in the same transaction, moves the rows this retry
  * claimed out of `retrying`: they take the new row's status, or `failed` when
  * the new row is `to retry`, so only the newest row stays queued. Idempotent on
  * (webhook_id, retry_attempt): a repeated call returns the stored row.
  */
-export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<Attempt> {
+export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: NewAttempt): Promise<Attempt> {
+  if (a.retryAttempt === 0) return insertFirstAttempt(db, a);
   const claimedStatus = a.status === "to retry" ? DbStatus.failed : TO_DB[a.status];
   const data = {
     webhookId: a.webhookId,
@@ -86,10 +138,7 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
     workflowId: a.workflowId ?? null,
   };
   try {
-    // A first attempt has claimed nothing: one INSERT, no transaction (half the
-    // round trips of every delivery's commonest write).
-    if (a.retryAttempt === 0) return await db.attempt.create({ data });
-    return await db.$transaction(async (tx) => {
+    return await db.prisma.$transaction(async (tx) => {
       const row = await tx.attempt.create({ data });
       await tx.attempt.updateMany({
         where: { webhookId: a.webhookId, status: DbStatus.retrying },
@@ -99,7 +148,7 @@ export async function recordAttempt(db: PrismaClient, a: NewAttempt): Promise<At
     });
   } catch (err) {
     if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-      const existing = await findAttempt(db, a.webhookId, a.retryAttempt);
+      const existing = await findAttempt(db.prisma, a.webhookId, a.retryAttempt);
       if (existing) return existing;
     }
     throw err;

@@ -1,6 +1,8 @@
 import { Context } from "@temporalio/activity";
+import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import { findConfig } from "../core/config-rows.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -28,6 +30,8 @@ import { activeSecrets } from "./secrets.js";
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
+  /** Prisma's pool, for the queries every delivery makes (core/config-rows.ts says why). */
+  pool: pg.Pool;
   logger: Logger;
   sendTimeoutMs: number;
   rateLimit?: RateLimitGate | undefined;
@@ -35,7 +39,14 @@ export interface DeliveryDeps {
 }
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
-export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLimit, egress }: DeliveryDeps) {
+export function createDeliveryActivities({
+  prisma,
+  pool,
+  logger,
+  sendTimeoutMs,
+  rateLimit,
+  egress,
+}: DeliveryDeps) {
   /** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
   const permission = (configId: string, endpoint: string): Promise<number> => {
     if (!rateLimit) {
@@ -67,7 +78,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
      * then send without asking: 0 means permission was taken.
      */
     async rateLimitWait(configId: string): Promise<number> {
-      const config = await prisma.config.findUnique({ where: { id: configId }, select: { endpoint: true } });
+      const config = await findConfig(pool, configId);
       if (!config || !URL.canParse(config.endpoint)) return 0; // the send records why the delivery ends
       return permission(configId, config.endpoint);
     },
@@ -86,7 +97,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
         const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
         if (done) return { attempt: summarize(done) };
       }
-      const config = await prisma.config.findUnique({ where: { id: input.configId } });
+      const config = await findConfig(pool, input.configId);
       if (!config?.active) {
         const reason = config ? "config deactivated" : "config deleted";
         await failPending(prisma, input.webhookId, reason);
@@ -125,19 +136,22 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
               retryAfterMs: result.retryAfterMs,
             })
           : { status: "failed" as const, nextRetryAfter: null };
-      const row = await recordAttempt(prisma, {
-        webhookId: input.webhookId,
-        config,
-        payload: body,
-        statusCode: result.statusCode,
-        ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
-        retryAttempt: input.retryAttempt,
-        status: decision.status,
-        nextRetryAfter: decision.nextRetryAfter,
-        error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
-        replayOf: input.replayOf,
-        workflowId: workflowExecution?.workflowId,
-      });
+      const row = await recordAttempt(
+        { prisma, pool },
+        {
+          webhookId: input.webhookId,
+          config,
+          payload: body,
+          statusCode: result.statusCode,
+          ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
+          retryAttempt: input.retryAttempt,
+          status: decision.status,
+          nextRetryAfter: decision.nextRetryAfter,
+          error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
+          replayOf: input.replayOf,
+          workflowId: workflowExecution?.workflowId,
+        },
+      );
       recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
       logger.info(
         {
@@ -168,7 +182,7 @@ export function createDeliveryActivities({ prisma, logger, sendTimeoutMs, rateLi
       if ((await claimForRetry(prisma, input.webhookId)) === 0)
         return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
       const reason = whyNoFurtherTry({
-        config: await prisma.config.findUnique({ where: { id: input.configId } }),
+        config: await findConfig(pool, input.configId),
         retryAttempt: input.retryAttempt,
         policy: input.policy,
         firstAttemptAt: await firstAttemptAt(prisma, input.webhookId),

@@ -83,6 +83,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     configRoutes({
       prisma: deps.prisma,
+      pool: deps.pool,
       store: configStore(deps.pool),
       listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
       sendTimeoutMs: deps.sendTimeoutMs,

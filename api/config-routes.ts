@@ -1,4 +1,5 @@
 import { Router } from "express";
+import type pg from "pg";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
@@ -62,6 +63,8 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
 
 export interface ConfigRoutesDeps {
   prisma: PrismaClient;
+  /** Prisma's pool: the test delivery's attempt row goes in in plain SQL, as a delivery's does. */
+  pool: pg.Pool;
   /** Hot paths in plain SQL (get, create, replace, filtered list). */
   store: ConfigStore;
   /** The unfiltered, unpaged list. */
@@ -75,6 +78,7 @@ export interface ConfigRoutesDeps {
 
 export function configRoutes({
   prisma,
+  pool,
   store,
   listCache,
   sendTimeoutMs,
@@ -181,7 +185,12 @@ export function configRoutes({
   });
 
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
-    const attempt = await sendTestDelivery(prisma, await load(String(req.params.id)), sendTimeoutMs, egress);
+    const attempt = await sendTestDelivery(
+      { prisma, pool },
+      await load(String(req.params.id)),
+      sendTimeoutMs,
+      egress,
+    );
     res.json({ data: attemptJson(attempt) });
   });
 

@@ -1,17 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
-// The configs API's hot queries (get one, create, replace, filtered list) in
-// plain SQL on Prisma's own pool. Prisma costs ~0.6 ms of CPU per query in
-// this process (query building and result mapping), several times the pg round
-// trip; these four run on almost every call. Named statements are parsed and
-// planned once per connection. Rows come back in the shape of Prisma's Config.
-
-const COLUMNS = `id, name, endpoint, event_types AS "eventTypes", secret,
-  previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
-  active, deactivated_reason AS "deactivatedReason", deactivated_at AS "deactivatedAt",
-  activated_at AS "activatedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+// The configs API's hot queries (get one, create, replace, filtered list) in plain SQL
+// on Prisma's own pool, for the reason core/config-rows.ts gives. Rows come back in the
+// shape of Prisma's Config.
 
 export interface ConfigWrite {
   endpoint: string;
@@ -49,7 +43,7 @@ function listStatement(filter: ConfigFilter): { name: string; text: string; valu
   }
   return {
     name: `configs-list-${filter.id !== undefined ? "i" : ""}${filter.endpoint !== undefined ? "e" : ""}`,
-    text: `SELECT ${COLUMNS} FROM configs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+    text: `SELECT ${CONFIG_COLUMNS} FROM configs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY updated_at DESC, id DESC`,
     values,
   };
@@ -58,12 +52,7 @@ function listStatement(filter: ConfigFilter): { name: string; text: string; valu
 export function configStore(pool: pg.Pool): ConfigStore {
   return {
     async find(id) {
-      const { rows } = await pool.query<Config>({
-        name: "configs-find",
-        text: `SELECT ${COLUMNS} FROM configs WHERE id = $1::uuid`,
-        values: [id],
-      });
-      return rows[0] ?? null;
+      return findConfig(pool, id);
     },
 
     async insert(data) {
@@ -72,7 +61,7 @@ export function configStore(pool: pg.Pool): ConfigStore {
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
         text: `INSERT INTO configs (id, name, endpoint, event_types, secret, active, created_at, updated_at)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, TRUE, $6, $6) RETURNING ${COLUMNS}`,
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, TRUE, $6, $6) RETURNING ${CONFIG_COLUMNS}`,
         values: [randomUUID(), data.name ?? "", data.endpoint, data.eventTypes, data.secret, now],
       });
       return rows[0]!;
@@ -84,7 +73,7 @@ export function configStore(pool: pg.Pool): ConfigStore {
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
             updated_at = $6
-          WHERE id = $1::uuid RETURNING ${COLUMNS}`,
+          WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [id, data.endpoint, data.eventTypes, data.secret, data.name ?? null, new Date()],
       });
       return rows[0] ?? null;

@@ -3,7 +3,7 @@ import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
 import { sendWebhook } from "../activities/http-send.js";
 import { activeSecrets } from "../activities/secrets.js";
-import type { PrismaClient } from "../common/db/database.js";
+import type { Database } from "../common/db/database.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 
@@ -13,7 +13,7 @@ import type { Attempt, Config } from "../generated/prisma/client.js";
  * (success or failed, never retried).
  */
 export async function sendTestDelivery(
-  prisma: PrismaClient,
+  db: Pick<Database, "prisma" | "pool">,
   config: Config,
   timeoutMs: number,
   egress: EgressPolicy,
@@ -38,7 +38,7 @@ export async function sendTestDelivery(
     timeoutMs,
     egress,
   });
-  return recordAttempt(prisma, {
+  return recordAttempt(db, {
     webhookId,
     config,
     payload: body,

@@ -95,6 +95,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
   if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
   const deps = {
     prisma: rt.db.prisma,
+    pool: rt.db.pool,
     logger,
     sendTimeoutMs: options.sendTimeout,
     rateLimit,

@@ -1,0 +1,22 @@
+// A config row read in plain SQL on Prisma's own pool, in the shape of Prisma's Config:
+// the configs API and the delivery activities read one on nearly every call, and Prisma's
+// query building and result mapping cost several times the pg round trip (~0.6 ms of CPU
+// per query). A named statement is parsed and planned once per connection.
+
+import type pg from "pg";
+import type { Config } from "../generated/prisma/client.js";
+
+export const CONFIG_COLUMNS = `id, name, endpoint, event_types AS "eventTypes", secret,
+  previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
+  active, deactivated_reason AS "deactivatedReason", deactivated_at AS "deactivatedAt",
+  activated_at AS "activatedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** The config with this id, or null (also for an id that is not a UUID). */
+export async function findConfig(pool: pg.Pool, id: string): Promise<Config | null> {
+  const { rows } = await pool.query<Config>({
+    name: "configs-find",
+    text: `SELECT ${CONFIG_COLUMNS} FROM configs WHERE id = $1::uuid`,
+    values: [id],
+  });
+  return rows[0] ?? null;
+}

@@ -1,0 +1,89 @@
+// The delivery's hot queries in plain SQL (core/config-rows.ts, attempts-store.ts's first
+// attempt) on a real PostgreSQL: they give back exactly what Prisma gives for the same rows,
+// and a first attempt written twice (a retried or re-run send) keeps the first row.
+
+import { randomUUID } from "node:crypto";
+import { expect } from "chai";
+import { recordAttempt } from "../../activities/attempts-store.js";
+import { type Database, openDatabase } from "../../common/db/database.js";
+import { findConfig } from "../../core/config-rows.js";
+import type { Config } from "../../generated/prisma/client.js";
+import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
+
+describe("delivery rows in plain SQL", function () {
+  this.timeout(60_000);
+  let testDb: TestDatabase;
+  let db: Database;
+  let config: Config;
+
+  before(async () => {
+    testDb = await createTestDatabase();
+    db = await openDatabase({ connString: testDb.url, embeddedDataDir: "", autoMigrate: false });
+    config = await db.prisma.config.create({
+      data: {
+        name: "orders",
+        endpoint: "https://example.test/hook",
+        eventTypes: ["orders.created", "orders.*"],
+        secret: "whsec_current",
+        previousSecret: "whsec_old",
+        previousSecretExpiresAt: new Date(Date.now() + 60_000),
+      },
+    });
+  });
+  after(async () => {
+    await db?.close();
+    await testDb?.drop();
+  });
+
+  it("reads a config as Prisma does, and null for an unknown id", async () => {
+    expect(await findConfig(db.pool, config.id)).to.deep.equal(
+      await db.prisma.config.findUnique({ where: { id: config.id } }),
+    );
+    expect(await findConfig(db.pool, randomUUID())).to.equal(null);
+  });
+
+  for (const status of ["success", "to retry", "failed"] as const) {
+    it(`writes a first attempt (${status}) that reads back as Prisma's row`, async () => {
+      const webhookId = randomUUID();
+      const row = await recordAttempt(db, {
+        webhookId,
+        config,
+        payload: '{"a":1}',
+        statusCode: status === "success" ? 204 : 503,
+        durationMs: 12,
+        retryAttempt: 0,
+        status,
+        nextRetryAfter: status === "to retry" ? new Date(Date.now() + 5_000) : null,
+        error: status === "success" ? null : "HTTP 503",
+        replayOf: status === "failed" ? randomUUID() : undefined,
+        workflowId: `delivery-${webhookId}`,
+      });
+      const stored = await db.prisma.attempt.findUnique({
+        where: { webhookId_retryAttempt: { webhookId, retryAttempt: 0 } },
+      });
+      expect(row).to.deep.equal(stored);
+      // The snapshot leaves the secrets out.
+      expect(stored!.config).to.deep.include({ id: config.id, endpoint: config.endpoint, name: "orders" });
+      expect(JSON.stringify(stored!.config)).not.to.include("whsec_");
+    });
+  }
+
+  it("keeps the first row when the same first attempt is written again", async () => {
+    const webhookId = randomUUID();
+    const attempt = (statusCode: number) =>
+      recordAttempt(db, {
+        webhookId,
+        config,
+        payload: "{}",
+        statusCode,
+        retryAttempt: 0,
+        status: "success",
+        nextRetryAfter: null,
+        error: null,
+      });
+    const first = await attempt(200);
+    const again = await Promise.all([attempt(201), attempt(202)]);
+    for (const row of again) expect(row).to.deep.equal(first);
+    expect(await db.prisma.attempt.count({ where: { webhookId } })).to.equal(1);
+  });
+});
