@@ -64,7 +64,8 @@ async function main(): Promise<void> {
           floorWorkerMs: f.workerMs,
           serverMs: pick(/Temporal/),
           floorServerMs: f.serverMs,
-          postgresMs: pick(/PostgreSQL/),
+          // Exactly: the production server's own label names PostgreSQL too.
+          postgresMs: pick(/^PostgreSQL$/),
         });
       }
     }
