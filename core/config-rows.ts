@@ -1,7 +1,8 @@
-// A config row read in plain SQL on Prisma's own pool, in the shape of Prisma's Config:
-// the configs API and the delivery activities read one on nearly every call, and Prisma's
-// query building and result mapping cost several times the pg round trip (~0.6 ms of CPU
-// per query). A named statement is parsed and planned once per connection.
+// Config rows read in plain SQL on Prisma's own pool, in the shape of Prisma's Config: the
+// configs API, the consumer (once per event) and the delivery activities (once per send)
+// read them on nearly every call, and Prisma's query building and result mapping cost
+// several times the pg round trip (~0.6 ms of CPU per query). A named statement is parsed
+// and planned once per connection.
 
 import type pg from "pg";
 import type { Config } from "../generated/prisma/client.js";
@@ -19,4 +20,14 @@ export async function findConfig(pool: pg.Pool, id: string): Promise<Config | nu
     values: [id],
   });
   return rows[0] ?? null;
+}
+
+/** The active configs subscribed to any of `subscriptions` (event types or their patterns). */
+export async function findActiveConfigs(pool: pg.Pool, subscriptions: string[]): Promise<Config[]> {
+  const { rows } = await pool.query<Config>({
+    name: "configs-active-matching",
+    text: `SELECT ${CONFIG_COLUMNS} FROM configs WHERE active AND event_types && $1::text[]`,
+    values: [subscriptions],
+  });
+  return rows;
 }

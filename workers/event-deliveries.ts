@@ -1,4 +1,5 @@
 import { explainDatabaseTimeout } from "../common/db/timeouts.js";
+import { findActiveConfigs } from "../core/config-rows.js";
 import type { EventMessage } from "../core/event-message.js";
 import { deliveryKey } from "../core/event-message.js";
 import { subscriptionsMatching } from "../core/event-types.js";
@@ -54,11 +55,7 @@ export async function startEventDeliveries(
   };
   let targets: Config[];
   try {
-    targets =
-      configs ??
-      (await rt.db.prisma.config.findMany({
-        where: { active: true, eventTypes: { hasSome: subscriptionsMatching(event.type) } },
-      }));
+    targets = configs ?? (await findActiveConfigs(rt.db.pool, subscriptionsMatching(event.type)));
   } catch (err) {
     return { configs: 0, started: [], failures: [failed(err)] };
   }

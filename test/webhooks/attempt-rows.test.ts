@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
-import { findConfig } from "../../core/config-rows.js";
+import { findActiveConfigs, findConfig } from "../../core/config-rows.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
@@ -40,6 +40,25 @@ describe("delivery rows in plain SQL", function () {
       await db.prisma.config.findUnique({ where: { id: config.id } }),
     );
     expect(await findConfig(db.pool, randomUUID())).to.equal(null);
+  });
+
+  it("finds the active configs subscribed to an event as Prisma's hasSome does", async () => {
+    const make = (eventTypes: string[], active = true) =>
+      db.prisma.config.create({
+        data: { endpoint: "https://example.test/x", eventTypes, secret: "s", active },
+      });
+    await make(["ledger.posted"]);
+    await make(["ledger.*"]);
+    await make(["ledger.posted"], false);
+    await make(["payments.created"]);
+    const byId = (cs: Config[]) => [...cs].sort((a, b) => a.id.localeCompare(b.id));
+    for (const subscriptions of [["ledger.posted", "ledger.*", "*"], ["payments.created"], ["none.such"]]) {
+      const prismas = await db.prisma.config.findMany({
+        where: { active: true, eventTypes: { hasSome: subscriptions } },
+      });
+      expect(byId(await findActiveConfigs(db.pool, subscriptions))).to.deep.equal(byId(prismas));
+    }
+    expect(await findActiveConfigs(db.pool, ["ledger.posted", "ledger.*"])).to.have.length(2);
   });
 
   for (const status of ["success", "to retry", "failed"] as const) {
