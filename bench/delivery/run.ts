@@ -189,16 +189,34 @@ async function main(): Promise<void> {
   const directRate = await direct(EVENTS);
   process.stderr.write("warm-up…\n");
   await burst("warmup");
+  // How many of a phase's starts were eager (the server handed the first task straight to
+  // this process's worker), from the webhooks process's own counters.
+  const startCounts = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    return {
+      starts: read("webhooks_workflows_started_total"),
+      eager: read("webhooks_workflows_started_eagerly_total"),
+    };
+  };
+  const phaseStarts = async <T>(phase: () => Promise<T>) => {
+    const before = await startCounts();
+    const result = await phase();
+    const after = await startCounts();
+    return { result, starts: after.starts - before.starts, eager: after.eager - before.eager };
+  };
   process.stderr.write(`burst of ${EVENTS}…\n`);
   cpu.start();
-  const idle = await burst("burst");
+  const burstStarts = await phaseStarts(() => burst("burst"));
+  const idle = burstStarts.result;
   const cpuPerDelivery = Object.fromEntries(
     Object.entries(cpu.delta()).map(([name, ms]) => [name, ms / EVENTS]),
   );
   const rssIdle = rssMb(api.process.child.pid!);
   const pacedRate = Math.max(10, Math.round(idle.perSecond / 2));
   process.stderr.write(`paced at ${pacedRate}/s…\n`);
-  const pacedRun = await paced("paced", pacedRate, 10);
+  const pacedStarts = await phaseStarts(() => paced("paced", pacedRate, 10));
+  const pacedRun = pacedStarts.result;
 
   // Deliveries parked on retry timers, then the same burst beside them (skipped with pending 0).
   const parkAndBurst = async () => {
@@ -268,7 +286,9 @@ async function main(): Promise<void> {
   const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
   const eagerStarts = counter("webhooks_workflows_started_eagerly_total");
   const starts = counter("webhooks_workflows_started_total");
-  console.log(`started with eager workflow start: ${eagerStarts} of ${starts}`);
+  console.log(
+    `started with eager workflow start: ${eagerStarts} of ${starts} (burst ${burstStarts.eager} of ${burstStarts.starts}, paced ${pacedStarts.eager} of ${pacedStarts.starts})`,
+  );
 
   console.log("\nCPU per delivery during the bursts (from /proc, independent of other load):\n");
   console.log(`| component | CPU ms/delivery | with ${PENDING} pending |`);
@@ -287,7 +307,7 @@ async function main(): Promise<void> {
   );
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, server: SERVER, directRate, idle, cpuPerDelivery, paced: pacedRun, ...parked, rssIdle, starts, eagerStarts, badSignatures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, pending: PENDING, sendMode: SEND_MODE, server: SERVER, directRate, idle, cpuPerDelivery, paced: pacedRun, ...parked, rssIdle, starts, eagerStarts, eagerByPhase: { burst: { starts: burstStarts.starts, eager: burstStarts.eager }, paced: { starts: pacedStarts.starts, eager: pacedStarts.eager } }, badSignatures }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
 
