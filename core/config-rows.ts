@@ -12,7 +12,7 @@ export const CONFIG_COLUMNS = `id, name, endpoint, event_types AS "eventTypes", 
   active, deactivated_reason AS "deactivatedReason", deactivated_at AS "deactivatedAt",
   activated_at AS "activatedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-/** The config with this id, or null (also for an id that is not a UUID). */
+/** The config with this id, or null (`id` must be a UUID: PostgreSQL refuses anything else). */
 export async function findConfig(pool: pg.Pool, id: string): Promise<Config | null> {
   const { rows } = await pool.query<Config>({
     name: "configs-find",
