@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fromRoot } from "../../common/paths.js";
-import { runTool } from "../support/run-tool.js";
+import { runCommand } from "../../test/support/process.js";
 
 const METHOD = "envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -74,7 +74,7 @@ export async function runGhz(binary: string, plan: GhzPlan, message: Uint8Array)
       "json",
       plan.address,
     ];
-    const { code, stdout, stderr } = await runTool(binary, args);
+    const { code, stdout, stderr } = await runCommand({ file: binary, cwd: process.cwd() }, args);
     if (code !== 0 && !stdout.startsWith("{")) throw new Error(`ghz exited with ${code}:\n${stderr}`);
     return parseGhzReport(JSON.parse(stdout) as GhzReport);
   } finally {

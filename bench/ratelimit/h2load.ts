@@ -9,7 +9,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { runTool } from "../support/run-tool.js";
+import { runCommand } from "../../test/support/process.js";
 
 export const SHOULD_RATE_LIMIT_PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -87,7 +87,7 @@ export function parseH2loadLog(text: string): H2loadLog {
 
 /** h2load's run with its output (stdout then stderr) as one text, for messages. */
 async function run(cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  const r = await runTool(cmd, args);
+  const r = await runCommand({ file: cmd, cwd: process.cwd() }, args);
   return { code: r.code, output: r.stdout + r.stderr };
 }
 
