@@ -282,10 +282,7 @@ async function main(): Promise<void> {
     console.log(`serve --worker RSS with ${PENDING} pending: ${parked.rssLoaded.toFixed(0)} MB`);
     console.log(`parking ${PENDING} deliveries on retry timers took ${parked.parkSeconds.toFixed(0)} s`);
   }
-  const metrics = await (await fetch(`${url}/metrics`)).text();
-  const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
-  const eagerStarts = counter("webhooks_workflows_started_eagerly_total");
-  const starts = counter("webhooks_workflows_started_total");
+  const { starts, eager: eagerStarts } = await startCounts();
   console.log(
     `started with eager workflow start: ${eagerStarts} of ${starts} (burst ${burstStarts.eager} of ${burstStarts.starts}, paced ${pacedStarts.eager} of ${pacedStarts.starts})`,
   );
