@@ -74,21 +74,17 @@ const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId",
 /**
  * A first attempt, which has claimed nothing: one INSERT in plain SQL (every delivery
  * writes one; Prisma's cost per query is several times the round trip, see
- * core/config-rows.ts). Idempotent on (webhook_id, retry_attempt): a repeated call returns
- * the stored row.
+ * core/config-rows.ts). Idempotent on (webhook_id, retry_attempt): a repeated call (a
+ * retried or re-run send, rare) inserts nothing and returns the stored row.
  */
-async function insertFirstAttempt(db: Pick<Database, "pool">, a: NewAttempt): Promise<Attempt> {
+async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewAttempt): Promise<Attempt> {
   const { rows } = await db.pool.query<Attempt>({
     name: "attempts-insert-first",
-    text: `WITH inserted AS (
-        INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
-          retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
-        VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
-        ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
-        RETURNING ${ATTEMPT_COLUMNS})
-      SELECT * FROM inserted
-      UNION ALL SELECT ${ATTEMPT_COLUMNS} FROM attempts
-        WHERE webhook_id = $2::uuid AND retry_attempt = 0 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+    text: `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
+        retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
+      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
+      ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
+      RETURNING ${ATTEMPT_COLUMNS}`,
     values: [
       randomUUID(),
       a.webhookId,
@@ -104,14 +100,7 @@ async function insertFirstAttempt(db: Pick<Database, "pool">, a: NewAttempt): Pr
       a.workflowId ?? null,
     ],
   });
-  if (rows[0]) return rows[0];
-  // Another writer of the same row committed after this statement's snapshot was taken.
-  const again = await db.pool.query<Attempt>({
-    name: "attempts-find-first",
-    text: `SELECT ${ATTEMPT_COLUMNS} FROM attempts WHERE webhook_id = $1::uuid AND retry_attempt = 0`,
-    values: [a.webhookId],
-  });
-  return again.rows[0]!;
+  return rows[0] ?? (await findAttempt(db.prisma, a.webhookId, 0))!;
 }
 
 /**
