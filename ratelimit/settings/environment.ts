@@ -480,12 +480,14 @@ function objCache(r: Reader, used: boolean): ObjCacheSettings {
  */
 function processes(r: Reader, backendType: BackendType): number {
   const found = r.raw("RATELIMIT_PROCESSES");
-  const auto = found === undefined || found[1].trim().toLowerCase() === "auto";
-  if (auto && backendType === "memory" && found === undefined) return 1;
-  const n = auto ? usableCores() : r.int(1, 1, 64, "RATELIMIT_PROCESSES");
-  if (n > 1 && backendType === "memory")
+  if (found === undefined && backendType === "memory") return 1;
+  const n =
+    found === undefined || found[1].trim().toLowerCase() === "auto"
+      ? usableCores()
+      : r.int(1, 1, 64, "RATELIMIT_PROCESSES");
+  if (found && n > 1 && backendType === "memory")
     r.problems.push(
-      `RATELIMIT_PROCESSES=${found![1]}: BACKEND_TYPE=memory keeps the counters in each process, so every process would count its own share of a limit; use redis or objcache, or one process`,
+      `RATELIMIT_PROCESSES=${found[1]}: BACKEND_TYPE=memory keeps the counters in each process, so every process would count its own share of a limit; use redis or objcache, or one process`,
     );
   return n;
 }

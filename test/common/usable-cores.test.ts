@@ -13,6 +13,8 @@ describe("usableCores", () => {
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+  /** usableCores with this tree's cgroup files and /proc/self/cgroup at `self`. */
+  const cores = (cpus: number, self = "self") => usableCores(root, path.join(root, self), cpus);
   const write = (file: string, text: string) => {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), text);
@@ -24,18 +26,18 @@ describe("usableCores", () => {
     write("cpu.max", "max 100000\n");
     write("kubepods/pod1/cpu.max", "250000 100000\n");
     write("kubepods/pod1/c1/cpu.max", "150000 100000\n");
-    expect(usableCores(root, path.join(root, "self"), 16)).to.equal(2);
+    expect(cores(16)).to.equal(2);
     write("kubepods/pod1/c1/cpu.max", "max 100000\n");
-    expect(usableCores(root, path.join(root, "self"), 16)).to.equal(3);
+    expect(cores(16)).to.equal(3);
   });
 
   it("cgroup v2 without a quota, and a quota above the CPU count: the CPU count", () => {
     write("cgroup.controllers", "cpu");
     write("self", "0::/\n");
     write("cpu.max", "max 100000\n");
-    expect(usableCores(root, path.join(root, "self"), 4)).to.equal(4);
+    expect(cores(4)).to.equal(4);
     write("cpu.max", "800000 100000\n");
-    expect(usableCores(root, path.join(root, "self"), 4)).to.equal(4);
+    expect(cores(4)).to.equal(4);
   });
 
   it("cgroup v1 (and the hybrid layout): the cpu controller's CFS quota, at its path or the mount's root", () => {
@@ -43,16 +45,16 @@ describe("usableCores", () => {
     write("cpu/cpu.cfs_quota_us", "50000\n");
     write("cpu/cpu.cfs_period_us", "100000\n");
     // A container sees its own cgroup at the mount's root: the listed path is absent.
-    expect(usableCores(root, path.join(root, "self"), 8)).to.equal(1);
+    expect(cores(8)).to.equal(1);
     write("cpu/docker/abc/cpu.cfs_quota_us", "300000\n");
     write("cpu/docker/abc/cpu.cfs_period_us", "100000\n");
-    expect(usableCores(root, path.join(root, "self"), 8)).to.equal(3);
+    expect(cores(8)).to.equal(3);
     write("cpu/docker/abc/cpu.cfs_quota_us", "-1\n");
-    expect(usableCores(root, path.join(root, "self"), 8)).to.equal(8);
+    expect(cores(8)).to.equal(8);
   });
 
   it("no cgroup information at all: the CPU count, never below 1", () => {
-    expect(usableCores(root, path.join(root, "missing"), 6)).to.equal(6);
-    expect(usableCores(root, path.join(root, "missing"), 0)).to.equal(1);
+    expect(cores(6, "missing")).to.equal(6);
+    expect(cores(0, "missing")).to.equal(1);
   });
 });
