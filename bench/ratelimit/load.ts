@@ -8,7 +8,7 @@
 //
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
 //     [--connections 4] [--rate 5000] [--paced-connections 2] [--redis 127.0.0.1:6379] [--only name,name]
-//     [--generator node|h2load|ghz] [--reference on|off]
+//     [--generator node|h2load|ghz] [--reference on|off] [--floor on|off]
 // The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
 // or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
 // The service runs its default process count (one per usable core) except in 1proc-*.
@@ -20,6 +20,10 @@
 // reference in the same repetition (interleaved), and the table gives ours/reference
 // ratios: throughput (vsRef), service CPU per request (cpuVsRef), p99 (p99VsRef) and peak
 // RSS per serving process (rssPerProcVsRef).
+// Every closed-loop run is also given as a ratio to the grpc-js floor of its request shape
+// (vsFloor): one grpc-js process that answers a constant, run as floor-<n>desc in the same
+// repetition (grpc-floor-server.ts; --floor off skips it). It shows what is left to gain
+// inside this service: the floor is the most a process of grpc-js on node:http2 can do here.
 // Statistics are pushed (the default) every second to a UDP sink in this process;
 // stats-off-* turns them off and stats-pull-* serves them to a scrape every second.
 
@@ -43,6 +47,7 @@ import { freePort } from "../../test/support/ports.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
 import { cpuSeconds, maxPeakRssMb, processFamily, rssMb } from "../support/proc.js";
 import { ghzBinary, runGhz } from "./ghz.js";
+import { GrpcFloorService } from "./grpc-floor.js";
 import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
 
 interface Options {
@@ -57,6 +62,7 @@ interface Options {
   only: string[];
   generator: "node" | "h2load" | "ghz";
   reference: "on" | "off";
+  floor: "on" | "off";
   /** The built ghz, with --generator ghz. */
   ghz?: string;
 }
@@ -73,6 +79,7 @@ function parseOptions(argv: string[]): Options {
     only: [],
     generator: "node",
     reference: "on",
+    floor: "on",
   };
   if (argv.includes("--help") || argv.includes("-h")) {
     // The usage is this file's opening comment.
@@ -91,9 +98,9 @@ function parseOptions(argv: string[]): Options {
       if (value !== "node" && value !== "h2load" && value !== "ghz")
         throw new Error("--generator is node, h2load or ghz");
       o.generator = value;
-    } else if (name === "reference") {
-      if (value !== "on" && value !== "off") throw new Error("--reference is on or off");
-      o.reference = value;
+    } else if (name === "reference" || name === "floor") {
+      if (value !== "on" && value !== "off") throw new Error(`--${flag} is on or off`);
+      o[name] = value;
     } else if (name in o) (o as unknown as Record<string, number>)[name] = Number(value);
     else throw new Error(`unknown option --${flag}`);
   }
@@ -124,6 +131,8 @@ interface Scenario {
   env?: Record<string, string>;
   /** Run by the Go reference (the twin of the scenario named without `ref-`). */
   reference?: boolean;
+  /** Run by the grpc-js floor (grpc-floor-server.ts) instead of the service. */
+  floor?: boolean;
 }
 
 interface RunResult {
@@ -590,6 +599,8 @@ async function main(): Promise<void> {
     OTEL_BSP_MAX_QUEUE_SIZE: "100000",
   };
   const all: Scenario[] = [
+    { name: "floor-1desc", backend: "memory", descriptors: 1, floor: true },
+    { name: "floor-5desc", backend: "memory", descriptors: 5, floor: true },
     { name: "redis-1desc", backend: "redis", descriptors: 1 },
     { name: "redis-5desc", backend: "redis", descriptors: 5 },
     { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
@@ -652,6 +663,12 @@ async function main(): Promise<void> {
     },
   ];
   let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+  // The grpc-js floor of every request shape that a chosen closed-loop scenario runs, first.
+  if (o.floor === "on") {
+    const shapes = new Set(scenarios.filter((s) => s.rate === undefined).map((s) => s.descriptors));
+    const floors = all.filter((s) => s.floor && shapes.has(s.descriptors) && !scenarios.includes(s));
+    scenarios = [...floors, ...scenarios];
+  }
   // The reference's twin of each plain Redis scenario, run right after it in every repetition.
   const refBinary = o.reference === "on" ? referenceBinary() : undefined;
   if (o.reference === "on" && !refBinary)
@@ -660,7 +677,7 @@ async function main(): Promise<void> {
     const twinOf = (s: Scenario): Scenario | undefined => {
       const env = s.env ?? {};
       const plain = Object.keys(env).every((k) => k === "KVSTORE_PIPELINE_WINDOW");
-      if (s.backend !== "redis" || s.needs || !plain) return undefined;
+      if (s.backend !== "redis" || s.needs || s.floor || !plain) return undefined;
       return { ...s, name: `ref-${s.name}`, reference: true };
     };
     scenarios = scenarios.flatMap((s) => {
@@ -709,7 +726,9 @@ async function main(): Promise<void> {
       for (const s of scenarios) {
         const svc: Serving = s.reference
           ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
-          : new Service(base, s.backend, o.redis, s.env);
+          : s.floor
+            ? new GrpcFloorService()
+            : new Service(base, s.backend, o.redis, s.env);
         try {
           await svc.ready();
           const r = await drive(svc, s, o);
@@ -764,9 +783,17 @@ async function main(): Promise<void> {
     const ref = x.scenario.startsWith("ref-")
       ? undefined
       : summary.find((r) => r.scenario === `ref-${x.scenario.replace(/^1proc-/, "")}`);
+    // The one grpc-js process of the same request shape, for closed-loop rows.
+    const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
+    const closed = scenarios.find((s) => s.name === x.scenario)?.rate === undefined;
+    const floor =
+      closed && !x.scenario.startsWith("floor-")
+        ? summary.find((r) => r.scenario === `floor-${shape}desc`)
+        : undefined;
     return {
       ...x,
       vsRedis1: ratio(x.requestsPerSecond, baseline?.requestsPerSecond),
+      vsFloor: ratio(x.decisionsPerSecond, floor?.decisionsPerSecond),
       vsRef: ratio(x.decisionsPerSecond, ref?.decisionsPerSecond),
       cpuVsRef: ratio(x.serviceCpuUsPerRequest, ref?.serviceCpuUsPerRequest),
       p99VsRef: ratio(x.p99Ms, ref?.p99Ms),
