@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-/** Cores allowed by the CPU quota of the cgroup at `dir` and its ancestors (Infinity: none). */
+/** Cores allowed by the CPU quotas of the cgroup at `cgroupPath` under `root` and of its ancestors (Infinity: none). */
 function cgroupV2Quota(root: string, cgroupPath: string): number {
   let quota = Number.POSITIVE_INFINITY;
   for (let dir = path.join(root, cgroupPath); dir.startsWith(root); dir = path.dirname(dir)) {
