@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Prometheus metrics of a webhooks process, served at /metrics. */
 export const registry = new Registry();
@@ -31,6 +31,30 @@ export const workflowsStartedEagerly = new Counter({
   name: "webhooks_workflows_started_eagerly_total",
   help: "Of the started delivery workflows, those whose first workflow task the server handed straight to this process's worker (eager start)",
   registers: [registry],
+});
+
+/** The delivery worker's workflow-task slots, read at each scrape; unset where this process runs none. */
+let workflowTaskSlots: { held: number; waitingStarts: number } | undefined;
+export function observeWorkflowTaskSlots(slots: typeof workflowTaskSlots): void {
+  workflowTaskSlots = slots;
+}
+
+new Gauge({
+  name: "webhooks_workflow_task_slots_held",
+  help: "Workflow-task slots of this process's delivery worker held by polls and running tasks (of --max-concurrent-workflow-tasks)",
+  registers: [registry],
+  collect() {
+    this.set(workflowTaskSlots?.held ?? 0);
+  },
+});
+
+new Gauge({
+  name: "webhooks_starts_waiting_for_slot",
+  help: "Delivery starts waiting for a free workflow-task slot so that they start eagerly (at most 10 s each)",
+  registers: [registry],
+  collect() {
+    this.set(workflowTaskSlots?.waitingStarts ?? 0);
+  },
 });
 
 export const messagesConsumed = new Counter({

@@ -9,6 +9,12 @@ import { EgressPolicy } from "./egress-policy.js";
 import type { WebhooksOptions } from "./options.js";
 import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
 
+/** What a start needs of the workflow worker's slots (workers/workflow-task-slots.ts). */
+export interface StartSlots {
+  whenFree(maxWaitMs: number): Promise<void>;
+  started(): void;
+}
+
 /** What every webhooks process holds: logs, shutdown steps, the database and a Temporal client. */
 export interface ProcessContext {
   options: WebhooksOptions;
@@ -25,6 +31,11 @@ export interface ProcessContext {
    * started through it ask for eager start (the SDK requires that shared connection).
    */
   eagerStarter?: Client;
+  /**
+   * Set with eagerStarter: the worker's workflow-task slots as starts see them. A start
+   * waits (at most the given time) for a free slot, and says when it came back.
+   */
+  startSlots?: StartSlots;
   /** --tracing: the span setup every client and worker of this process uses. */
   tracing?: DeliveryTracing | undefined;
 }

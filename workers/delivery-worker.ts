@@ -15,6 +15,7 @@ import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
+import { observeWorkflowTaskSlots } from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { startAutoDeactivation } from "./auto-deactivation.js";
@@ -22,6 +23,7 @@ import { ensureMaintenanceSchedules, restoreMaintenanceSchedules } from "./maint
 import { startReconciler } from "./reconciliation.js";
 import { startDelivery } from "./start-delivery.js";
 import { maintenanceQueue, sendQueue } from "./task-queues.js";
+import { WorkflowTaskSlots } from "./workflow-task-slots.js";
 
 export interface RunningWorker {
   /** Resolves when every worker stopped; rejects when one crashed. */
@@ -36,6 +38,15 @@ export interface RunningWorker {
  */
 const autoscalingPollers = (slots: number) =>
   ({ type: "autoscaling", minimum: 2, initial: 10, maximum: Math.max(10, Math.floor(slots / 2)) }) as const;
+
+/**
+ * Workflow-task polls per queue. The SDK runs the poller behaviour twice (the sticky and
+ * the normal queue), and each of the two poll loops holds one slot more than its polls
+ * while it waits to poll again: with this many, polls hold at most about half the slots,
+ * and the other half is left to running tasks and to the eager first tasks of starts
+ * (workflow-task-slots.ts).
+ */
+const workflowPollsPerQueue = (slots: number) => Math.max(1, Math.floor(slots / 4) - 1);
 
 /** How often the reconciling process checks that Temporal still has the retention schedule. */
 const SCHEDULE_CHECK_MS = 60_000;
@@ -102,6 +113,8 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     egress: rt.egress,
   };
   const polls = new Set(options.taskQueues);
+  const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
+  const pollsPerQueue = workflowPollsPerQueue(options.maxConcurrentWorkflowTasks);
   const workers = await Promise.all([
     ...(polls.has("workflows")
       ? [
@@ -113,10 +126,20 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
             // land on; this queue never gets (remote) activity tasks.
             activities: createDeliveryActivities(deps),
             enableNonLocalActivities: false,
-            maxConcurrentLocalActivityExecutions: options.maxConcurrentSends,
-            maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTasks,
+            tuner: {
+              workflowTaskSlotSupplier: workflowSlots,
+              localActivityTaskSlotSupplier: { type: "fixed-size", numSlots: options.maxConcurrentSends },
+              // This worker runs no other kinds of task.
+              activityTaskSlotSupplier: { type: "fixed-size", numSlots: 1 },
+              nexusTaskSlotSupplier: { type: "fixed-size", numSlots: 1 },
+            },
             ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-            workflowTaskPollerBehavior: autoscalingPollers(options.maxConcurrentWorkflowTasks),
+            workflowTaskPollerBehavior: {
+              type: "autoscaling",
+              minimum: Math.min(2, pollsPerQueue),
+              initial: pollsPerQueue,
+              maximum: pollsPerQueue,
+            },
           }),
         ]
       : []),
@@ -163,11 +186,17 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
       namespace: options.temporal.namespace,
       ...(rt.tracing ? { interceptors: { workflow: [rt.tracing.clientInterceptor] } } : {}),
     });
+    // With no more slots than the polls can hold (two loops, each one slot beyond its
+    // polls), a start could wait for nothing.
+    if (options.maxConcurrentWorkflowTasks > 2 * (pollsPerQueue + 1)) rt.startSlots = workflowSlots;
   }
+  if (polls.has("workflows")) observeWorkflowTaskSlots(workflowSlots);
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
     .finally(() => {
       rt.eagerStarter = undefined;
+      rt.startSlots = undefined;
+      observeWorkflowTaskSlots(undefined);
       return connection.close();
     });
   done.catch((err) => {

@@ -20,6 +20,15 @@ import {
 } from "../workflows/search-attributes.js";
 import { sendQueue } from "./task-queues.js";
 
+/**
+ * How long a start waits for a free workflow-task slot of this process's worker before it
+ * goes ahead without one. In a burst, starts wait their turn (a consumer holds at most 64
+ * messages, and keeps NATS from redelivering them meanwhile); a worker whose slots stay
+ * busy (slow local sends) delays a start by at most this, after which it queues in the
+ * server as it would without the wait.
+ */
+const START_SLOT_WAIT_MS = 10_000;
+
 export const deliveryWorkflowId = (configId: string, key: string) => `delivery:${configId}:${key}`;
 
 /** The policy every new delivery carries, from the worker's flags. */
@@ -52,6 +61,8 @@ export async function startDelivery(
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
   const eager = rt.eagerStarter;
+  const slots = eager ? rt.startSlots : undefined;
+  if (slots) await slots.whenFree(START_SLOT_WAIT_MS);
   try {
     const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
       taskQueue: rt.options.taskQueue,
@@ -88,5 +99,7 @@ export async function startDelivery(
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       return { webhookId, started: false, eager: false };
     throw err;
+  } finally {
+    slots?.started();
   }
 }

@@ -44,6 +44,21 @@ describe("eager workflow start of deliveries", function () {
     };
   }
 
+  /**
+   * Publishes `n` events at once for a new config on `env` and waits until every one was
+   * delivered with one attempt; the workflow ids of the deliveries.
+   */
+  async function deliverBurst(env: DeliveryEnv, n: number): Promise<string[]> {
+    const { config, requests, event: make } = await setup(env);
+    const events = Array.from({ length: n }, () => make());
+    await Promise.all(events.map((e) => env.publish(e)));
+    for (const e of events) {
+      expect(await env.result(config.id, e.idempotency_key)).to.include({ status: "success", attempts: 1 });
+    }
+    expect(requests()).to.have.length(n);
+    return events.map((e) => env.workflowId(config.id, e.idempotency_key));
+  }
+
   describe("consumer and workflow worker in one process (the default)", () => {
     const env = new DeliveryEnv();
     before(() => env.start());
@@ -60,6 +75,33 @@ describe("eager workflow start of deliveries", function () {
       expect(await metric(env, "webhooks_workflows_started_eagerly_total")).to.be.at.least(1);
     });
     // A redelivered event starts nothing: delivery.test.ts runs that case with eager start on (the default).
+  });
+
+  describe("a burst larger than the worker's workflow-task slots", () => {
+    const env = new DeliveryEnv();
+    before(() => env.start(["--max-concurrent-workflow-tasks", "6"]));
+    after(() => env.stop());
+
+    it("starts every delivery eagerly: starts wait for a free slot instead of queueing in the server", async () => {
+      const workflowIds = await deliverBurst(env, 60);
+      const eager = await Promise.all(workflowIds.map((id) => startedEagerly(env, id)));
+      expect(eager.filter((x) => !x)).to.have.length(0);
+      // What an operator sees: idle polls hold slots, and no start waits once the burst is in.
+      expect(await metric(env, "webhooks_workflow_task_slots_held")).to.be.within(1, 6);
+      expect(await metric(env, "webhooks_starts_waiting_for_slot")).to.equal(0);
+    });
+  });
+
+  describe("with no more workflow-task slots than the polls can hold", () => {
+    const env = new DeliveryEnv();
+    before(() => env.start(["--max-concurrent-workflow-tasks", "2"]));
+    after(() => env.stop());
+
+    it("starts without waiting for a slot (one could wait the full 10 s for nothing)", async () => {
+      const published = Date.now();
+      await deliverBurst(env, 10);
+      expect(Date.now() - published).to.be.below(10_000);
+    });
   });
 
   describe("with --no-eager-start", () => {
