@@ -2,7 +2,7 @@ import { Context } from "@temporalio/activity";
 import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
-import { findConfig } from "../core/config-rows.js";
+import { findConfig, findConfigBeforeSend } from "../core/config-rows.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -93,11 +93,15 @@ export function createDeliveryActivities({
       // Only a retried execution can find its row already written; a local activity
       // re-run by another worker after a crash starts again at attempt 1, so it looks too.
       const { attempt, isLocal, workflowExecution } = Context.current().info;
-      if (attempt > 1 || isLocal) {
+      const { config, attemptWritten } = await findConfigBeforeSend(
+        pool,
+        input.configId,
+        attempt > 1 || isLocal ? { webhookId: input.webhookId, retryAttempt: input.retryAttempt } : undefined,
+      );
+      if (attemptWritten) {
         const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
         if (done) return { attempt: summarize(done) };
       }
-      const config = await findConfig(pool, input.configId);
       if (!config?.active) {
         const reason = config ? "config deactivated" : "config deleted";
         await failPending(prisma, input.webhookId, reason);

@@ -7,10 +7,27 @@
 import type pg from "pg";
 import type { Config } from "../generated/prisma/client.js";
 
-export const CONFIG_COLUMNS = `id, name, endpoint, event_types AS "eventTypes", secret,
-  previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
-  active, deactivated_reason AS "deactivatedReason", deactivated_at AS "deactivatedAt",
-  activated_at AS "activatedAt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** Config columns under Prisma's field names, of the table or of its alias `table`. */
+const configColumns = (table = "") =>
+  [
+    ["id", "id"],
+    ["name", "name"],
+    ["endpoint", "endpoint"],
+    ["event_types", "eventTypes"],
+    ["secret", "secret"],
+    ["previous_secret", "previousSecret"],
+    ["previous_secret_expires_at", "previousSecretExpiresAt"],
+    ["active", "active"],
+    ["deactivated_reason", "deactivatedReason"],
+    ["deactivated_at", "deactivatedAt"],
+    ["activated_at", "activatedAt"],
+    ["created_at", "createdAt"],
+    ["updated_at", "updatedAt"],
+  ]
+    .map(([column, field]) => `${table ? `${table}.` : ""}${column} AS "${field}"`)
+    .join(", ");
+
+export const CONFIG_COLUMNS = configColumns();
 
 /** The config with this id, or null (`id` must be a UUID: PostgreSQL refuses anything else). */
 export async function findConfig(pool: pg.Pool, id: string): Promise<Config | null> {
@@ -30,4 +47,37 @@ export async function findActiveConfigs(pool: pg.Pool, subscriptions: string[]):
     values: [subscriptions],
   });
   return rows;
+}
+
+/** A send's attempt row, looked for with its config (a re-run send must not POST again). */
+export interface AttemptKey {
+  webhookId: string;
+  retryAttempt: number;
+}
+
+export interface ConfigBeforeSend {
+  config: Config | null;
+  /** With `attempt`: whether its row is already written. */
+  attemptWritten: boolean;
+}
+
+/**
+ * What a send reads before it POSTs: its config and, when asked, whether its attempt row
+ * is already written (a retried or re-run send), in one statement instead of two.
+ */
+export async function findConfigBeforeSend(
+  pool: pg.Pool,
+  configId: string,
+  attempt?: AttemptKey,
+): Promise<ConfigBeforeSend> {
+  const { rows } = await pool.query<Config & { attemptId: string | null }>({
+    name: "configs-before-send",
+    text: `SELECT ${configColumns("c")}, a.id AS "attemptId"
+      FROM (SELECT $1::uuid AS config_id, $2::uuid AS webhook_id, $3::int AS retry_attempt) r
+      LEFT JOIN configs c ON c.id = r.config_id
+      LEFT JOIN attempts a ON a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt`,
+    values: [configId, attempt?.webhookId ?? null, attempt?.retryAttempt ?? null],
+  });
+  const { attemptId, ...config } = rows[0]!;
+  return { config: config.id === null ? null : config, attemptWritten: attemptId !== null };
 }

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
-import { findActiveConfigs, findConfig } from "../../core/config-rows.js";
+import { findActiveConfigs, findConfig, findConfigBeforeSend } from "../../core/config-rows.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
@@ -59,6 +59,47 @@ describe("delivery rows in plain SQL", function () {
       expect(byId(await findActiveConfigs(db.pool, subscriptions))).to.deep.equal(byId(prismas));
     }
     expect(await findActiveConfigs(db.pool, ["ledger.posted", "ledger.*"])).to.have.length(2);
+  });
+
+  it("reads a send's config and whether its attempt row is written, in one statement", async () => {
+    const prismas = await db.prisma.config.findUnique({ where: { id: config.id } });
+    const webhookId = randomUUID();
+    const key = { webhookId, retryAttempt: 0 };
+    expect(await findConfigBeforeSend(db.pool, config.id)).to.deep.equal({
+      config: prismas,
+      attemptWritten: false,
+    });
+    expect(await findConfigBeforeSend(db.pool, config.id, key)).to.deep.equal({
+      config: prismas,
+      attemptWritten: false,
+    });
+    await recordAttempt(db, {
+      webhookId,
+      config,
+      payload: "{}",
+      statusCode: 200,
+      retryAttempt: 0,
+      status: "success",
+      nextRetryAfter: null,
+      error: null,
+    });
+    expect(await findConfigBeforeSend(db.pool, config.id, key)).to.deep.equal({
+      config: prismas,
+      attemptWritten: true,
+    });
+    // Another attempt of the same delivery is not written yet.
+    expect(
+      (await findConfigBeforeSend(db.pool, config.id, { webhookId, retryAttempt: 1 })).attemptWritten,
+    ).to.equal(false);
+    // A config deleted since: no config, and the written row is still found.
+    expect(await findConfigBeforeSend(db.pool, randomUUID(), key)).to.deep.equal({
+      config: null,
+      attemptWritten: true,
+    });
+    expect(await findConfigBeforeSend(db.pool, randomUUID())).to.deep.equal({
+      config: null,
+      attemptWritten: false,
+    });
   });
 
   for (const status of ["success", "to retry", "failed"] as const) {
