@@ -221,7 +221,10 @@ export class NatsConsumer implements BrokerConsumer {
    * Fetches only as many messages as there are free handler slots: a message
    * waiting in a client-side buffer would run out its ack wait (the backoff's
    * first step) and be counted as delivered again without being handled. Each
-   * topic has its share of the process's concurrency.
+   * topic has its share of the process's concurrency. With the slots nearly all
+   * busy (a burst), it waits until a quarter of them are free and fetches those
+   * together: a fetch per freed slot cost a pull request, a subscription and its
+   * end for every message.
    */
   private async pump(
     consumer: Consumer,
@@ -231,9 +234,10 @@ export class NatsConsumer implements BrokerConsumer {
   ): Promise<void> {
     const { concurrency, topics, logger } = this.opts;
     const slots = Math.max(1, Math.floor(concurrency / topics.length));
+    const refill = Math.max(1, Math.floor(slots / 4));
     const mine = new Set<Promise<void>>();
     while (!this.stopping) {
-      while (mine.size >= slots) await Promise.race(mine);
+      while (mine.size > slots - refill) await Promise.race(mine);
       if (this.stopping) break;
       try {
         const batch = await consumer.fetch({ max_messages: slots - mine.size, expires: 5000 });
