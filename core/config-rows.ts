@@ -61,6 +61,12 @@ export interface ConfigBeforeSend {
   attemptWritten: boolean;
 }
 
+/** Built once: every send runs it. */
+const BEFORE_SEND = `SELECT ${configColumns("c")}, a.id AS "attemptId"
+  FROM (SELECT $1::uuid AS config_id, $2::uuid AS webhook_id, $3::int AS retry_attempt) r
+  LEFT JOIN configs c ON c.id = r.config_id
+  LEFT JOIN attempts a ON a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt`;
+
 /**
  * What a send reads before it POSTs: its config and, when asked, whether its attempt row
  * is already written (a retried or re-run send), in one statement instead of two.
@@ -72,10 +78,7 @@ export async function findConfigBeforeSend(
 ): Promise<ConfigBeforeSend> {
   const { rows } = await pool.query<Config & { attemptId: string | null }>({
     name: "configs-before-send",
-    text: `SELECT ${configColumns("c")}, a.id AS "attemptId"
-      FROM (SELECT $1::uuid AS config_id, $2::uuid AS webhook_id, $3::int AS retry_attempt) r
-      LEFT JOIN configs c ON c.id = r.config_id
-      LEFT JOIN attempts a ON a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt`,
+    text: BEFORE_SEND,
     values: [configId, attempt?.webhookId ?? null, attempt?.retryAttempt ?? null],
   });
   const { attemptId, ...config } = rows[0]!;
