@@ -95,6 +95,9 @@ async function main(): Promise<void> {
   };
 
   const topic = `bench-${Date.now()}`;
+  // Deleted at the end: JetStream reserves each stream's max bytes (1 GiB) of its storage,
+  // so streams left by earlier runs would at last refuse new ones.
+  const stream = `BENCH_${Date.now()}`;
   const api = await startWebhooks({
     worker: true,
     // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the worker
@@ -103,7 +106,7 @@ async function main(): Promise<void> {
       "--broker-topics",
       topic,
       "--nats-stream",
-      `BENCH_${Date.now()}`,
+      stream,
       "--audit-topic",
       "",
       "--min-backoff-delay",
@@ -308,9 +311,10 @@ async function main(): Promise<void> {
   );
   console.log(`wrote ${out}`);
 
-  await nc.close();
   receiver.close();
   await api.stop();
+  await (await nc.jetstreamManager()).streams.delete(stream);
+  await nc.close();
   await stopTestTemporal();
 }
 

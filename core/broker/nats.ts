@@ -106,22 +106,35 @@ export async function ensureStream(
   if (missing.length === 0 && found !== name) return found!;
   const existing = await jsm.streams.info(name).catch(() => undefined);
   const wanted = streamLimits(limits);
-  if (!existing) {
-    await jsm.streams.add({
-      name,
-      subjects: missing,
-      retention: RetentionPolicy.Limits,
-      description: MANAGED,
-      ...wanted,
-    });
-  } else if (missing.length > 0 || !hasLimits(existing.config, wanted)) {
-    await jsm.streams.update(name, {
-      subjects: [...new Set([...existing.config.subjects, ...missing])],
-      description: MANAGED,
-      ...wanted,
-    });
+  try {
+    if (!existing) {
+      await jsm.streams.add({
+        name,
+        subjects: missing,
+        retention: RetentionPolicy.Limits,
+        description: MANAGED,
+        ...wanted,
+      });
+    } else if (missing.length > 0 || !hasLimits(existing.config, wanted)) {
+      await jsm.streams.update(name, {
+        subjects: [...new Set([...existing.config.subjects, ...missing])],
+        description: MANAGED,
+        ...wanted,
+      });
+    }
+  } catch (err) {
+    throw streamRefused(name, existing ? "update" : "create", err as Error);
   }
   return name;
+}
+
+/** JetStream's refusal, with the stream it was about and, for storage, what to change. */
+function streamRefused(name: string, verb: string, err: Error): Error {
+  // JetStream sets aside each stream's max bytes when it is created, used or not.
+  const hint = /insufficient storage/i.test(err.message)
+    ? " (the server sets aside each stream's max bytes of its JetStream storage: lower --nats-stream-max-bytes, or delete streams nobody uses)"
+    : "";
+  return new Error(`cannot ${verb} NATS stream ${name}: ${err.message}${hint}`, { cause: err });
 }
 
 const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>): boolean =>

@@ -140,6 +140,35 @@ describe("operational bounds: stream limits, database timeouts, shutdown drain",
     });
   });
 
+  describe("JetStream storage", () => {
+    it("stops at startup naming the stream and the flag when JetStream cannot set aside the stream's max bytes", async () => {
+      const suffix = randomBytes(4).toString("hex").toUpperCase();
+      const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+      const jsm = await nc.jetstreamManager();
+      let failure = "";
+      try {
+        // More than any test machine's disk: JetStream refuses to reserve it.
+        const api = await startWebhooks({
+          worker: true,
+          args: [
+            ...["--broker-topics", `too-big-${suffix}`, "--nats-stream", `TEST_TOO_BIG_${suffix}`],
+            ...["--nats-stream-max-bytes", "1000TiB", "--audit-topic", ""],
+          ],
+        }).catch((err: Error) => {
+          failure = err.message;
+          return undefined;
+        });
+        await api?.stop();
+        expect(failure).to.match(/process exited with 1/);
+        expect(failure).to.include(`cannot create NATS stream TEST_TOO_BIG_${suffix}: insufficient storage`);
+        expect(failure).to.include("lower --nats-stream-max-bytes");
+        expect(await jsm.streams.info(`TEST_TOO_BIG_${suffix}`).catch(() => undefined)).to.equal(undefined);
+      } finally {
+        await nc.close();
+      }
+    });
+  });
+
   describe("--storage-sqldb-statement-timeout", () => {
     const env = new DeliveryEnv();
     before(async () => {
