@@ -36,6 +36,8 @@ export interface DeliveryDeps {
   sendTimeoutMs: number;
   rateLimit?: RateLimitGate | undefined;
   egress: EgressPolicy;
+  /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
+  onPost?: (workflowId: string) => void;
 }
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
@@ -46,6 +48,7 @@ export function createDeliveryActivities({
   sendTimeoutMs,
   rateLimit,
   egress,
+  onPost,
 }: DeliveryDeps) {
   /** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
   const permission = (configId: string, endpoint: string): Promise<number> => {
@@ -60,6 +63,8 @@ export function createDeliveryActivities({
     // Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them alive.
     const ctx = Context.current();
     const heartbeat = setInterval(() => ctx.info.isLocal || ctx.heartbeat(), 5000);
+    const workflowId = ctx.info.workflowExecution?.workflowId;
+    if (workflowId) onPost?.(workflowId);
     return sendWebhook({
       endpoint: config.endpoint,
       webhookId: input.webhookId,

@@ -360,6 +360,14 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        "--max-deliveries-in-flight <n>",
+        "deliveries started here with a send under way, per process; further starts wait (with eager start)",
+      )
+        .default(32)
+        .argParser(positiveIntArg),
+    )
+    .addOption(
+      new Option(
         "--audit-topic <topic>",
         'broker topic every API call (and automatic deactivation) is published to ("" disables)',
       ).default("audit"),
@@ -453,6 +461,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     consume: o.consume !== false,
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
+    maxDeliveriesInFlight: opt("maxDeliveriesInFlight"),
     sendMode: opt("sendMode"),
     eagerStart: o.eagerStart !== false,
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),

@@ -57,6 +57,30 @@ new Gauge({
   },
 });
 
+/** Deliveries of this process with a send in flight (workers/deliveries-in-flight.ts); unset where it runs no workflow worker. */
+let deliveriesInFlight: { size: number; waiting: number } | undefined;
+export function observeDeliveriesInFlight(count: typeof deliveriesInFlight): void {
+  deliveriesInFlight = count;
+}
+
+new Gauge({
+  name: "webhooks_deliveries_in_flight",
+  help: "Deliveries of this process's workflow worker with a send under way (new starts wait at --max-deliveries-in-flight)",
+  registers: [registry],
+  collect() {
+    this.set(deliveriesInFlight?.size ?? 0);
+  },
+});
+
+new Gauge({
+  name: "webhooks_starts_waiting_for_deliveries",
+  help: "Delivery starts waiting for a delivery of this process to finish its send (at most 10 s each)",
+  registers: [registry],
+  collect() {
+    this.set(deliveriesInFlight?.waiting ?? 0);
+  },
+});
+
 export const messagesConsumed = new Counter({
   name: "webhooks_messages_consumed_total",
   help: "Broker messages settled, by topic and result (delivered = every start done, dead_lettered = some went to the dead-letter store, rejected = unparsable)",

@@ -80,6 +80,11 @@ export interface WebhooksOptions {
   maxConcurrentSends: number;
   maxConcurrentWorkflowTasks: number;
   /**
+   * Deliveries started here with a send in flight, at most (workers/deliveries-in-flight.ts):
+   * further starts wait for one to finish. Applies where starts are eager.
+   */
+  maxDeliveriesInFlight: number;
+  /**
    * Where new deliveries send: `queue`, as activities on `<task-queue>-sends` (scaled
    * apart), or `local`, as local activities of the workflow worker (fewer Temporal
    * round trips per delivery, no separate send capacity).

@@ -15,6 +15,12 @@ export interface StartSlots {
   started(): void;
 }
 
+/** What a start needs of the count of deliveries with a send in flight (workers/deliveries-in-flight.ts). */
+export interface StartPacing {
+  reserve(workflowId: string, maxWaitMs: number): Promise<boolean>;
+  remove(workflowId: string): void;
+}
+
 /** What every webhooks process holds: logs, shutdown steps, the database and a Temporal client. */
 export interface ProcessContext {
   options: WebhooksOptions;
@@ -36,6 +42,11 @@ export interface ProcessContext {
    * waits (at most the given time) for a free slot, and says when it came back.
    */
   startSlots?: StartSlots;
+  /**
+   * Set with eagerStarter: deliveries of this process with a send in flight. A start waits
+   * (at most the given time) until fewer than --max-deliveries-in-flight are.
+   */
+  inFlight?: StartPacing;
   /** --tracing: the span setup every client and worker of this process uses. */
   tracing?: DeliveryTracing | undefined;
 }

@@ -3,6 +3,7 @@ import { Client } from "@temporalio/client";
 import {
   bundleWorkflowCode,
   DefaultLogger,
+  type InjectedSinks,
   type LogLevel,
   NativeConnection,
   Runtime,
@@ -15,10 +16,12 @@ import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
-import { observeWorkflowTaskSlots } from "../core/metrics.js";
+import { observeDeliveriesInFlight, observeWorkflowTaskSlots } from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
+import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { startAutoDeactivation } from "./auto-deactivation.js";
+import { DeliveriesInFlight } from "./deliveries-in-flight.js";
 import { ensureMaintenanceSchedules, restoreMaintenanceSchedules } from "./maintenance-schedules.js";
 import { startReconciler } from "./reconciliation.js";
 import { startDelivery } from "./start-delivery.js";
@@ -104,7 +107,9 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     ? createRateLimitGate(options.ratelimitAddr, options.ratelimitDomain, logger)
     : undefined;
   if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
+  const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
   const deps = {
+    onPost: (workflowId: string) => inFlight.posting(workflowId),
     prisma: rt.db.prisma,
     pool: rt.db.pool,
     logger,
@@ -114,6 +119,12 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
   };
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
+  const sinks: InjectedSinks<DeliverySinks> = {
+    deliveries: {
+      sendStarted: { fn: (info) => inFlight.add(info.workflowId) },
+      sendFinished: { fn: (info) => inFlight.remove(info.workflowId) },
+    },
+  };
   const pollsPerQueue = workflowPollsPerQueue(options.maxConcurrentWorkflowTasks);
   const workers = await Promise.all([
     ...(polls.has("workflows")
@@ -122,6 +133,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
             ...base,
             taskQueue: options.taskQueue,
             workflowBundle,
+            sinks,
             // For deliveries started with --send-mode local, whichever process they
             // land on; this queue never gets (remote) activity tasks.
             activities: createDeliveryActivities(deps),
@@ -189,14 +201,20 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     // With no more slots than the polls can hold (two loops, each one slot beyond its
     // polls), a start could wait for nothing.
     if (options.maxConcurrentWorkflowTasks > 2 * (pollsPerQueue + 1)) rt.startSlots = workflowSlots;
+    rt.inFlight = inFlight;
   }
-  if (polls.has("workflows")) observeWorkflowTaskSlots(workflowSlots);
+  if (polls.has("workflows")) {
+    observeWorkflowTaskSlots(workflowSlots);
+    observeDeliveriesInFlight(inFlight);
+  }
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
     .finally(() => {
       rt.eagerStarter = undefined;
       rt.startSlots = undefined;
+      rt.inFlight = undefined;
       observeWorkflowTaskSlots(undefined);
+      observeDeliveriesInFlight(undefined);
       return connection.close();
     });
   done.catch((err) => {

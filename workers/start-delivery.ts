@@ -21,8 +21,8 @@ import {
 import { sendQueue } from "./task-queues.js";
 
 /**
- * How long a start waits for a free workflow-task slot of this process's worker before it
- * goes ahead without one. In a burst, starts wait their turn (a consumer holds at most 64
+ * How long a start waits for a place among this process's deliveries in flight, and then
+ * for a free workflow-task slot of its worker, before it goes ahead without. In a burst, starts wait their turn (a consumer holds at most 64
  * messages, and keeps NATS from redelivering them meanwhile); a worker whose slots stay
  * busy (slow local sends) delays a start by at most this, after which it queues in the
  * server as it would without the wait.
@@ -62,7 +62,12 @@ export async function startDelivery(
   const host = endpointHost(config);
   const eager = rt.eagerStarter;
   const slots = eager ? rt.startSlots : undefined;
+  const inFlight = eager ? rt.inFlight : undefined;
+  // First a place among the deliveries in flight, then a slot for the first task: a start
+  // let through by its slot should not then hold that slot while it waits for a place.
+  if (inFlight) await inFlight.reserve(workflowId, START_SLOT_WAIT_MS);
   if (slots) await slots.whenFree(START_SLOT_WAIT_MS);
+  let counted = inFlight !== undefined;
   try {
     const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
       taskQueue: rt.options.taskQueue,
@@ -94,12 +99,16 @@ export async function startDelivery(
         { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
       ],
     });
+    // Its workflow runs here only when started eagerly; elsewhere its sends count there.
+    counted &&= handle.eagerlyStarted;
     return { webhookId, started: true, eager: handle.eagerlyStarted };
   } catch (err) {
+    counted = false;
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       return { webhookId, started: false, eager: false };
     throw err;
   } finally {
     slots?.started();
+    if (!counted) inFlight?.remove(workflowId);
   }
 }

@@ -8,6 +8,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  proxySinks,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -21,6 +22,7 @@ import type {
   DeliveryResult,
   SendOutcome,
 } from "../activities/delivery-types.js";
+import type { DeliverySinks } from "./delivery-sinks.js";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "./search-attributes.js";
 
 /** The attempts of this delivery so far, oldest first (for the Web UI and `temporal workflow query`). */
@@ -45,6 +47,8 @@ export const PATCHES = {
 
 /** Past this many events a run hands over to a new one, whatever the server suggests. */
 const MAX_HISTORY_EVENTS = 10_000;
+
+const { deliveries } = proxySinks<DeliverySinks>();
 
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
@@ -110,8 +114,17 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
 
   // A send is never cut off by cancellation: its attempt row is written before
   // the workflow reacts, so cleanup always sees the final state of the table.
-  const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> =>
-    CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
+  // The sinks tell this process's start pacing a send is in flight (workers/deliveries-in-flight.ts).
+  const send = async (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
+    deliveries.sendStarted();
+    try {
+      return await CancellationScope.nonCancellable(() =>
+        sendAttempt({ ...input, rateLimited, retryAttempt }),
+      );
+    } finally {
+      deliveries.sendFinished();
+    }
+  };
 
   const deliver = async (): Promise<DeliveryResult> => {
     const start = input.resume?.retryAttempt ?? 0;

@@ -1,6 +1,7 @@
 import type { SlotReserveContext, WorkflowSlotInfo } from "@temporalio/worker";
 import { expect } from "chai";
 import { WorkflowTaskSlots } from "../../workers/workflow-task-slots.js";
+import { settled } from "../support/settled.js";
 
 // The slot accounting the SDK drives (reserve, mark used, release) and the starts see.
 // The end-to-end effect, a burst started eagerly, is in eager-start.test.ts.
@@ -8,17 +9,6 @@ import { WorkflowTaskSlots } from "../../workers/workflow-task-slots.js";
 const ctx = {} as SlotReserveContext;
 const info: WorkflowSlotInfo = { type: "workflow", workflowType: "deliverWebhook", isSticky: false };
 const never = () => new AbortController().signal;
-
-/** Whether `p` has settled once pending callbacks ran. */
-async function settled(p: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  const mark = () => {
-    done = true;
-  };
-  void p.then(mark, mark);
-  await new Promise((r) => setImmediate(r));
-  return done;
-}
 
 /** A start that came back with its eager task: the task holds the slot until `release`. */
 function eagerTask(slots: WorkflowTaskSlots) {

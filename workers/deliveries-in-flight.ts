@@ -1,0 +1,122 @@
+// Deliveries of this process with a send in flight, counted so that new deliveries wait
+// for one to finish (--max-deliveries-in-flight). A delivery counts from its eager start
+// (its workflow then runs here) until its send's outcome reaches the workflow; a retry
+// that wakes from its timer counts again for its send. The workflow reports both ends
+// through sinks (workflows/delivery.ts). Without the bound a burst starts workflows far
+// faster than their sends finish: hundreds of send tasks pile up in the server's matching,
+// which stores them as backlog and dispatches them one by one instead of handing each to
+// a waiting poll (measured on the production server in bench/delivery; README "Delivery
+// throughput").
+//
+// What the bound is for is the sends waiting in Temporal, not a receiver taking its time:
+// once a send's POST has been out for a second here, it stops counting, so a slow receiver
+// does not hold back the deliveries of every other config. (Sends run by other processes,
+// --task-queues sends, are not seen leaving: they count until their outcome is back.)
+// A workflow that leaves this process mid-send (evicted from the cache, its next task run
+// by another process) never reports its end here, so every entry also expires once a
+// send's activity would have timed out.
+
+/** Past this a send's activity has timed out (its startToClose is 2 minutes). */
+export const IN_FLIGHT_EXPIRY_MS = 150_000;
+/** A POST out this long is in its receiver's hands: it stops counting. */
+export const SLOW_POST_MS = 1_000;
+
+export class DeliveriesInFlight {
+  /** Workflow id → when its entry stops counting. */
+  private readonly entries = new Map<string, number>();
+  private readonly waiters: (() => void)[] = [];
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly max: number,
+    private readonly expiryMs = IN_FLIGHT_EXPIRY_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Deliveries counted now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Starts waiting for a delivery to finish its send. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /**
+   * Counts the delivery `workflowId` about to start, once fewer than `max` are in flight or
+   * after `maxWaitMs` (then it goes ahead anyway). Resolves true when it had to wait.
+   */
+  reserve(workflowId: string, maxWaitMs: number): Promise<boolean> {
+    // Behind starts already waiting, a newcomer waits its turn.
+    if (this.waiters.length === 0 && this.hasRoom()) {
+      this.add(workflowId);
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        this.add(workflowId);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+        this.add(workflowId);
+        resolve(true);
+      }, maxWaitMs);
+      this.waiters.push(grant);
+      this.scheduleSweep();
+    });
+  }
+
+  /** A send of `workflowId` is under way (or its delivery was just started here). */
+  add(workflowId: string): void {
+    // Already counted (its start, or its POST already out): the entry stands as it is.
+    if (!this.entries.has(workflowId)) this.entries.set(workflowId, this.now() + this.expiryMs);
+  }
+
+  /** `workflowId`'s POST left this process: after SLOW_POST_MS more it no longer counts. */
+  posting(workflowId: string): void {
+    if (!this.entries.has(workflowId)) return;
+    this.entries.set(workflowId, this.now() + SLOW_POST_MS);
+    this.scheduleSweep();
+  }
+
+  /** `workflowId`'s send is over, or its start did not bring its workflow here. */
+  remove(workflowId: string): void {
+    if (this.entries.delete(workflowId)) this.wakeOne();
+  }
+
+  private hasRoom(): boolean {
+    if (this.entries.size < this.max) return true;
+    const now = this.now();
+    for (const [id, expires] of this.entries) if (expires <= now) this.entries.delete(id);
+    return this.entries.size < this.max;
+  }
+
+  /** A freed place goes to the longest-waiting start, which takes it at once. */
+  private wakeOne(): void {
+    if (this.entries.size < this.max) this.waiters.shift()?.();
+  }
+
+  /** While starts wait, frees their places as entries stop counting, not only as sends end. */
+  private scheduleSweep(): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    if (this.waiters.length === 0) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const expires of this.entries.values()) next = Math.min(next, expires);
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.sweepTimer = setTimeout(
+      () => {
+        this.sweepTimer = undefined;
+        this.hasRoom();
+        while (this.waiters.length > 0 && this.entries.size < this.max) this.waiters.shift()!();
+        this.scheduleSweep();
+      },
+      Math.max(0, next - this.now()) + 1,
+    );
+    this.sweepTimer.unref();
+  }
+}
