@@ -24,6 +24,8 @@
 // (vsFloor): one grpc-js process that answers a constant, run as floor-<n>desc in the same
 // repetition (grpc-floor-server.ts; --floor off skips it). It shows what is left to gain
 // inside this service: the floor is the most a process of grpc-js on node:http2 can do here.
+// With an open loop, floor-1desc-at-<rate>rps runs that process at the same rate: its p99 and
+// RSS are what grpc-js alone costs at that rate (p99VsRef against the reference's open loop).
 // Statistics are pushed (the default) every second to a UDP sink in this process;
 // stats-off-* turns them off and stats-pull-* serves them to a scrape every second.
 
@@ -601,6 +603,8 @@ async function main(): Promise<void> {
   const all: Scenario[] = [
     { name: "floor-1desc", backend: "memory", descriptors: 1, floor: true },
     { name: "floor-5desc", backend: "memory", descriptors: 5, floor: true },
+    // The same floor at the open loop's rate: the p99 and memory of grpc-js doing nothing at that rate.
+    { name: `floor-1desc-at-${o.rate}rps`, backend: "memory", descriptors: 1, floor: true, rate: o.rate },
     { name: "redis-1desc", backend: "redis", descriptors: 1 },
     { name: "redis-5desc", backend: "redis", descriptors: 5 },
     { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
@@ -663,10 +667,17 @@ async function main(): Promise<void> {
     },
   ];
   let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
-  // The grpc-js floor of every request shape that a chosen closed-loop scenario runs, first.
+  // The grpc-js floor of every request shape that a chosen closed-loop scenario runs, and of
+  // the open loop when one runs, first.
   if (o.floor === "on") {
     const shapes = new Set(scenarios.filter((s) => s.rate === undefined).map((s) => s.descriptors));
-    const floors = all.filter((s) => s.floor && shapes.has(s.descriptors) && !scenarios.includes(s));
+    const open = scenarios.some((s) => s.rate !== undefined);
+    const floors = all.filter(
+      (s) =>
+        s.floor &&
+        !scenarios.includes(s) &&
+        (s.rate === undefined ? shapes.has(s.descriptors) : open && s.descriptors === 1),
+    );
     scenarios = [...floors, ...scenarios];
   }
   // The reference's twin of each plain Redis scenario, run right after it in every repetition.
@@ -779,10 +790,9 @@ async function main(): Promise<void> {
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (1proc-* compares with the same shape's reference).
-    const ref = x.scenario.startsWith("ref-")
-      ? undefined
-      : summary.find((r) => r.scenario === `ref-${x.scenario.replace(/^1proc-/, "")}`);
+    // The reference twin of this shape (1proc-* and floor-* compare with the same shape's reference).
+    const twin = x.scenario.replace(/^1proc-/, "").replace(/^floor-/, "redis-");
+    const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The one grpc-js process of the same request shape, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
     const closed = scenarios.find((s) => s.name === x.scenario)?.rate === undefined;
