@@ -26,6 +26,8 @@ export class DeliveriesInFlight {
   private readonly entries = new Map<string, number>();
   private readonly waiters: (() => void)[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** When sweepTimer fires: never after the earliest expiry while starts wait. */
+  private sweepDue = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly max: number,
@@ -66,7 +68,7 @@ export class DeliveriesInFlight {
         resolve(true);
       }, maxWaitMs);
       this.waiters.push(grant);
-      this.scheduleSweep();
+      if (!this.sweepTimer) this.sweepAt(this.earliestExpiry());
     });
   }
 
@@ -79,8 +81,9 @@ export class DeliveriesInFlight {
   /** `workflowId`'s POST left this process: after SLOW_POST_MS more it no longer counts. */
   posting(workflowId: string): void {
     if (!this.entries.has(workflowId)) return;
-    this.entries.set(workflowId, this.now() + SLOW_POST_MS);
-    this.scheduleSweep();
+    const expires = this.now() + SLOW_POST_MS;
+    this.entries.set(workflowId, expires);
+    this.sweepAt(expires);
   }
 
   /** `workflowId`'s send is over, or its start did not bring its workflow here. */
@@ -101,22 +104,26 @@ export class DeliveriesInFlight {
   }
 
   /** While starts wait, frees their places as entries stop counting, not only as sends end. */
-  private scheduleSweep(): void {
+  private sweepAt(due: number): void {
+    if (this.waiters.length === 0 || due === Number.POSITIVE_INFINITY) return;
+    if (this.sweepTimer && this.sweepDue <= due) return;
     clearTimeout(this.sweepTimer);
-    this.sweepTimer = undefined;
-    if (this.waiters.length === 0) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const expires of this.entries.values()) next = Math.min(next, expires);
-    if (next === Number.POSITIVE_INFINITY) return;
-    this.sweepTimer = setTimeout(
-      () => {
-        this.sweepTimer = undefined;
-        this.hasRoom();
-        while (this.waiters.length > 0 && this.entries.size < this.max) this.waiters.shift()!();
-        this.scheduleSweep();
-      },
-      Math.max(0, next - this.now()) + 1,
-    );
+    this.sweepDue = due;
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, due - this.now()) + 1);
     this.sweepTimer.unref();
+  }
+
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    this.sweepDue = Number.POSITIVE_INFINITY;
+    this.hasRoom();
+    while (this.waiters.length > 0 && this.entries.size < this.max) this.waiters.shift()!();
+    this.sweepAt(this.earliestExpiry());
+  }
+
+  private earliestExpiry(): number {
+    let next = Number.POSITIVE_INFINITY;
+    for (const expires of this.entries.values()) if (expires < next) next = expires;
+    return next;
   }
 }
