@@ -22,10 +22,11 @@ import { sendQueue } from "./task-queues.js";
 
 /**
  * How long a start waits for a place among this process's deliveries in flight, and then
- * for a free workflow-task slot of its worker, before it goes ahead without. In a burst, starts wait their turn (a consumer holds at most 64
- * messages, and keeps NATS from redelivering them meanwhile); a worker whose slots stay
- * busy (slow local sends) delays a start by at most this, after which it queues in the
- * server as it would without the wait.
+ * for a free workflow-task slot of its worker, before it goes ahead without. In a burst,
+ * starts wait their turn (a consumer holds at most 64 messages, and keeps NATS from
+ * redelivering them meanwhile); a worker whose slots stay busy (slow local sends) delays a
+ * start by at most this for each, after which it queues in the server as it would without
+ * the wait.
  */
 const START_SLOT_WAIT_MS = 10_000;
 
