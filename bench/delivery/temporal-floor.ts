@@ -94,8 +94,9 @@ async function main(): Promise<void> {
   }
 
   console.log(`\nTemporal floor: ${N} no-op workflows per variant, ${CONCURRENCY} at a time\n`);
+  const serverLabel = process.env.TEST_TEMPORAL === "server" ? "Temporal server" : "dev server";
   console.log(
-    "| variant | workflows/s | dev server CPU ms/wf | worker+client CPU ms/wf | 2-core ceiling/s |",
+    `| variant | workflows/s | ${serverLabel} CPU ms/wf | worker+client CPU ms/wf | 2-core ceiling/s |`,
   );
   console.log("|---|---:|---:|---:|---:|");
   for (const r of rows) {
