@@ -8,17 +8,18 @@
 // a waiting poll (measured on the production server in bench/delivery; README "Delivery
 // throughput").
 //
-// What the bound is for is the sends waiting in Temporal, not a receiver taking its time:
-// once a send's POST has been out for a second here, it stops counting, so a slow receiver
-// does not hold back the deliveries of every other config. (Sends run by other processes,
-// --task-queues sends, are not seen leaving: they count until their outcome is back.)
-// A workflow that leaves this process mid-send (evicted from the cache, its next task run
-// by another process) never reports its end here, so every entry also expires once a
-// send's activity would have timed out.
+// What the bound is for is the sends waiting in Temporal, not a receiver taking its time.
+// So a send stops counting once its POST has been out for a second, when it runs here, and
+// in any case 5 s after it started: its POST may run in another process (any process polls
+// the sends queue), which this one does not see. A slow receiver then does not hold back
+// the deliveries of every other config for longer than that. Bounded, a send's time in
+// flight is about 32 / the delivery rate (2 s at 16/s here), well under the 5 s. The same
+// expiry forgets a workflow that left this process mid-send (evicted from the cache, its
+// next task run by another process), which never reports its end here.
 
-/** Past this a send's activity has timed out (its startToClose is 2 minutes). */
-export const IN_FLIGHT_EXPIRY_MS = 150_000;
-/** A POST out this long is in its receiver's hands: it stops counting. */
+/** A send that started this long ago stops counting, wherever its POST runs. */
+export const IN_FLIGHT_EXPIRY_MS = 5_000;
+/** A POST out this long (seen here) is in its receiver's hands: it stops counting. */
 export const SLOW_POST_MS = 1_000;
 
 export class DeliveriesInFlight {
@@ -80,8 +81,9 @@ export class DeliveriesInFlight {
 
   /** `workflowId`'s POST left this process: after SLOW_POST_MS more it no longer counts. */
   posting(workflowId: string): void {
-    if (!this.entries.has(workflowId)) return;
-    const expires = this.now() + SLOW_POST_MS;
+    const counted = this.entries.get(workflowId);
+    if (counted === undefined) return;
+    const expires = Math.min(counted, this.now() + SLOW_POST_MS);
     this.entries.set(workflowId, expires);
     this.sweepAt(expires);
   }

@@ -1,6 +1,8 @@
 import { expect } from "chai";
 import { DeliveriesInFlight } from "../../workers/deliveries-in-flight.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { freePort } from "../support/ports.js";
+import { ServiceProcess } from "../support/process.js";
 import { Receiver } from "../support/receiver.js";
 import { settled } from "../support/settled.js";
 
@@ -80,13 +82,17 @@ describe("deliveries in flight: the count", () => {
     expect(inFlight.waiting).to.equal(0);
   });
 
-  it("forgets a delivery whose send would have timed out (its workflow left this process mid-send)", async () => {
+  it("stops counting a send 5 s after it started, wherever its POST runs (or if its workflow left)", async () => {
     let now = 1_000;
-    const inFlight = new DeliveriesInFlight(1, 150_000, () => now);
-    await inFlight.reserve("lost", 60_000);
+    const inFlight = new DeliveriesInFlight(1, 5_000, () => now);
+    await inFlight.reserve("elsewhere", 60_000);
+    // Its send starting (the sink) keeps the start's expiry: it counts 5 s from the start.
+    now += 2_000;
+    inFlight.add("elsewhere");
+    now += 2_999;
     expect(await inFlight.reserve("early", 10)).to.equal(true);
     inFlight.remove("early");
-    now += 150_001;
+    now += 2;
     expect(await inFlight.reserve("next", 60_000)).to.equal(false);
     expect(inFlight.size).to.equal(1);
   });
@@ -100,20 +106,24 @@ describe("deliveries in flight: --max-deliveries-in-flight end to end", function
   const most = new Map<string, number>();
   /** How long the receiver holds an `ok` request before answering 200. */
   const HOLD_MS = 150;
-  /** How long it holds a request to a `-slow` path, and how many it holds now. */
+  /** How long it holds a request to a `-slow` path (`-slower`: SLOWER_MS), and how many it holds now. */
   const SLOW_MS = 6_000;
+  const SLOWER_MS = 12_000;
   let slowOpen = 0;
 
   before(async () => {
     receiver = await new Receiver().start();
     receiver.respond = (req, res) => {
       if (req.path.endsWith("-failing")) return void res.writeHead(500).end("no");
-      if (req.path.endsWith("-slow")) {
+      if (req.path.endsWith("-slow") || req.path.endsWith("-slower")) {
         slowOpen++;
-        return void setTimeout(() => {
-          slowOpen--;
-          res.writeHead(200).end("ok");
-        }, SLOW_MS);
+        return void setTimeout(
+          () => {
+            slowOpen--;
+            res.writeHead(200).end("ok");
+          },
+          req.path.endsWith("-slow") ? SLOW_MS : SLOWER_MS,
+        );
       }
       const n = (open.get(req.path) ?? 0) + 1;
       open.set(req.path, n);
@@ -194,22 +204,56 @@ describe("deliveries in flight: --max-deliveries-in-flight end to end", function
     after(() => env.stop());
 
     it("do not hold back other configs' deliveries while they answer", async () => {
-      const type = `slow_${Math.random().toString(36).slice(2)}`;
-      await env.createConfig({
-        endpoint: receiver.url.replace("/hook", `/hook-${type}-slow`),
-        eventTypes: [`ledger.${type}`],
-      });
-      for (let i = 0; i < 3; i++) await env.publish(env.event({ type }));
-      const started = Date.now();
-      while (slowOpen < 3) {
-        if (Date.now() - started > 20_000) throw new Error("the slow receiver did not get 3 requests");
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await holdThree(env, "slow");
       // Counted until their receiver answers, the three would hold every place for 6 s.
       const published = Date.now();
       await burst(env, 6);
       expect(Date.now() - published).to.be.below(4_000);
       expect(slowOpen).to.equal(3);
+    });
+  });
+
+  /** Publishes 3 events to a receiver path that holds them; resolves once it holds all 3. */
+  async function holdThree(env: DeliveryEnv, suffix: string): Promise<void> {
+    const type = `slow_${Math.random().toString(36).slice(2)}`;
+    await env.createConfig({
+      endpoint: receiver.url.replace("/hook", `/hook-${type}-${suffix}`),
+      eventTypes: [`ledger.${type}`],
+    });
+    const before = slowOpen;
+    for (let i = 0; i < 3; i++) await env.publish(env.event({ type }));
+    const started = Date.now();
+    while (slowOpen < before + 3) {
+      if (Date.now() - started > 20_000) throw new Error("the slow receiver did not get 3 requests");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  describe("slow receivers whose sends run in another process, --max-deliveries-in-flight 3", () => {
+    const env = new DeliveryEnv();
+    let sends: ServiceProcess;
+    before(async () => {
+      await env.start(["--task-queues", "workflows,maintenance", "--max-deliveries-in-flight", "3"]);
+      const port = await freePort();
+      sends = new ServiceProcess("webhooks", [
+        ...["worker", "--listen", `127.0.0.1:${port}`, "--no-consume", "--task-queues", "sends"],
+        ...["--storage-sqldb-conn-string", env.api.db.url, "--temporal-address", env.api.temporalAddress],
+        ...["--task-queue", env.api.taskQueue],
+      ]);
+      await sends.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
+    });
+    after(async () => {
+      await sends?.stop();
+      await env.stop();
+    });
+
+    it("hold back other configs' deliveries for 5 s at most (this process never sees those POSTs)", async () => {
+      await holdThree(env, "slower");
+      const published = Date.now();
+      await burst(env, 6);
+      // Counted until their receiver answers, the three would hold every place for 12 s.
+      expect(Date.now() - published).to.be.below(9_000);
+      expect(slowOpen).to.be.at.least(3);
     });
   });
 
