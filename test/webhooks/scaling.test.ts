@@ -6,6 +6,7 @@ import pg from "pg";
 import { freePort } from "../support/ports.js";
 import { ServiceProcess } from "../support/process.js";
 import { Receiver } from "../support/receiver.js";
+import { waitForWorkflow } from "../support/temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 /**
@@ -86,10 +87,7 @@ describe("scaling by task queue and surviving a killed worker", function () {
     await sendB.waitForOutput('"msg":"webhook attempt"', 60_000);
     sendA.child.kill("SIGKILL");
 
-    for (const key of keys) {
-      const result = await temporal.workflow.getHandle(`delivery:${configId}:${key}`).result();
-      expect(result.status, key).to.equal("success");
-    }
+    for (const key of keys) expect((await resultOf(configId, key)).status, key).to.equal("success");
     expect(flow.output).to.not.include('"msg":"webhook attempt"');
 
     await expectDeliveredOnce(configId, keys);
@@ -109,12 +107,19 @@ describe("scaling by task queue and surviving a killed worker", function () {
     await flowA.waitForOutput('"msg":"webhook attempt"', 60_000);
     await flowB.waitForOutput('"msg":"webhook attempt"', 60_000);
     flowB.child.kill("SIGKILL");
-    for (const key of keys) {
-      const result = await temporal.workflow.getHandle(`delivery:${configId}:${key}`).result();
-      expect(result.status, key).to.equal("success");
-    }
+    for (const key of keys) expect((await resultOf(configId, key)).status, key).to.equal("success");
     await expectDeliveredOnce(configId, keys);
   });
+
+  /**
+   * The result of one delivery. Its workflow may not exist yet: the consumer starts at most
+   * --max-deliveries-in-flight deliveries with a send under way, and the rest after them.
+   */
+  async function resultOf(configId: string, key: string) {
+    const handle = temporal.workflow.getHandle(`delivery:${configId}:${key}`);
+    await waitForWorkflow(handle, 60_000);
+    return handle.result();
+  }
 
   /** One config and `n` events for it; resolves once they are published. */
   async function publishDeliveries(eventType: string, n: number) {
