@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates proto/gen/ (committed) from the .proto sources in proto/: the ts-proto output
 # and proto/gen/ratelimit-service.binpb, the descriptor set the rate limit service's gRPC
-# server reflection answers from. Only needed after editing a .proto file (or updating
-# grpc-health-check); the normal setup never runs it.
+# server reflection answers from. Only needed after editing a .proto file; the normal
+# setup never runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,9 +27,9 @@ fi
 
 rm -rf proto/gen
 mkdir -p proto/gen
-# Our .proto sources: envoy/, ratelimit/ (the xDS configuration) and google/rpc/ (the
-# WKTs under google/protobuf come from protoc's include directory).
-mapfile -t SOURCES < <(cd proto && find envoy ratelimit google -name '*.proto' | sort)
+# Our .proto sources: envoy/, ratelimit/ (the xDS configuration), grpc/health/ and
+# google/rpc/ (the WKTs under google/protobuf come from protoc's include directory).
+mapfile -t SOURCES < <(cd proto && find envoy ratelimit grpc google -name '*.proto' | sort)
 echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#SOURCES[@]} files" >&2
 (cd proto && protoc \
   --plugin=protoc-gen-ts_proto=../node_modules/.bin/protoc-gen-ts_proto \
@@ -39,21 +39,13 @@ echo "gen-proto: protoc $(protoc --version | cut -d' ' -f2) + ts-proto over ${#S
   "${SOURCES[@]}")
 echo "gen-proto: wrote $(find proto/gen -name '*.ts' | wc -l) files under proto/gen" >&2
 
-# The rate limit service's gRPC server reflection (ratelimit/server/grpc-server.ts) serves these
+# The rate limit service's gRPC server reflection (ratelimit/server/reflection.ts) serves these
 # descriptors: the rate limit service and the health service, each with everything it
 # imports, as protoc compiles them. Descriptors rebuilt from a parsed .proto at run time
 # (proto-loader/protobufjs) lack the imports and use shortened type names, which grpcurl,
-# ghz and other clients of reflection cannot resolve. health.proto is grpc-health-check's
-# copy (the one its HealthImplementation serves), under its canonical name
-# grpc/health/v1/health.proto.
-HEALTH_PROTO="node_modules/grpc-health-check/proto/health/v1/health.proto"
-[ -f "$HEALTH_PROTO" ] || { echo "gen-proto: $HEALTH_PROTO not found (run npm install)" >&2; exit 1; }
-HEALTH_INCLUDE="$(mktemp -d)"
-trap 'rm -rf "$HEALTH_INCLUDE"' EXIT
-mkdir -p "$HEALTH_INCLUDE/grpc/health/v1"
-cp "$HEALTH_PROTO" "$HEALTH_INCLUDE/grpc/health/v1/health.proto"
+# ghz and other clients of reflection cannot resolve.
 (cd proto && protoc \
-  -I . -I "$WKT_INCLUDE" -I "$HEALTH_INCLUDE" \
+  -I . -I "$WKT_INCLUDE" \
   --include_imports --include_source_info \
   --descriptor_set_out=gen/ratelimit-service.binpb \
   envoy/service/ratelimit/v3/rls.proto grpc/health/v1/health.proto)

@@ -4,14 +4,8 @@
 // in plain text or TLS (GRPC_SERVER_USE_TLS; mutual with GRPC_CLIENT_TLS_CACERT).
 // Errors are answered with status UNKNOWN and the error text, as the reference does.
 
-import { readFileSync } from "node:fs";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
-import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation } from "grpc-health-check";
 import type { Logger } from "../../common/logger.js";
-import { fromRoot } from "../../common/paths.js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
@@ -22,8 +16,10 @@ import type { Settings } from "../settings/environment.js";
 import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
 import type { Tracing } from "../tracing/spans.js";
 import { clientSanInterceptor } from "./client-san.js";
+import { GrpcHealth } from "./grpc-health.js";
 import { createGrpcServerTls, type GrpcServerTls } from "./grpc-tls.js";
 import type { Health } from "./health.js";
+import { addLazyReflection } from "./reflection.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
 
@@ -35,42 +31,6 @@ export interface GrpcListener {
   /** Present when GRPC_SERVER_USE_TLS is on. */
   tls: GrpcServerTls | undefined;
   shutdown(graceMs: number): Promise<void>;
-}
-
-/** What reflection lists (not the xDS services of proto/: this server does not serve them). */
-const REFLECTED_SERVICES = ["envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health"];
-
-/**
- * protoc's descriptors of REFLECTED_SERVICES and everything they import, written by
- * scripts/gen-proto.sh. Not proto-loader's: protobufjs rebuilds the files under made-up names,
- * with relative type names and no dependency lists, which grpcurl and ghz cannot resolve
- * (grpc-node issue 3018).
- */
-const DESCRIPTOR_SET_PATH = fromRoot("proto", "gen", "ratelimit-service.binpb");
-
-type PackageDefinition = ConstructorParameters<typeof ReflectionService>[0];
-
-function reflection(logger: Logger): ReflectionService | undefined {
-  try {
-    const set = fromBinary(FileDescriptorSetSchema, readFileSync(DESCRIPTOR_SET_PATH));
-    const described = new Set(set.file.flatMap((f) => f.service.map((s) => `${f.package}.${s.name}`)));
-    const missing = REFLECTED_SERVICES.filter((name) => !described.has(name));
-    if (missing.length > 0) throw new Error(`${DESCRIPTOR_SET_PATH} does not describe ${missing.join(", ")}`);
-    // ReflectionService reads nothing of a package definition but its entries'
-    // fileDescriptorProtos (and indexes every file by name): one entry carries the whole set.
-    const pkg = {
-      [DESCRIPTOR_SET_PATH]: {
-        fileDescriptorProtos: set.file.map((f) => Buffer.from(toBinary(FileDescriptorProtoSchema, f))),
-      },
-    } as PackageDefinition;
-    return new ReflectionService(pkg, { services: REFLECTED_SERVICES });
-  } catch (err) {
-    logger.warn(
-      { err: (err as Error).message },
-      "gRPC reflection disabled: cannot read the descriptor set proto/gen/ratelimit-service.binpb",
-    );
-    return undefined;
-  }
 }
 
 export async function startGrpcServer(
@@ -119,7 +79,7 @@ export async function startGrpcServer(
     },
   });
 
-  const healthImpl = new HealthImplementation({ "": "SERVING", [HEALTH_SERVICE_NAME]: "SERVING" });
+  const healthImpl = new GrpcHealth({ "": "SERVING", [HEALTH_SERVICE_NAME]: "SERVING" });
   healthImpl.addToServer(server);
   // `ratelimit` follows every health component; "" (the server as a whole, what
   // grpc_health_probe asks by default) stays SERVING as with the reference, except
@@ -128,7 +88,7 @@ export async function startGrpcServer(
     healthImpl.setStatus(HEALTH_SERVICE_NAME, ok ? "SERVING" : "NOT_SERVING");
     healthImpl.setStatus("", health.isTerminating() ? "NOT_SERVING" : "SERVING");
   });
-  reflection(logger)?.addToServer(server);
+  addLazyReflection(server, logger);
 
   const address = settings.grpcUds ? `unix:${settings.grpcUds}` : `${settings.grpcHost}:${settings.grpcPort}`;
   const credentials = tls?.credentials ?? grpc.ServerCredentials.createInsecure();

@@ -438,12 +438,29 @@ descriptors:
       // the server itself and stays SERVING, as with the reference.
       expect(await health.check("ratelimit")).to.equal("NOT_SERVING");
       expect(await health.check("")).to.equal("SERVING");
+      expect(await health.list()).to.deep.equal({ "": "SERVING", ratelimit: "NOT_SERVING" });
+      const unknown = await grpcError(health.check("nope"));
+      expect([unknown.code, unknown.details]).to.deep.equal([
+        grpc.status.NOT_FOUND,
+        'unknown service "nope"',
+      ]);
+      const watched = health.watch("ratelimit");
+      const watchedServer = health.watch("");
+      const watchedUnknown = health.watch("nope");
+      await svc.until("the watch's first answer", async () => watched.statuses.length === 1);
       runtime.write("resp.yaml", CONFIG);
       await svc.until(
         "healthy after the config appears",
         async () => (await fetch(`${svc.httpUrl}/healthcheck`)).status === 200,
       );
       expect(await health.check("ratelimit")).to.equal("SERVING");
+      await svc.until("the watch hears of it", async () => watched.statuses.length === 2);
+      // A change is sent once; "" was set again to the SERVING it had, which is not a change.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(watched.statuses).to.deep.equal(["NOT_SERVING", "SERVING"]);
+      expect(watchedServer.statuses).to.deep.equal(["SERVING"]);
+      expect(watchedUnknown.statuses).to.deep.equal(["SERVICE_UNKNOWN"]);
+      for (const w of [watched, watchedServer, watchedUnknown]) w.cancel();
     } finally {
       health.close();
       await svc.stop();
@@ -463,8 +480,14 @@ descriptors:
   });
 });
 
-/** A client of the standard gRPC health service; `check` resolves to the status name. */
-function healthClient(address: string): { check(service: string): Promise<string>; close(): void } {
+/** A client of the standard gRPC health service (from the canonical health.proto); statuses by name. */
+function healthClient(address: string): {
+  check(service: string): Promise<string>;
+  list(): Promise<Record<string, string>>;
+  /** Collects a Watch's statuses until `cancel`. */
+  watch(service: string): { statuses: string[]; cancel(): void };
+  close(): void;
+} {
   const def = protoLoader.loadSync(path.basename(healthProtoPath), {
     includeDirs: [path.dirname(healthProtoPath)],
     enums: String,
@@ -472,17 +495,32 @@ function healthClient(address: string): { check(service: string): Promise<string
   const pkg = grpc.loadPackageDefinition(def) as unknown as {
     grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => grpc.Client } } };
   };
+  type Reply<T> = (err: grpc.ServiceError | null, res: T) => void;
   const client = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure()) as grpc.Client & {
-    check: (
-      req: { service: string },
-      cb: (err: grpc.ServiceError | null, res: { status: string }) => void,
-    ) => void;
+    check: (req: { service: string }, cb: Reply<{ status: string }>) => void;
+    list: (req: object, cb: Reply<{ statuses: Record<string, { status: string }> }>) => void;
+    watch: (req: { service: string }) => grpc.ClientReadableStream<{ status: string }>;
   };
   return {
     check: (service) =>
       new Promise<string>((resolve, reject) =>
         client.check({ service }, (err, res) => (err ? reject(err) : resolve(res.status))),
       ),
+    list: () =>
+      new Promise((resolve, reject) =>
+        client.list({}, (err, res) =>
+          err
+            ? reject(err)
+            : resolve(Object.fromEntries(Object.entries(res.statuses).map(([k, v]) => [k, v.status]))),
+        ),
+      ),
+    watch: (service) => {
+      const statuses: string[] = [];
+      const stream = client.watch({ service });
+      stream.on("data", (m: { status: string }) => statuses.push(m.status));
+      stream.on("error", () => {}); // CANCELLED when the test cancels
+      return { statuses, cancel: () => stream.cancel() };
+    },
     close: () => client.close(),
   };
 }
