@@ -114,26 +114,25 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
 
   // A send is never cut off by cancellation: its attempt row is written before
   // the workflow reacts, so cleanup always sees the final state of the table.
-  // The sinks tell this process's start pacing a send is in flight (workers/deliveries-in-flight.ts).
-  const send = async (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
+  // The sinks tell this process's start pacing a send is in flight (workers/deliveries-in-flight.ts);
+  // each `await send` is followed by `sendFinished` (a send that throws ends the workflow,
+  // and its place expires there). Neither this nor the body below is an async function of
+  // its own: the SDK records a source-mapped stack trace for every promise a workflow
+  // creates (for its stack-trace query), the largest cost of a delivery's workflow task
+  // beyond the floor's.
+  const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
     deliveries.sendStarted();
-    try {
-      return await CancellationScope.nonCancellable(() =>
-        sendAttempt({ ...input, rateLimited, retryAttempt }),
-      );
-    } finally {
-      deliveries.sendFinished();
-    }
+    return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
   };
 
-  const deliver = async (): Promise<DeliveryResult> => {
+  try {
     const start = input.resume?.retryAttempt ?? 0;
     if (start > 0) {
       const due = attempts.at(-1)?.nextRetryAfter;
       await wait(due ? Date.parse(due) - Date.now() : 0);
     }
     for (let retryAttempt = start; ; retryAttempt++) {
-      if (closing) return close(closing);
+      if (closing) return await close(closing);
       if (retryAttempt > 0) {
         const claim = await claimRetry({ ...input, retryAttempt });
         if (!claim.proceed) return finish("failed", claim.reason);
@@ -144,21 +143,23 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         inSend = false;
       }
       let outcome = await send(retryAttempt, inSend);
+      deliveries.sendFinished();
       while ("waitMs" in outcome) {
         // Waiting for the rate limit is never an attempt; a long wait hands over to a
         // new run before the history grows past what Temporal keeps comfortably.
         const info = workflowInfo();
         if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
-          return continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
+          return await continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
         }
         setCurrentDetails(`waiting ${outcome.waitMs} ms for the rate limit service`);
         await wait(outcome.waitMs);
-        if (closing) return close(closing);
+        if (closing) return await close(closing);
         if (retryAttempt > 0) {
           const claim = await claimRetry({ ...input, retryAttempt });
           if (!claim.proceed) return finish("failed", claim.reason);
         }
         outcome = await send(retryAttempt, true);
+        deliveries.sendFinished();
       }
       if ("skipped" in outcome) return finish("failed", outcome.skipped);
       const attempt = outcome.attempt;
@@ -176,10 +177,6 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       );
       await wait(Date.parse(attempt.nextRetryAfter!) - Date.now());
     }
-  };
-
-  try {
-    return await deliver();
   } catch (err) {
     if (!isCancellation(err)) throw err;
     // Cancelled (API or Temporal Web UI): the queued row is closed before the workflow ends.
