@@ -118,8 +118,8 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   // each `await send` is followed by `sendFinished` (a send that throws ends the workflow,
   // and its place expires there). Neither this nor the body below is an async function of
   // its own: the SDK records a source-mapped stack trace for every promise a workflow
-  // creates (for its stack-trace query), the largest cost of a delivery's workflow task
-  // beyond the floor's.
+  // creates (for its stack-trace query), a large part of what a delivery's workflow tasks
+  // cost beyond the floor's.
   const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
     deliveries.sendStarted();
     return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));

@@ -13,7 +13,7 @@ import type { Logger } from "../../common/logger.js";
 import { fromRoot } from "../../common/paths.js";
 
 /** What reflection lists (not the xDS services of proto/: this server does not serve them). */
-export const REFLECTED_SERVICES = ["envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health"];
+const REFLECTED_SERVICES = ["envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health"];
 
 /**
  * protoc's descriptors of REFLECTED_SERVICES and everything they import, written by
@@ -37,7 +37,7 @@ interface Loaded {
   handle(stream: grpc.ServerDuplexStream<unknown, unknown>): void;
 }
 
-/** Checks the descriptor set now, so a bad one is reported at start, not at the first call. */
+/** Read at start, so a missing descriptor set is reported then, not at the first call. */
 function readDescriptorSet(): Buffer {
   const set = readFileSync(DESCRIPTOR_SET_PATH);
   if (set.length === 0) throw new Error(`${DESCRIPTOR_SET_PATH} is empty`);
