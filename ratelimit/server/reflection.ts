@@ -127,7 +127,10 @@ export function addLazyReflection(server: grpc.Server, logger: Logger): boolean 
     (call) => {
       loading ??= loadImplementation(set);
       loading.then(
-        (methods) => methods.get(path)!.handle(decodedStream(call, methods.get(path)!)),
+        (methods) => {
+          const loaded = methods.get(path)!;
+          loaded.handle(decodedStream(call, loaded));
+        },
         (err: Error) => {
           logger.warn({ err: err.message }, "gRPC reflection failed to load");
           call.emit("error", {
