@@ -17,7 +17,8 @@ export interface StartSlots {
 
 /** What a start needs of the count of deliveries with a send in flight (workers/deliveries-in-flight.ts). */
 export interface StartPacing {
-  reserve(workflowId: string, maxWaitMs: number): Promise<boolean>;
+  /** `counted`: this start added the delivery's entry (workers/deliveries-in-flight.ts). */
+  reserve(workflowId: string, maxWaitMs: number): Promise<{ waited: boolean; counted: boolean }>;
   remove(workflowId: string): void;
 }
 

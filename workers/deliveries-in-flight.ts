@@ -22,6 +22,12 @@ export const IN_FLIGHT_EXPIRY_MS = 5_000;
 /** A POST out this long (seen here) is in its receiver's hands: it stops counting. */
 export const SLOW_POST_MS = 1_000;
 
+/** What a start's reservation found (DeliveriesInFlight.reserve). */
+export interface Reservation {
+  waited: boolean;
+  counted: boolean;
+}
+
 export class DeliveriesInFlight {
   /** Workflow id → when its entry stops counting. */
   private readonly entries = new Map<string, number>();
@@ -36,8 +42,9 @@ export class DeliveriesInFlight {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Deliveries counted now. */
+  /** Deliveries counted now (an entry past its expiry no longer counts, swept or not). */
   get size(): number {
+    this.dropExpired();
     return this.entries.size;
   }
 
@@ -48,35 +55,35 @@ export class DeliveriesInFlight {
 
   /**
    * Counts the delivery `workflowId` about to start, once fewer than `max` are in flight or
-   * after `maxWaitMs` (then it goes ahead anyway). Resolves true when it had to wait.
+   * after `maxWaitMs` (then it goes ahead anyway). `waited`: it had to wait; `counted`: this
+   * call added the entry (false when the same delivery was counted already, e.g. a
+   * redelivered event whose first start runs here: a failed start then removes nothing).
    */
-  reserve(workflowId: string, maxWaitMs: number): Promise<boolean> {
+  reserve(workflowId: string, maxWaitMs: number): Promise<Reservation> {
     // Behind starts already waiting, a newcomer waits its turn.
-    if (this.waiters.length === 0 && this.hasRoom()) {
-      this.add(workflowId);
-      return Promise.resolve(false);
-    }
+    if (this.waiters.length === 0 && this.hasRoom())
+      return Promise.resolve({ waited: false, counted: this.add(workflowId) });
     return new Promise((resolve) => {
       const grant = () => {
         clearTimeout(timer);
-        this.add(workflowId);
-        resolve(true);
+        resolve({ waited: true, counted: this.add(workflowId) });
       };
       const timer = setTimeout(() => {
         const i = this.waiters.indexOf(grant);
         if (i >= 0) this.waiters.splice(i, 1);
-        this.add(workflowId);
-        resolve(true);
+        resolve({ waited: true, counted: this.add(workflowId) });
       }, maxWaitMs);
       this.waiters.push(grant);
       if (!this.sweepTimer) this.sweepAt(this.earliestExpiry());
     });
   }
 
-  /** A send of `workflowId` is under way (or its delivery was just started here). */
-  add(workflowId: string): void {
+  /** A send of `workflowId` is under way (or its delivery was just started here); true when newly counted. */
+  add(workflowId: string): boolean {
     // Already counted (its start, or its POST already out): the entry stands as it is.
-    if (!this.entries.has(workflowId)) this.entries.set(workflowId, this.now() + this.expiryMs);
+    if (this.entries.has(workflowId)) return false;
+    this.entries.set(workflowId, this.now() + this.expiryMs);
+    return true;
   }
 
   /** `workflowId`'s POST left this process: after SLOW_POST_MS more it no longer counts. */
@@ -95,9 +102,13 @@ export class DeliveriesInFlight {
 
   private hasRoom(): boolean {
     if (this.entries.size < this.max) return true;
+    this.dropExpired();
+    return this.entries.size < this.max;
+  }
+
+  private dropExpired(): void {
     const now = this.now();
     for (const [id, expires] of this.entries) if (expires <= now) this.entries.delete(id);
-    return this.entries.size < this.max;
   }
 
   /** A freed place goes to the longest-waiting start, which takes it at once. */

@@ -121,7 +121,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
   const sinks: InjectedSinks<DeliverySinks> = {
     deliveries: {
-      sendStarted: { fn: (info) => inFlight.add(info.workflowId) },
+      sendStarted: { fn: (info) => void inFlight.add(info.workflowId) },
       sendFinished: { fn: (info) => inFlight.remove(info.workflowId) },
     },
   };

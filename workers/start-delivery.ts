@@ -66,9 +66,11 @@ export async function startDelivery(
   const inFlight = eager ? rt.inFlight : undefined;
   // First a place among the deliveries in flight, then a slot for the first task: a start
   // let through by its slot should not then hold that slot while it waits for a place.
-  if (inFlight) await inFlight.reserve(workflowId, START_SLOT_WAIT_MS);
+  // Counted by an earlier start of the same delivery (a redelivered event), the entry is
+  // that start's: this one, refused as a duplicate, must not remove it.
+  const added = inFlight ? (await inFlight.reserve(workflowId, START_SLOT_WAIT_MS)).counted : false;
+  let keep = false;
   if (slots) await slots.whenFree(START_SLOT_WAIT_MS);
-  let counted = inFlight !== undefined;
   try {
     const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
       taskQueue: rt.options.taskQueue,
@@ -101,15 +103,14 @@ export async function startDelivery(
       ],
     });
     // Its workflow runs here only when started eagerly; elsewhere its sends count there.
-    counted &&= handle.eagerlyStarted;
+    keep = handle.eagerlyStarted;
     return { webhookId, started: true, eager: handle.eagerlyStarted };
   } catch (err) {
-    counted = false;
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       return { webhookId, started: false, eager: false };
     throw err;
   } finally {
     slots?.started();
-    if (!counted) inFlight?.remove(workflowId);
+    if (added && !keep) inFlight?.remove(workflowId);
   }
 }

@@ -13,8 +13,8 @@ import { settled } from "../support/settled.js";
 describe("deliveries in flight: the count", () => {
   it("lets starts through below the maximum and then one per finished send, in the order they asked", async () => {
     const inFlight = new DeliveriesInFlight(2);
-    expect(await inFlight.reserve("a", 60_000)).to.equal(false);
-    expect(await inFlight.reserve("b", 60_000)).to.equal(false);
+    expect((await inFlight.reserve("a", 60_000)).waited).to.equal(false);
+    expect((await inFlight.reserve("b", 60_000)).waited).to.equal(false);
     const order: string[] = [];
     const c = inFlight.reserve("c", 60_000).then(() => order.push("c"));
     const d = inFlight.reserve("d", 60_000).then(() => order.push("d"));
@@ -35,6 +35,27 @@ describe("deliveries in flight: the count", () => {
     expect(inFlight.size).to.equal(2);
   });
 
+  it("counts a delivery once when it is started again (a redelivered event), and says which start counted it", async () => {
+    const inFlight = new DeliveriesInFlight(2);
+    expect(await inFlight.reserve("a", 60_000)).to.deep.equal({ waited: false, counted: true });
+    // The second start's entry is the first one's: its failure (already started) must not remove it.
+    expect(await inFlight.reserve("a", 60_000)).to.deep.equal({ waited: false, counted: false });
+    expect(inFlight.size).to.equal(1);
+  });
+
+  it("does not report an entry past its expiry as in flight, swept or not", async () => {
+    let now = 1_000;
+    const inFlight = new DeliveriesInFlight(2, 5_000, () => now);
+    await inFlight.reserve("a", 60_000);
+    now += 3_000;
+    await inFlight.reserve("b", 60_000);
+    expect(inFlight.size).to.equal(2);
+    now += 2_000;
+    expect(inFlight.size).to.equal(1);
+    now += 3_000;
+    expect(inFlight.size).to.equal(0);
+  });
+
   it("makes a newcomer wait behind starts already waiting", async () => {
     const inFlight = new DeliveriesInFlight(1);
     await inFlight.reserve("a", 60_000);
@@ -51,7 +72,7 @@ describe("deliveries in flight: the count", () => {
     const inFlight = new DeliveriesInFlight(1);
     await inFlight.reserve("a", 60_000);
     const started = Date.now();
-    expect(await inFlight.reserve("b", 50)).to.equal(true);
+    expect((await inFlight.reserve("b", 50)).waited).to.equal(true);
     expect(Date.now() - started).to.be.at.least(45);
     expect(inFlight.waiting).to.equal(0);
     expect(inFlight.size).to.equal(2);
@@ -63,10 +84,10 @@ describe("deliveries in flight: the count", () => {
     await inFlight.reserve("slow", 60_000);
     inFlight.posting("slow");
     now += 999;
-    expect(await inFlight.reserve("early", 10)).to.equal(true);
+    expect((await inFlight.reserve("early", 10)).waited).to.equal(true);
     inFlight.remove("early");
     now += 2;
-    expect(await inFlight.reserve("next", 60_000)).to.equal(false);
+    expect((await inFlight.reserve("next", 60_000)).waited).to.equal(false);
     // A POST of a delivery not counted here (started by another process) adds nothing.
     inFlight.posting("elsewhere");
     expect(inFlight.size).to.equal(1);
@@ -77,7 +98,7 @@ describe("deliveries in flight: the count", () => {
     await inFlight.reserve("slow", 60_000);
     inFlight.posting("slow");
     const asked = Date.now();
-    expect(await inFlight.reserve("next", 60_000)).to.equal(true);
+    expect((await inFlight.reserve("next", 60_000)).waited).to.equal(true);
     expect(Date.now() - asked).to.be.within(900, 5_000);
     expect(inFlight.waiting).to.equal(0);
   });
@@ -90,10 +111,10 @@ describe("deliveries in flight: the count", () => {
     now += 2_000;
     inFlight.add("elsewhere");
     now += 2_999;
-    expect(await inFlight.reserve("early", 10)).to.equal(true);
+    expect((await inFlight.reserve("early", 10)).waited).to.equal(true);
     inFlight.remove("early");
     now += 2;
-    expect(await inFlight.reserve("next", 60_000)).to.equal(false);
+    expect((await inFlight.reserve("next", 60_000)).waited).to.equal(false);
     expect(inFlight.size).to.equal(1);
   });
 });
@@ -158,6 +179,15 @@ describe("deliveries in flight: --max-deliveries-in-flight end to end", function
     const text = await (await fetch(`${env.api.url}/metrics`)).text();
     const line = text.split("\n").find((l) => l.startsWith(`${name} `));
     return Number(line?.split(" ")[1] ?? Number.NaN);
+  }
+
+  /** Messages this process consumed with every start done (or found already started). */
+  async function delivered(env: DeliveryEnv): Promise<number> {
+    const text = await (await fetch(`${env.api.url}/metrics`)).text();
+    return text
+      .split("\n")
+      .filter((l) => l.startsWith("webhooks_messages_consumed_total{") && l.includes('result="delivered"'))
+      .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
   }
 
   for (const mode of ["queue", "local"]) {
@@ -245,6 +275,35 @@ describe("deliveries in flight: --max-deliveries-in-flight end to end", function
     after(async () => {
       await sends?.stop();
       await env.stop();
+    });
+
+    // First in its block: no other delivery is counted yet.
+    it("keeps counting a delivery whose event comes again while its send is under way", async () => {
+      const type = `dup_${Math.random().toString(36).slice(2)}`;
+      await env.createConfig({
+        endpoint: receiver.url.replace("/hook", `/hook-${type}-slower`),
+        eventTypes: [`ledger.${type}`],
+      });
+      const event = env.event({ type });
+      const consumedBefore = await delivered(env);
+      const heldBefore = slowOpen;
+      await env.publish(event);
+      const started = Date.now();
+      while (slowOpen < heldBefore + 1) {
+        if (Date.now() - started > 20_000) throw new Error("the slow receiver did not get the request");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Its POST runs in the other process: here it counts for 5 s from its start.
+      expect(await metric(env, "webhooks_deliveries_in_flight")).to.equal(1);
+      await env.publish(event);
+      while ((await delivered(env)) < consumedBefore + 2) {
+        if (Date.now() - started > 20_000) throw new Error("the second copy of the event was not consumed");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // The second start was refused (already started): the first one's place stands.
+      expect(Date.now() - started).to.be.below(4_000);
+      expect(await metric(env, "webhooks_deliveries_in_flight")).to.equal(1);
+      expect(slowOpen).to.equal(heldBefore + 1);
     });
 
     it("hold back other configs' deliveries for 5 s at most (this process never sees those POSTs)", async () => {
