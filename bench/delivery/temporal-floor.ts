@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { Client } from "@temporalio/client";
-import { NativeConnection, Runtime, Worker } from "@temporalio/worker";
+import { type InjectedSinks, NativeConnection, Runtime, Worker } from "@temporalio/worker";
 import { fromRoot } from "../../common/paths.js";
 import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
 import {
@@ -12,6 +12,7 @@ import {
   WebhookId,
 } from "../../workflows/search-attributes.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
+import type { FloorSinks } from "./floor-workflows.js";
 
 // bench/delivery/temporal-floor: the ceiling Temporal puts on deliveries here.
 // Workflows shaped like a delivery (six search attributes at start, one activity,
@@ -33,6 +34,18 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: server.address });
   const workflowsPath = new URL("./floor-workflows.js", import.meta.url).pathname;
   const activities = { noop: async () => "ok" };
+  // Workflow id → what its finishing resolves (the workflow's sink, in this process).
+  const finishing = new Map<string, () => void>();
+  const sinks: InjectedSinks<FloorSinks> = {
+    floor: {
+      finished: {
+        fn: (info) => {
+          finishing.get(info.workflowId)?.();
+          finishing.delete(info.workflowId);
+        },
+      },
+    },
+  };
   const workers = await Promise.all(
     ["floor", "floor-sends"].map((taskQueue) =>
       Worker.create({
@@ -40,6 +53,7 @@ async function main(): Promise<void> {
         taskQueue,
         workflowsPath,
         activities,
+        sinks,
         maxConcurrentWorkflowTaskExecutions: 100,
         maxConcurrentActivityTaskExecutions: 200,
       }),
@@ -75,9 +89,12 @@ async function main(): Promise<void> {
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < N) {
           const i = next++;
-          await client.workflow.execute(v.workflow, {
+          const workflowId = `${tag}-${i}`;
+          // Set before the start: an eager start may run the whole workflow before it returns.
+          const finished = new Promise<void>((resolve) => finishing.set(workflowId, resolve));
+          await client.workflow.start(v.workflow, {
             taskQueue: "floor",
-            workflowId: `${tag}-${i}`,
+            workflowId,
             args: v.workflow === "floorRemote" ? ["floor-sends"] : [],
             requestEagerStart: v.eager,
             typedSearchAttributes: [
@@ -89,6 +106,7 @@ async function main(): Promise<void> {
               { key: WebhookAttemptCount, value: 0 },
             ],
           });
+          await finished;
         }
       }),
     );
