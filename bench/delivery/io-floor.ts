@@ -1,0 +1,220 @@
+import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { AckPolicy, connect } from "nats";
+import { recordAttempt } from "../../activities/attempts-store.js";
+import { sendWebhook } from "../../activities/http-send.js";
+import { activeSecrets } from "../../activities/secrets.js";
+import { verifySignature } from "../../activities/signature.js";
+import { openDatabase } from "../../common/db/database.js";
+import { fromRoot } from "../../common/paths.js";
+import { findActiveConfigs, findConfigBeforeSend } from "../../core/config-rows.js";
+import { parseEventMessage } from "../../core/event-message.js";
+import { subscriptionsMatching } from "../../core/event-types.js";
+import { createTestDatabase } from "../../test/support/postgres.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
+
+// bench/delivery/io-floor: the input and output a delivery cannot skip, without Temporal.
+// Per event, with the product's own functions and the delivery bench's harness: the event
+// published to JetStream (acknowledged), pulled and acknowledged, the consumer's query of
+// matching configs, the send's read of its config, the signed POST to a receiver that
+// verifies it, the attempt row's INSERT. CPU per event is read from /proc for this process
+// (publisher, consumer, sender and receiver), PostgreSQL and NATS. With the no-op floor of
+// bench/delivery/temporal-floor (its last JSON), it prints what that I/O alone leaves of
+// the floor: floor CPU / (floor CPU + I/O CPU), the most deliveries can reach on this
+// machine if all the rest of their code cost nothing.
+// Usage: node dist/bench/delivery/io-floor.js [events=2000]
+
+const EVENTS = Number(process.argv[2] ?? 2000);
+/** As many at once as the worker has deliveries in flight by default. */
+const CONCURRENCY = 32;
+const SECRET = Buffer.alloc(24, 9).toString("base64");
+
+async function main(): Promise<void> {
+  let received = 0;
+  let badSignatures = 0;
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const ok = verifySignature(
+        SECRET,
+        {
+          id: String(req.headers["svc-webhook-id"]),
+          timestamp: String(req.headers["svc-webhook-timestamp"]),
+          signature: String(req.headers["svc-webhook-signature"]),
+        },
+        Buffer.concat(chunks),
+      );
+      if (!ok) badSignatures++;
+      received++;
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ok`;
+
+  const testDb = await createTestDatabase();
+  const db = await openDatabase({ connString: testDb.url, embeddedDataDir: "", autoMigrate: false });
+  const { rows } = await db.pool.query<{ id: string }>(
+    "INSERT INTO configs (id, endpoint, event_types, secret) VALUES ($1, $2, '{bench.ok}', $3) RETURNING id",
+    [randomUUID(), endpoint, SECRET],
+  );
+  if (!rows[0]) throw new Error("no config row");
+
+  const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+  const jsm = await nc.jetstreamManager();
+  const stream = `IOFLOOR_${Date.now()}`;
+  const subject = `io-floor-${Date.now()}`;
+  await jsm.streams.add({ name: stream, subjects: [subject] });
+  await jsm.consumers.add(stream, { durable_name: "io", ack_policy: AckPolicy.Explicit });
+  const js = nc.jetstream();
+
+  const cpu = new CpuMeter((pid, comm) =>
+    pid === process.pid
+      ? "bench process: publisher, consumer, sender, receiver"
+      : comm === "postgres"
+        ? "PostgreSQL"
+        : comm === "nats-server"
+          ? "NATS"
+          : undefined,
+  );
+
+  /** What the worker does for one event to one config, minus Temporal. */
+  const deliver = async (data: Uint8Array) => {
+    const event = parseEventMessage(data);
+    const [target] = await findActiveConfigs(db.pool, subscriptionsMatching(event.type));
+    const { config } = await findConfigBeforeSend(db.pool, target!.id);
+    const body = JSON.stringify(event);
+    const webhookId = randomUUID();
+    const result = await sendWebhook({
+      endpoint: config!.endpoint,
+      webhookId,
+      body,
+      secrets: activeSecrets(config!, new Date()),
+      idempotencyKey: event.idempotency_key,
+      test: false,
+    });
+    await recordAttempt(db, {
+      webhookId,
+      config: config!,
+      payload: body,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      retryAttempt: 0,
+      status: result.statusCode === 200 ? "success" : "failed",
+      nextRetryAfter: null,
+      error: null,
+    });
+  };
+
+  const run = async (n: number) => {
+    const consumer = await js.consumers.get(stream, "io");
+    const messages = await consumer.consume({ max_messages: CONCURRENCY });
+    let done = 0;
+    let inHand = 0;
+    let freed: (() => void) | undefined;
+    const finished = new Promise<void>((resolve, reject) => {
+      void (async () => {
+        for await (const m of messages) {
+          // At most CONCURRENCY in hand, as the worker's in-flight bound allows.
+          while (inHand >= CONCURRENCY) await new Promise<void>((r) => (freed = r));
+          inHand++;
+          deliver(m.data)
+            .then(() => {
+              m.ack();
+              inHand--;
+              freed?.();
+              if (++done === n) resolve();
+            })
+            .catch(reject);
+        }
+      })();
+    });
+    const pubs: Promise<unknown>[] = [];
+    for (let i = 0; i < n; i++)
+      pubs.push(
+        js.publish(
+          subject,
+          JSON.stringify({
+            idempotency_key: `io-${Date.now()}-${i}`,
+            app: "bench",
+            type: "ok",
+            payload: { i, sentAt: Date.now() },
+          }),
+        ),
+      );
+    await Promise.all(pubs);
+    await finished;
+    await messages.close();
+  };
+
+  process.stderr.write("warm-up…\n");
+  await run(Math.min(500, EVENTS));
+  process.stderr.write(`${EVENTS} events…\n`);
+  cpu.start();
+  const started = Date.now();
+  await run(EVENTS);
+  const seconds = (Date.now() - started) / 1000;
+  const used = cpu.delta();
+  const perEvent = Object.fromEntries(Object.entries(used).map(([k, ms]) => [k, ms / EVENTS]));
+  const ioMs = Object.values(perEvent).reduce((a, b) => a + b, 0);
+
+  console.log(
+    `\nI/O of a delivery without Temporal: ${EVENTS} events, ${CONCURRENCY} at a time, ${(EVENTS / seconds).toFixed(0)}/s (bad signatures: ${badSignatures}, received ${received})\n`,
+  );
+  console.log("| component | CPU ms/event |");
+  console.log("|---|---:|");
+  for (const [k, ms] of Object.entries(perEvent)) console.log(`| ${k} | ${ms.toFixed(2)} |`);
+  console.log(`| all | ${ioMs.toFixed(2)} |`);
+
+  // What this I/O leaves of each floor measured last (temporal-floor.js on either server).
+  const floors = [];
+  for (const [server, file] of [
+    ["dev server", "delivery-temporal-floor.json"],
+    ["production server", "delivery-temporal-floor-server.json"],
+  ] as const) {
+    const path = fromRoot("bench", "results", file);
+    if (!existsSync(path)) continue;
+    const { rows: variants, date } = JSON.parse(readFileSync(path, "utf8"));
+    for (const [mode, index] of [
+      ["queue", 1],
+      ["local", 3],
+    ] as const) {
+      const v = variants[index];
+      if (!v) continue;
+      const floorMs = v.serverMs + v.workerMs + v.postgresMs;
+      floors.push({ server, mode, date, floorMs, ceiling: floorMs / (floorMs + ioMs) });
+    }
+  }
+  if (floors.length) {
+    console.log(
+      "\n| floor (temporal-floor.js, eager start) | floor CPU ms/wf | floor / (floor + this I/O) |",
+    );
+    console.log("|---|---:|---:|");
+    for (const f of floors)
+      console.log(
+        `| ${f.server}, --send-mode ${f.mode} (${f.date}) | ${f.floorMs.toFixed(1)} | ${f.ceiling.toFixed(2)} |`,
+      );
+  }
+  await mkdir(fromRoot("bench", "results"), { recursive: true });
+  const out = fromRoot("bench", "results", "delivery-io-floor.json");
+  await writeFile(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, perSecond: EVENTS / seconds, perEvent, ioMs, floors }, null, 2)}\n`,
+  );
+  console.log(`wrote ${out}`);
+
+  await jsm.streams.delete(stream);
+  await nc.close();
+  await db.close();
+  await testDb.drop();
+  receiver.close();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
