@@ -1,19 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { AckPolicy, connect } from "nats";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { sendWebhook } from "../../activities/http-send.js";
 import { activeSecrets } from "../../activities/secrets.js";
-import { verifySignature } from "../../activities/signature.js";
 import { openDatabase } from "../../common/db/database.js";
 import { fromRoot } from "../../common/paths.js";
 import { findActiveConfigs, findConfigBeforeSend } from "../../core/config-rows.js";
 import { parseEventMessage } from "../../core/event-message.js";
 import { subscriptionsMatching } from "../../core/event-types.js";
 import { createTestDatabase } from "../../test/support/postgres.js";
+import { Receiver, signedWith } from "../../test/support/receiver.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
 
 // bench/delivery/io-floor: the input and output a delivery cannot skip, without Temporal.
@@ -33,28 +31,14 @@ const CONCURRENCY = 32;
 const SECRET = Buffer.alloc(24, 9).toString("base64");
 
 async function main(): Promise<void> {
-  let received = 0;
+  // The tests' receiver: records each request; every signature is checked as it arrives.
   let badSignatures = 0;
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const ok = verifySignature(
-        SECRET,
-        {
-          id: String(req.headers["svc-webhook-id"]),
-          timestamp: String(req.headers["svc-webhook-timestamp"]),
-          signature: String(req.headers["svc-webhook-signature"]),
-        },
-        Buffer.concat(chunks),
-      );
-      if (!ok) badSignatures++;
-      received++;
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ok`;
+  const receiver = await new Receiver().start();
+  receiver.respond = (req, res) => {
+    if (!signedWith(SECRET, req)) badSignatures++;
+    res.writeHead(200).end();
+  };
+  const endpoint = receiver.url;
 
   const testDb = await createTestDatabase();
   const db = await openDatabase({ connString: testDb.url, embeddedDataDir: "", autoMigrate: false });
@@ -163,7 +147,7 @@ async function main(): Promise<void> {
   const ioMs = Object.values(perEvent).reduce((a, b) => a + b, 0);
 
   console.log(
-    `\nI/O of a delivery without Temporal: ${EVENTS} events, ${CONCURRENCY} at a time, ${(EVENTS / seconds).toFixed(0)}/s (bad signatures: ${badSignatures}, received ${received})\n`,
+    `\nI/O of a delivery without Temporal: ${EVENTS} events, ${CONCURRENCY} at a time, ${(EVENTS / seconds).toFixed(0)}/s (bad signatures: ${badSignatures}, received ${receiver.requests.length})\n`,
   );
   console.log("| component | CPU ms/event |");
   console.log("|---|---:|");
@@ -211,7 +195,7 @@ async function main(): Promise<void> {
   await nc.close();
   await db.close();
   await testDb.drop();
-  receiver.close();
+  await receiver.stop();
 }
 
 main().catch((err) => {

@@ -175,20 +175,22 @@ describe("deliveries in flight: --max-deliveries-in-flight end to end", function
     return most.get(path) ?? 0;
   }
 
-  async function metric(env: DeliveryEnv, name: string): Promise<number> {
+  /** The metric's value; with `label` (e.g. `result="delivered"`), the sum of its series carrying it. */
+  async function metric(env: DeliveryEnv, name: string, label?: string): Promise<number> {
     const text = await (await fetch(`${env.api.url}/metrics`)).text();
-    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-    return Number(line?.split(" ")[1] ?? Number.NaN);
+    const lines = text.split("\n");
+    if (!label) {
+      const line = lines.find((l) => l.startsWith(`${name} `));
+      return Number(line?.split(" ")[1] ?? Number.NaN);
+    }
+    return lines
+      .filter((l) => l.startsWith(`${name}{`) && l.includes(label))
+      .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
   }
 
   /** Messages this process consumed with every start done (or found already started). */
-  async function delivered(env: DeliveryEnv): Promise<number> {
-    const text = await (await fetch(`${env.api.url}/metrics`)).text();
-    return text
-      .split("\n")
-      .filter((l) => l.startsWith("webhooks_messages_consumed_total{") && l.includes('result="delivered"'))
-      .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
-  }
+  const delivered = (env: DeliveryEnv) =>
+    metric(env, "webhooks_messages_consumed_total", 'result="delivered"');
 
   for (const mode of ["queue", "local"]) {
     describe(`--send-mode ${mode}, --max-deliveries-in-flight 3`, () => {
