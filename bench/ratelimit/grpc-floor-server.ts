@@ -3,9 +3,13 @@
 // status per descriptor, with its limit, remaining count and reset). No rules, no
 // counters, no statistics: what is left is the per-call cost of grpc-js and node:http2
 // in one process, the floor under any decision this service can make.
+// With a process count, the same server runs as that many node:cluster processes on one
+// port, as the service runs its serving processes: the floor of the default process count.
 //
-//   node dist/bench/ratelimit/grpc-floor-server.js   (prints `listening <port>`)
+//   node dist/bench/ratelimit/grpc-floor-server.js [processes]   (prints `listening <port>`)
 
+import cluster from "node:cluster";
+import { createServer } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import {
   type RateLimitRequest,
@@ -36,20 +40,59 @@ function answer(request: RateLimitRequest): RateLimitResponse {
 }
 
 // The service's own server options, so the floor pays for what ours pays for.
-const server = new grpc.Server({ "grpc.enable_channelz": 0 });
-server.addService(RateLimitServiceService, {
-  shouldRateLimit(
-    call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
-    callback: grpc.sendUnaryData<RateLimitResponse>,
-  ) {
-    callback(null, answer(call.request));
-  },
-});
-server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => {
-  if (err) {
-    console.error(`grpc floor: ${err.message}`);
-    process.exit(1);
+function serve(port: number): void {
+  const server = new grpc.Server({ "grpc.enable_channelz": 0 });
+  server.addService(RateLimitServiceService, {
+    shouldRateLimit(
+      call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
+      callback: grpc.sendUnaryData<RateLimitResponse>,
+    ) {
+      callback(null, answer(call.request));
+    },
+  });
+  server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+    if (err) {
+      console.error(`grpc floor: ${err.message}`);
+      process.exit(1);
+    }
+    if (cluster.isPrimary) console.log(`listening ${bound}`);
+    else process.send?.("ready");
+  });
+  process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
+}
+
+/** A free port for the processes to share (cluster workers asking for port 0 would not get one port). */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+    probe.on("error", reject);
+  });
+
+const processes = Number(process.argv[2] ?? 1);
+if (!Number.isInteger(processes) || processes < 1) {
+  console.error(`grpc floor: the process count must be a positive integer, got ${process.argv[2]}`);
+  process.exit(2);
+}
+if (cluster.isWorker) serve(Number(process.env.FLOOR_PORT));
+else if (processes === 1) serve(0);
+else {
+  const port = await freePort();
+  let ready = 0;
+  for (let i = 0; i < processes; i++) {
+    cluster.fork({ FLOOR_PORT: String(port) }).on("message", () => {
+      if (++ready === processes) console.log(`listening ${port}`);
+    });
   }
-  console.log(`listening ${port}`);
-});
-process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
+  cluster.on("exit", (_w, code) => {
+    console.error(`grpc floor: a process exited (${code})`);
+    process.exit(1);
+  });
+  process.on("SIGTERM", () => {
+    cluster.removeAllListeners("exit");
+    for (const w of Object.values(cluster.workers ?? {})) w?.kill("SIGTERM");
+    process.exit(0);
+  });
+}

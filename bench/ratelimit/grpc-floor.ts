@@ -4,23 +4,31 @@
 
 import { fileURLToPath } from "node:url";
 import { ServiceProcess } from "../../test/support/process.js";
+import { processFamily } from "../support/proc.js";
 
 const LISTENING = /^listening (\d+)$/m;
 
 export class GrpcFloorService {
   readonly pullStatsUrl = "";
   address = "";
-  private readonly server = new ServiceProcess({ file: process.execPath, cwd: process.cwd() }, [
-    fileURLToPath(new URL("./grpc-floor-server.js", import.meta.url)),
-  ]);
+  private readonly server: ServiceProcess;
+
+  /** `processes` node:cluster processes on one port (1: the process serves alone). */
+  constructor(processes = 1) {
+    this.server = new ServiceProcess({ file: process.execPath, cwd: process.cwd() }, [
+      fileURLToPath(new URL("./grpc-floor-server.js", import.meta.url)),
+      String(processes),
+    ]);
+  }
 
   async ready(): Promise<void> {
     await this.server.waitForOutput(LISTENING);
     this.address = `127.0.0.1:${LISTENING.exec(this.server.output)![1]}`;
   }
 
+  /** The process, then its serving processes when it has any (as the service's family). */
   pids(): number[] {
-    return [this.server.child.pid!];
+    return processFamily(this.server.child.pid!);
   }
 
   /** The floor never answers with an error. */

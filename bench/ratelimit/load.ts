@@ -21,9 +21,11 @@
 // ratios: throughput (vsRef), service CPU per request (cpuVsRef), p99 (p99VsRef) and peak
 // RSS per serving process (rssPerProcVsRef).
 // Every closed-loop run is also given as a ratio to the grpc-js floor of its request shape
-// (vsFloor): one grpc-js process that answers a constant, run as floor-<n>desc in the same
-// repetition (grpc-floor-server.ts; --floor off skips it). It shows what is left to gain
-// inside this service: the floor is the most a process of grpc-js on node:http2 can do here.
+// and process count (vsFloor): grpc-js processes that answer a constant, run in the same
+// repetition as floor-<n>desc (one process, the twin of 1proc-*) and, where the service's
+// default is more than one process, floorN-<n>desc (that many, over node:cluster as the
+// service runs them) (grpc-floor-server.ts; --floor off skips them). It shows what is left
+// to gain inside this service: the floor is the most grpc-js on node:http2 can do here.
 // With an open loop, floor-1desc-at-<rate>rps runs that process at the same rate: its p99 and
 // RSS are what grpc-js alone costs at that rate (p99VsRef against the reference's open loop).
 // Statistics are pushed (the default) every second to a UDP sink in this process;
@@ -135,6 +137,8 @@ interface Scenario {
   reference?: boolean;
   /** Run by the grpc-js floor (grpc-floor-server.ts) instead of the service. */
   floor?: boolean;
+  /** The floor's process count (1 unless given). */
+  floorProcesses?: number;
 }
 
 interface RunResult {
@@ -603,6 +607,16 @@ async function main(): Promise<void> {
   const all: Scenario[] = [
     { name: "floor-1desc", backend: "memory", descriptors: 1, floor: true },
     { name: "floor-5desc", backend: "memory", descriptors: 5, floor: true },
+    // The floor with the service's default process count (one per usable core), when that is more than one.
+    ...(usableCores() > 1
+      ? [1, 5].map((descriptors) => ({
+          name: `floorN-${descriptors}desc`,
+          backend: "memory" as const,
+          descriptors,
+          floor: true,
+          floorProcesses: usableCores(),
+        }))
+      : []),
     // The same floor at the open loop's rate: the p99 and memory of grpc-js doing nothing at that rate.
     { name: `floor-1desc-at-${o.rate}rps`, backend: "memory", descriptors: 1, floor: true, rate: o.rate },
     { name: "redis-1desc", backend: "redis", descriptors: 1 },
@@ -670,13 +684,18 @@ async function main(): Promise<void> {
   // The grpc-js floor of every request shape that a chosen closed-loop scenario runs, and of
   // the open loop when one runs, first.
   if (o.floor === "on") {
-    const shapes = new Set(scenarios.filter((s) => s.rate === undefined).map((s) => s.descriptors));
+    const closed = scenarios.filter((s) => s.rate === undefined && !s.floor);
+    // One process for every shape run; the default count where a row runs it (not 1proc-*).
+    const wanted = (floor: Scenario) =>
+      closed.some(
+        (s) =>
+          s.descriptors === floor.descriptors &&
+          (floor.floorProcesses === undefined || !s.name.startsWith("1proc-")),
+      );
     const open = scenarios.some((s) => s.rate !== undefined);
     const floors = all.filter(
       (s) =>
-        s.floor &&
-        !scenarios.includes(s) &&
-        (s.rate === undefined ? shapes.has(s.descriptors) : open && s.descriptors === 1),
+        s.floor && !scenarios.includes(s) && (s.rate === undefined ? wanted(s) : open && s.descriptors === 1),
     );
     scenarios = [...floors, ...scenarios];
   }
@@ -738,7 +757,7 @@ async function main(): Promise<void> {
         const svc: Serving = s.reference
           ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
           : s.floor
-            ? new GrpcFloorService()
+            ? new GrpcFloorService(s.floorProcesses)
             : new Service(base, s.backend, o.redis, s.env);
         try {
           await svc.ready();
@@ -791,14 +810,16 @@ async function main(): Promise<void> {
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
     // The reference twin of this shape (1proc-* and floor-* compare with the same shape's reference).
-    const twin = x.scenario.replace(/^1proc-/, "").replace(/^floor-/, "redis-");
+    const twin = x.scenario.replace(/^1proc-/, "").replace(/^floorN?-/, "redis-");
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
-    // The one grpc-js process of the same request shape, for closed-loop rows.
+    // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
     const closed = scenarios.find((s) => s.name === x.scenario)?.rate === undefined;
+    const floorName = x.scenario.startsWith("1proc-") ? `floor-${shape}desc` : `floorN-${shape}desc`;
     const floor =
-      closed && !x.scenario.startsWith("floor-")
-        ? summary.find((r) => r.scenario === `floor-${shape}desc`)
+      closed && !x.scenario.startsWith("floor")
+        ? (summary.find((r) => r.scenario === floorName) ??
+          summary.find((r) => r.scenario === `floor-${shape}desc`))
         : undefined;
     return {
       ...x,
