@@ -22,7 +22,7 @@
 // RSS per serving process (rssPerProcVsRef).
 // Every closed-loop run is also given as a ratio to the grpc-js floor of its request shape
 // and process count (vsFloor): grpc-js processes that answer a constant, run in the same
-// repetition as floor-<n>desc (one process, the twin of 1proc-*) and, where the service's
+// repetition as floor-<n>desc (one process: for 1proc-* and memory-*) and, where the service's
 // default is more than one process, floorN-<n>desc (that many, over node:cluster as the
 // service runs them) (grpc-floor-server.ts; --floor off skips them). It shows what is left
 // to gain inside this service: the floor is the most grpc-js on node:http2 can do here.
@@ -140,6 +140,10 @@ interface Scenario {
   /** The floor's process count (1 unless given). */
   floorProcesses?: number;
 }
+
+/** Runs one serving process: 1proc-*, and the memory backend (its default, counters being per process). */
+const runsOneProcess = (s: Scenario) =>
+  s.name.startsWith("1proc-") || (s.backend === "memory" && !s.env?.RATELIMIT_PROCESSES);
 
 interface RunResult {
   scenario: string;
@@ -685,12 +689,11 @@ async function main(): Promise<void> {
   // the open loop when one runs, first.
   if (o.floor === "on") {
     const closed = scenarios.filter((s) => s.rate === undefined && !s.floor);
-    // One process for every shape run; the default count where a row runs it (not 1proc-*).
+    // One process for every shape run; the default count where a row runs more than one.
     const wanted = (floor: Scenario) =>
       closed.some(
         (s) =>
-          s.descriptors === floor.descriptors &&
-          (floor.floorProcesses === undefined || !s.name.startsWith("1proc-")),
+          s.descriptors === floor.descriptors && (floor.floorProcesses === undefined || !runsOneProcess(s)),
       );
     const open = scenarios.some((s) => s.rate !== undefined);
     const floors = all.filter(
@@ -814,8 +817,9 @@ async function main(): Promise<void> {
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
-    const closed = scenarios.find((s) => s.name === x.scenario)?.rate === undefined;
-    const floorName = x.scenario.startsWith("1proc-") ? `floor-${shape}desc` : `floorN-${shape}desc`;
+    const row = scenarios.find((s) => s.name === x.scenario);
+    const closed = row?.rate === undefined;
+    const floorName = row && runsOneProcess(row) ? `floor-${shape}desc` : `floorN-${shape}desc`;
     const floor =
       closed && !x.scenario.startsWith("floor")
         ? (summary.find((r) => r.scenario === floorName) ??
