@@ -9,7 +9,6 @@
 //   node dist/bench/ratelimit/grpc-floor-server.js [processes]   (prints `listening <port>`)
 
 import cluster from "node:cluster";
-import { createServer } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import {
   type RateLimitRequest,
@@ -18,6 +17,7 @@ import {
   RateLimitResponse_RateLimit_Unit,
   RateLimitServiceService,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { freePort } from "../../test/support/ports.js";
 
 const EMPTY = Buffer.alloc(0);
 
@@ -61,16 +61,6 @@ function serve(port: number): void {
   process.on("SIGTERM", () => server.tryShutdown(() => process.exit(0)));
 }
 
-/** A free port for the processes to share (cluster workers asking for port 0 would not get one port). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.on("error", reject);
-  });
-
 const processes = Number(process.argv[2] ?? 1);
 if (!Number.isInteger(processes) || processes < 1) {
   console.error(`grpc floor: the process count must be a positive integer, got ${process.argv[2]}`);
@@ -79,6 +69,7 @@ if (!Number.isInteger(processes) || processes < 1) {
 if (cluster.isWorker) serve(Number(process.env.FLOOR_PORT));
 else if (processes === 1) serve(0);
 else {
+  // One port chosen here for all of them: cluster processes each asking for port 0 would not share one.
   const port = await freePort();
   let ready = 0;
   for (let i = 0; i < processes; i++) {

@@ -71,7 +71,7 @@ describe("a two-node Temporal cluster losing a node mid-run", function () {
       })
     ).id;
 
-  /** Publish time to first receipt, by idempotency key, of the events received on `/type`. */
+  /** When each event received on `/type` first arrived, by idempotency key. */
   const firstReceipts = (type: string) => {
     const first = new Map<string, number>();
     for (const req of receiver.requests.filter((r) => r.path === `/${type}`)) {
