@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { pause, RateLimitProcess, REDIS_URL, RuntimeDir, uniq } from "./harness.js";
+import { clearOfWindowEdge, pause, RateLimitProcess, REDIS_URL, RuntimeDir, uniq } from "./harness.js";
 
 const CONFIG = `domain: counters
 descriptors:
@@ -158,6 +158,7 @@ describe("ratelimit counters (Redis)", function () {
   });
 
   it("every descriptor is evaluated; the overall code is OVER_LIMIT when any is over", async () => {
+    await clearOfWindowEdge(60);
     const v = uniq();
     const rows: [Code, Code, number, Code, number][] = [];
     for (let i = 1; i <= 12; i++) {
@@ -218,6 +219,7 @@ describe("ratelimit counters: settings that change counting", function () {
       expect([await r.get(k1), await r.get(k2)]).to.deep.equal(["13", "15"]);
 
       // The reference's integration sequence: key2's remaining freezes at 10 once key3 is over.
+      await clearOfWindowEdge(60);
       const w = uniq();
       let last = -1;
       for (let i = 1; i <= 15; i++) {
@@ -315,6 +317,7 @@ describe("ratelimit counters: settings that change counting", function () {
 
   it("the in-memory backend gives the same answers without Redis", async () => {
     const svc = await start({}, "memory");
+    await clearOfWindowEdge(60);
     const v = uniq();
     const rem: number[] = [];
     const codes: Code[] = [];

@@ -202,6 +202,16 @@ export function callGrpc(client: RateLimitServiceClient, req: RateLimitRequest):
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits, when needed, until at least `marginMs` remain of the current epoch-aligned window of
+ * `unitSeconds`. A sequence that counts several calls against a per-minute limit would
+ * otherwise see its counter start over when it straddles the minute, as the service should.
+ */
+export async function clearOfWindowEdge(unitSeconds: number, marginMs = 5_000): Promise<void> {
+  const left = unitSeconds * 1000 - (Date.now() % (unitSeconds * 1000));
+  if (left < marginMs) await pause(left + 50);
+}
+
 /** `metric{labels}` → value, from a Prometheus text exposition. */
 export function parseExposition(text: string): Map<string, number> {
   const out = new Map<string, number>();

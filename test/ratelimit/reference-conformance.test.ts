@@ -18,7 +18,14 @@ import {
   RateLimitResponse_Code,
   rateLimitResponse_RateLimit_UnitToJSON,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { type DescriptorSpec, pause, RateLimitProcess, RuntimeDir, request } from "./harness.js";
+import {
+  clearOfWindowEdge,
+  type DescriptorSpec,
+  pause,
+  RateLimitProcess,
+  RuntimeDir,
+  request,
+} from "./harness.js";
 import { goAvailable, ReferenceProcess, referenceBinary } from "./reference-service.js";
 
 const RULES = `domain: conf
@@ -313,8 +320,7 @@ describe("ratelimit conformance with the Go reference", function () {
 
   it("answers the scripted requests, health checks and statistics as the reference does", async () => {
     // Minute windows must not roll over during the script (a few seconds).
-    const second = new Date().getUTCSeconds();
-    if (second > 45) await pause((61 - second) * 1000);
+    await clearOfWindowEdge(60, 15_000);
 
     const observed: { name: string; ours: Observation; ref: Observation }[] = [];
     for (const step of GRPC_STEPS) {
