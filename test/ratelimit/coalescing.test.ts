@@ -1,11 +1,16 @@
 // Coalesced increments of a hot key (ratelimit/limiter/coalescing-store.ts) on a private Redis:
 // a burst of calls on one limit gives exactly what serial increments would (each count
-// once, the limit cut at the same call) with far fewer INCRBY commands, and a Redis
+// once, the limit cut at the same call) with far fewer INCRBY commands, a queued batch
+// takes in what arrives before the end of the turn its reply came back in, and a Redis
 // failure fails the waiting calls without leaving the key stuck.
 
 import { expect } from "chai";
 import { Redis } from "ioredis";
+import { pino } from "pino";
 import { RateLimitResponse_Code as Code } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import { CoalescingCounterStore } from "../../ratelimit/limiter/coalescing-store.js";
+import { RedisCounterStore } from "../../ratelimit/redis/counters.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
 import { SingleRedis } from "../support/redis-servers.js";
 import { RateLimitProcess, RuntimeDir, uniq } from "./harness.js";
 
@@ -60,6 +65,33 @@ describe("ratelimit coalesces increments of a hot key", function () {
     const value = uniq();
     const res = await svc.call("hot", [[["route", value]], [["route", value]]]);
     expect(res.statuses.map((s) => s.limitRemaining)).to.deep.equal([149, 148]);
+  });
+
+  it("sends a queued batch at the end of the turn, with what arrived during that turn", async () => {
+    // In-process, on the same Redis: a call that arrives in the turn in which the key's
+    // reply came back (here: issued when the first call resolves) joins the batch that
+    // queued up meanwhile instead of waiting a round trip for a batch of its own.
+    const redisStore = new RedisCounterStore(
+      loadSettings({ KVSTORE_URL: redis.url }),
+      pino({ level: "silent" }),
+    );
+    const store = new CoalescingCounterStore(redisStore);
+    try {
+      expect(await redisStore.waitReady(5_000), "connected to Redis").to.equal(true);
+      const op = { key: `coalesce_${uniq()}`, addend: 1, expireSeconds: 60, perSecond: false };
+      const before = await incrbyCalls();
+      let third: Promise<number[]> | undefined;
+      const first = store.increment([op]).then((counts) => {
+        third = store.increment([op]);
+        return counts;
+      });
+      const second = store.increment([op]);
+      expect([await first, await second]).to.deep.equal([[1], [2]]);
+      expect(await third).to.deep.equal([3]);
+      expect((await incrbyCalls()) - before, "INCRBY commands for the three calls").to.equal(2);
+    } finally {
+      await store.close();
+    }
   });
 
   it("fails the waiting calls when Redis fails, and the key works again once it is back", async () => {
