@@ -1,8 +1,8 @@
 // Coalesced increments of a hot key (ratelimit/limiter/coalescing-store.ts) on a private Redis:
 // a burst of calls on one limit gives exactly what serial increments would (each count
 // once, the limit cut at the same call) with far fewer INCRBY commands, a queued batch
-// takes in what arrives before the end of the turn its reply came back in, and a Redis
-// failure fails the waiting calls without leaving the key stuck.
+// takes in what arrives in the turn its key's reply came back in and in the next, and a
+// Redis failure fails the waiting calls without leaving the key stuck.
 
 import { expect } from "chai";
 import { Redis } from "ioredis";
