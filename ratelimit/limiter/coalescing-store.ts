@@ -30,10 +30,10 @@ interface Queue {
 export class CoalescingCounterStore implements CounterStore {
   /** Keys with an increment in flight; the value is the queue of the next batch (null: none yet). */
   private readonly inflight = new Map<string, Queue | null>();
-  /** Keys whose increment came back this turn with a batch queued. */
-  private due: string[] = [];
-  /** Keys whose increment came back last turn: their batches leave at the end of this one. */
-  private after: string[] = [];
+  /** Batches whose key's increment came back this turn (they keep taking in calls until sent). */
+  private due: Queue[] = [];
+  /** Batches whose key's increment came back last turn: they leave at the end of this one. */
+  private after: Queue[] = [];
   private scheduled = false;
 
   constructor(private readonly inner: CounterStore) {}
@@ -89,11 +89,12 @@ export class CoalescingCounterStore implements CounterStore {
 
   /** The key's increment came back: free the key, or send what queued up at the end of the next turn. */
   private next(key: string): void {
-    if (!this.inflight.get(key)) {
+    const queue = this.inflight.get(key);
+    if (!queue) {
       this.inflight.delete(key);
       return;
     }
-    this.due.push(key);
+    this.due.push(queue);
     this.schedule();
   }
 
@@ -108,16 +109,12 @@ export class CoalescingCounterStore implements CounterStore {
     const ready = this.after;
     this.after = this.due;
     this.due = [];
-    for (const key of ready) this.send(key);
+    for (const queue of ready) this.send(queue);
     if (this.after.length) this.schedule();
   }
 
-  private send(key: string): void {
-    const queue = this.inflight.get(key);
-    if (!queue) {
-      this.inflight.delete(key);
-      return;
-    }
+  private send(queue: Queue): void {
+    const key = queue.op.key;
     this.inflight.set(key, null);
     let total = 0;
     for (const w of queue.waiters) total += w.addend;
