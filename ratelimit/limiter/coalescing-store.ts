@@ -12,6 +12,9 @@
 // Both join the batch instead of waiting a round trip for one of their own. While a batch
 // waits, turns poll without blocking (setImmediate), so a quiet process loses a few
 // microseconds, and a busy one sends fewer, larger batches (README, Coalesced increments).
+// The batches that leave in one turn share one connection and one write when the store
+// allows it (`together`), each with its own INCRBY, reply and failure: a request that
+// counts on several hot limits costs one write and one reply to read, not one per limit.
 
 import type { CounterOp, CounterStore } from "./counter-store.js";
 
@@ -109,8 +112,13 @@ export class CoalescingCounterStore implements CounterStore {
     const ready = this.after;
     this.after = this.due;
     this.due = [];
-    for (const queue of ready) this.send(queue);
+    if (ready.length > 1 && this.inner.together) this.inner.together(() => this.sendAll(ready));
+    else this.sendAll(ready);
     if (this.after.length) this.schedule();
+  }
+
+  private sendAll(queues: Queue[]): void {
+    for (const queue of queues) this.send(queue);
   }
 
   private send(queue: Queue): void {

@@ -14,6 +14,12 @@ export interface CounterOp {
 export interface CounterStore {
   /** Adds each addend and refreshes the expiry; returns each counter's value after the addition. */
   increment(ops: CounterOp[]): Promise<number[]>;
+  /**
+   * Runs `fn`; the increments it starts synchronously may share one connection and one
+   * write, each still with its own result and its own failure. Optional: a store
+   * without it runs `fn` as it is.
+   */
+  together?(fn: () => void): void;
   /** Current values, 0 for missing keys. */
   get(keys: { key: string; perSecond: boolean }[]): Promise<number[]>;
   /** False while no connection to the store is usable (for the health check). */

@@ -113,6 +113,11 @@ export class RedisCounterStore implements CounterStore {
     return out;
   }
 
+  /** The main store's increments started by `fn` share a connection (per-second ones start after an await). */
+  together(fn: () => void): void {
+    this.main.together(fn);
+  }
+
   async get(keys: { key: string; perSecond: boolean }[]): Promise<number[]> {
     const out: number[] = new Array(keys.length);
     const [mainIdx, secondIdx] = this.split(keys);

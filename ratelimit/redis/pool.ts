@@ -5,7 +5,9 @@
 // (closed again when the pool is full; at most KVSTORE_POOL_SIZE extra connections at
 // once); ERROR waits as long, then fails.
 // With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and the commands of
-// all decisions made in one event-loop turn leave in one write.
+// all decisions made in one event-loop turn leave in one write. Without it, `together`
+// lends one connection to several increments for one synchronous call (the coalesced
+// batches that leave in one turn), so they too leave in one write.
 // One write: the socket is corked while a decision issues its commands (or, shared, for
 // the rest of the turn) and uncorked after, so Node writes them with one writev. This is
 // what ioredis's auto-pipelining achieves too, but without its Pipeline object and
@@ -29,6 +31,13 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** A connection lent to every `with` of one `together` call (open while that call runs). */
+interface Pinned {
+  conn: RedisClient;
+  users: number;
+  open: boolean;
+}
+
 export class RedisPool {
   private readonly idle: RedisClient[] = [];
   private readonly all = new Set<RedisClient>();
@@ -41,6 +50,8 @@ export class RedisPool {
   private rotating = false;
   /** Sockets corked for the current turn (shared connections), uncorked at its end. */
   private readonly corkedStreams: Duplex[] = [];
+  /** The connection that every `with` inside `together` uses, and how many of them still run on it. */
+  private pinned: Pinned | undefined;
   private closed = false;
   lastError = "";
   readonly address: string;
@@ -193,8 +204,43 @@ export class RedisPool {
     this.idle.push(conn);
   }
 
+  /**
+   * Runs `fn`, and every `with` it makes synchronously shares one connection and leaves
+   * in one write (each keeps its own commands, replies and errors). A pool whose
+   * connections are shared does this for the whole turn already; a cluster client
+   * groups per node itself; with no idle ready connection each `with` goes its own way.
+   */
+  together(fn: () => void): void {
+    const i =
+      this.shared || this.topology === "cluster" || this.pinned || this.closed
+        ? -1
+        : this.idle.findLastIndex((c) => c.status === "ready");
+    if (i < 0) {
+      fn();
+      return;
+    }
+    const conn = this.idle.splice(i, 1)[0]!;
+    const pinned = { conn, users: 0, open: true };
+    this.pinned = pinned;
+    const stream = (conn as Exclude<RedisClient, Cluster>).stream;
+    stream.cork();
+    try {
+      fn();
+    } finally {
+      this.pinned = undefined;
+      pinned.open = false;
+      stream.uncork();
+      if (pinned.users === 0) this.release(conn);
+    }
+  }
+
   /** Runs `fn` with a connection of the pool; errors become CacheError with the Redis message. */
   with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
+    const pinned = this.pinned;
+    if (pinned) {
+      pinned.users++;
+      return this.use(pinned.conn, fn, pinned);
+    }
     let conn: RedisClient | Promise<RedisClient>;
     try {
       conn = this.acquire();
@@ -205,7 +251,12 @@ export class RedisPool {
     return conn instanceof Promise ? conn.then((c) => this.use(c, fn)) : this.use(conn, fn);
   }
 
-  private async use<T>(conn: RedisClient, fn: (conn: RedisClient) => Promise<T>): Promise<T> {
+  /** Gives `conn` back when `fn` settles; a pinned connection, when the last of its users settles after `together`. */
+  private async use<T>(
+    conn: RedisClient,
+    fn: (conn: RedisClient) => Promise<T>,
+    pinned?: Pinned,
+  ): Promise<T> {
     try {
       if (conn.status !== "ready") {
         throw new CacheError(
@@ -217,7 +268,8 @@ export class RedisPool {
       if (err instanceof CacheError) throw err;
       throw new CacheError(`redis ${this.address}: ${(err as Error).message}`);
     } finally {
-      this.release(conn);
+      if (!pinned) this.release(conn);
+      else if (--pinned.users === 0 && !pinned.open) this.release(conn);
     }
   }
 

@@ -1,8 +1,9 @@
 // Coalesced increments of a hot key (ratelimit/limiter/coalescing-store.ts) on a private Redis:
 // a burst of calls on one limit gives exactly what serial increments would (each count
 // once, the limit cut at the same call) with far fewer INCRBY commands, a queued batch
-// takes in what arrives in the turn its key's reply came back in and in the next, and a
-// Redis failure fails the waiting calls without leaving the key stuck.
+// takes in what arrives in the turn its key's reply came back in and in the next, the
+// batches of a turn share one connection while each keeps its own failure, and a Redis
+// failure fails the waiting calls without leaving the key stuck.
 
 import { expect } from "chai";
 import { Redis } from "ioredis";
@@ -98,6 +99,70 @@ describe("ratelimit coalesces increments of a hot key", function () {
       expect([await first, await second, await third, await fourth]).to.deep.equal([[1], [2], [3], [4]]);
       expect((await incrbyCalls()) - before, "INCRBY commands for the four calls").to.equal(2);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("sends the batches of hot keys that leave in one turn on one connection, each with its own failure", async () => {
+    // Three keys in flight together (one call), a call queued on each, one key holding text
+    // (INCRBY fails there): the three batches leave in the same turn. MONITOR shows where
+    // each INCRBY came from: all three on one connection. The text key's call fails alone.
+    // Pool ERROR after 200 ms: if the shared connection were not given back, three
+    // concurrent calls at the end could not each get one.
+    const redisStore = new RedisCounterStore(
+      loadSettings({
+        KVSTORE_URL: redis.url,
+        KVSTORE_POOL_SIZE: "3",
+        KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "ERROR",
+        KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "200ms",
+      }),
+      pino({ level: "silent" }),
+    );
+    const store = new CoalescingCounterStore(redisStore);
+    const watcher = new Redis(redis.server.port, "127.0.0.1");
+    let monitor: Redis | undefined;
+    try {
+      expect(await redisStore.waitReady(5_000), "connected to Redis").to.equal(true);
+      const id = uniq();
+      const op = (name: string) => ({
+        key: `together_${id}_${name}`,
+        addend: 1,
+        expireSeconds: 60,
+        perSecond: false,
+      });
+      const [a, b, text] = [op("a"), op("b"), op("text")];
+      await admin.set(text.key, "not a number");
+      const seen: { key: string; from: string }[] = [];
+      monitor = await watcher.monitor();
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (args[0]?.toLowerCase() === "incrby" && args[1]?.startsWith(`together_${id}_`))
+          seen.push({ key: args[1], from: source });
+      });
+
+      const first = store.increment([a, b, text]).catch((err: Error) => err);
+      const queued = [a, b, text].map((o) => store.increment([o]).catch((err: Error) => err));
+      expect(await first).to.be.instanceOf(Error);
+      const [qa, qb, qtext] = await Promise.all(queued);
+      expect(qa).to.deep.equal([2]);
+      expect(qb).to.deep.equal([2]);
+      expect(qtext).to.be.instanceOf(Error);
+      expect((qtext as Error).message).to.match(/not an integer/);
+
+      const deadline = Date.now() + 5_000;
+      while (seen.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen.map((s) => s.key)).to.have.length(6);
+      const batches = seen.slice(3);
+      expect(new Set(batches.map((s) => s.key)).size, "the batches' keys").to.equal(3);
+      expect(new Set(batches.map((s) => s.from)), "connections of the three batches").to.have.property(
+        "size",
+        1,
+      );
+
+      const cold = await Promise.all([op("c"), op("d"), op("e")].map((o) => store.increment([o])));
+      expect(cold).to.deep.equal([[1], [1], [1]]);
+    } finally {
+      monitor?.disconnect();
+      watcher.disconnect();
       await store.close();
     }
   });
