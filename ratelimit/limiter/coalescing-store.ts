@@ -112,7 +112,9 @@ export class CoalescingCounterStore implements CounterStore {
     const ready = this.after;
     this.after = this.due;
     this.due = [];
-    if (ready.length > 1 && this.inner.together) this.inner.together(() => this.sendAll(ready));
+    // Sent together, and at once: from this setImmediate callback, a write left to the
+    // turn's end would wait a whole loop iteration (pool.ts, together).
+    if (ready.length && this.inner.together) this.inner.together(() => this.sendAll(ready));
     else this.sendAll(ready);
     if (this.after.length) this.schedule();
   }

@@ -1,7 +1,7 @@
 // Counters in Redis: INCRBY + EXPIRE for every key of a decision, pipelined in one
-// write on one pooled connection. SECOND windows go to the per-second instance
-// when KVSTORE_PERSECOND is on (any topology for either store); the main pipeline
-// runs first, then the per-second one. In a Redis Cluster the commands are grouped
+// write on one pooled connection (with the other decisions of its event-loop turn).
+// SECOND windows go to the per-second instance when KVSTORE_PERSECOND is on (any
+// topology for either store); the main pipeline runs first, then the per-second one. In a Redis Cluster the commands are grouped
 // by key (INCRBY and EXPIRE of one key stay together on its node) and the groups run
 // KVSTORE_CLUSTER_PIPELINE_PARALLELISM at a time, as the reference does.
 
@@ -99,9 +99,8 @@ export class RedisCounterStore implements CounterStore {
     const [mainIdx, secondIdx] = this.split(ops);
     const run = async (pool: RedisPool, idx: number[]) => {
       if (!idx.length) return;
-      // The decision's commands leave in one write (the pool corks the socket; with shared
-      // connections, together with the other decisions of the turn; a cluster client
-      // groups them per node).
+      // The decision's commands leave in one write with those of the other decisions of
+      // the turn (the pool corks the socket; a cluster client groups them per node).
       const counts =
         pool.topology === "cluster"
           ? (await this.send(pool, idx, (conn, i) => incrementAll(conn, ops, [i]))).map((c) => c[0]!)

@@ -1,15 +1,19 @@
-// A pool of Redis connections (ioredis). Each decision takes one connection, writes
-// its commands as one pipeline and gives the connection back. When every connection
-// is busy, KVSTORE_POOL_ON_EMPTY_BEHAVIOR decides: WAIT blocks until one is free;
+// A pool of Redis connections (ioredis). The decisions made in one event-loop turn take
+// one connection together: their commands leave in one write at the turn's end, and the
+// connection goes back once all their replies are in. A decision in a later turn, while
+// that connection still waits, takes another. When every connection is busy,
+// KVSTORE_POOL_ON_EMPTY_BEHAVIOR decides: WAIT blocks until one is free;
 // CREATE waits KVSTORE_POOL_ON_EMPTY_WAIT_DURATION, then opens an extra connection
 // (closed again when the pool is full; at most KVSTORE_POOL_SIZE extra connections at
-// once); ERROR waits as long, then fails.
-// With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead, and the commands of
-// all decisions made in one event-loop turn leave in one write. Without it, `together`
-// lends one connection to several increments for one synchronous call (the coalesced
-// batches that leave in one turn), so they too leave in one write.
-// One write: the socket is corked while a decision issues its commands (or, shared, for
-// the rest of the turn) and uncorked after, so Node writes them with one writev. This is
+// once); ERROR waits as long, then fails. A decision that had to wait uses its
+// connection alone.
+// With KVSTORE_PIPELINE_WINDOW > 0 connections are shared instead (no pool rules): the
+// turn's decisions use the next connection in turn, whatever it still waits for.
+// `together` lends one connection to several increments for one synchronous call and
+// writes as soon as it returns (the coalesced batches, sent from a setImmediate callback
+// where the turn's own end is a whole loop iteration away).
+// One write: the socket is corked while the turn's decisions issue their commands and
+// uncorked after, so Node writes them with one writev. This is
 // what ioredis's auto-pipelining achieves too, but without its Pipeline object and
 // promise chain per batch, whose garbage survived into the old generation and caused
 // the mark-compact pauses that set the p99 (README, Performance). A cluster client keeps
@@ -52,6 +56,8 @@ export class RedisPool {
   private readonly corkedStreams: Duplex[] = [];
   /** The connection that every `with` inside `together` uses, and how many of them still run on it. */
   private pinned: Pinned | undefined;
+  /** The connection that the calls of the current event-loop turn share (pooled, not shared, connections). */
+  private turn: Pinned | undefined;
   private closed = false;
   lastError = "";
   readonly address: string;
@@ -206,13 +212,15 @@ export class RedisPool {
 
   /**
    * Runs `fn`, and every `with` it makes synchronously shares one connection and leaves
-   * in one write (each keeps its own commands, replies and errors). A pool whose
-   * connections are shared does this for the whole turn already; a cluster client
-   * groups per node itself; with no idle ready connection each `with` goes its own way.
+   * in one write as soon as `fn` returns (each keeps its own commands, replies and
+   * errors); for calls made where the turn's own write would wait a whole loop
+   * iteration (a setImmediate callback). With a connection already lent to the turn,
+   * or shared connections, `fn`'s calls join that one; a cluster client groups per node
+   * itself; with no idle ready connection each `with` goes its own way.
    */
   together(fn: () => void): void {
     const i =
-      this.shared || this.topology === "cluster" || this.pinned || this.closed
+      this.shared || this.topology === "cluster" || this.pinned || this.turn || this.closed
         ? -1
         : this.idle.findLastIndex((c) => c.status === "ready");
     if (i < 0) {
@@ -236,7 +244,7 @@ export class RedisPool {
 
   /** Runs `fn` with a connection of the pool; errors become CacheError with the Redis message. */
   with<T>(fn: (conn: RedisClient) => Promise<T>): Promise<T> {
-    const pinned = this.pinned;
+    const pinned = this.pinned ?? this.turn;
     if (pinned) {
       pinned.users++;
       return this.use(pinned.conn, fn, pinned);
@@ -247,8 +255,31 @@ export class RedisPool {
     } catch (err) {
       return Promise.reject(err);
     }
-    // A connection at hand (the usual case) is used in this turn, without waiting for a microtask.
-    return conn instanceof Promise ? conn.then((c) => this.use(c, fn)) : this.use(conn, fn);
+    // A connection that had to be waited for serves its one caller.
+    if (conn instanceof Promise) return conn.then((c) => this.use(c, fn));
+    if (this.shared || conn instanceof Cluster || conn.status !== "ready") return this.use(conn, fn);
+    // A connection at hand (the usual case) is used in this turn, without waiting for a
+    // microtask, and serves the rest of the turn's calls too.
+    return this.use(conn, fn, this.pinForTurn(conn));
+  }
+
+  /**
+   * Lends `conn` to every `with` of the rest of this event-loop turn: their commands
+   * wait in the corked socket and leave in one write when the turn ends (setImmediate;
+   * a quiet process loses microseconds). The connection goes back to the pool when the
+   * last of them has its replies.
+   */
+  private pinForTurn(conn: Exclude<RedisClient, Cluster>): Pinned {
+    const turn: Pinned = { conn, users: 1, open: true };
+    this.turn = turn;
+    conn.stream.cork();
+    setImmediate(() => {
+      if (this.turn === turn) this.turn = undefined;
+      turn.open = false;
+      conn.stream.uncork();
+      if (turn.users === 0) this.release(conn);
+    });
+    return turn;
   }
 
   /** Gives `conn` back when `fn` settles; a pinned connection, when the last of its users settles after `together`. */

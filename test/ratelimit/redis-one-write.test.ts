@@ -1,6 +1,7 @@
 // The Redis commands of a decision leave in one socket write (a writev of all of them),
-// and with KVSTORE_PIPELINE_WINDOW those of every decision made in one event-loop turn
-// do; the counts that come back are each decision's own.
+// and so do those of every decision made in one event-loop turn: on one pooled connection
+// by default, on the turn's shared connection with KVSTORE_PIPELINE_WINDOW; the counts
+// that come back are each decision's own.
 
 import type { Duplex } from "node:stream";
 import { expect } from "chai";
@@ -14,13 +15,15 @@ import { REDIS_URL, uniq } from "./harness.js";
 interface Writes {
   /** Chunks per socket write (a write of one chunk counts as 1). */
   sizes: number[];
+  /** The pooled connection (its index) that made each write. */
+  conns: number[];
 }
 
 /** Records the socket writes of every pooled connection of `store`. */
 function recordWrites(store: RedisCounterStore): Writes {
-  const w: Writes = { sizes: [] };
+  const w: Writes = { sizes: [], conns: [] };
   const pool = store.main as unknown as { all: Set<Redis> };
-  for (const conn of pool.all) {
+  for (const [index, conn] of [...pool.all].entries()) {
     const stream = conn.stream as Duplex & {
       _write: (...a: unknown[]) => void;
       _writev: ((chunks: unknown[], cb: unknown) => void) | null;
@@ -29,11 +32,13 @@ function recordWrites(store: RedisCounterStore): Writes {
     const writev = stream._writev?.bind(stream);
     stream._write = (...a: unknown[]) => {
       w.sizes.push(1);
+      w.conns.push(index);
       write(...a);
     };
     if (writev)
       stream._writev = (chunks: unknown[], cb: unknown) => {
         w.sizes.push(chunks.length);
+        w.conns.push(index);
         writev(chunks, cb);
       };
   }
@@ -68,7 +73,7 @@ describe("ratelimit Redis commands leave in one write", () => {
     return store;
   }
 
-  it("one write per decision: INCRBY and EXPIRE of all its keys together (a connection per decision)", async () => {
+  it("one write per decision: INCRBY and EXPIRE of all its keys together", async () => {
     const s = await open("0");
     const writes = recordWrites(s);
     const key = `onewrite_${uniq()}`;
@@ -76,6 +81,52 @@ describe("ratelimit Redis commands leave in one write", () => {
     expect(writes.sizes).to.deep.equal([6]);
     expect(await s.increment(ops(key, 3))).to.deep.equal([4, 4, 4]);
     expect(writes.sizes).to.deep.equal([6, 6]);
+  });
+
+  it("the decisions of one turn share a pooled connection and one write; a later turn takes another", async () => {
+    const s = await open("0");
+    const writes = recordWrites(s);
+    const keys = Array.from({ length: 5 }, () => `turn_${uniq()}`);
+    const counts = await Promise.all(keys.map((k, i) => s.increment(ops(k, 1 + (i % 2)))));
+    expect(counts).to.deep.equal([[2], [2, 2], [2], [2, 2], [2]]);
+    expect(writes.sizes).to.deep.equal([14]);
+    // A decision of the next turn finds that connection waiting for its replies and takes
+    // the pool's other one.
+    writes.sizes.length = 0;
+    writes.conns.length = 0;
+    const first = s.increment(ops(`turn_${uniq()}`));
+    const second = new Promise<number[]>((resolve, reject) =>
+      setImmediate(() => s.increment(ops(`turn_${uniq()}`)).then(resolve, reject)),
+    );
+    expect(await Promise.all([first, second])).to.deep.equal([[2], [2]]);
+    expect(writes.sizes).to.deep.equal([2, 2]);
+    expect(new Set(writes.conns).size, "connections of the two turns").to.equal(2);
+  });
+
+  it("a turn's decisions wait in the corked socket until the turn ends; together's leave when it returns", async () => {
+    const s = await open("0");
+    const writes = recordWrites(s);
+    const inTurn = [s.increment(ops(`turn_${uniq()}`)), s.increment(ops(`turn_${uniq()}`))];
+    expect(writes.sizes, "written before the turn's end").to.deep.equal([]);
+    await Promise.all(inTurn);
+    expect(writes.sizes).to.deep.equal([4]);
+    writes.sizes.length = 0;
+    // From a setImmediate callback (where the coalescing store sends its batches), the
+    // turn's end would be a loop iteration away: together writes as soon as it returns.
+    const together = await new Promise<Promise<number[][]>>((resolve) =>
+      setImmediate(() => {
+        let made: Promise<number[][]> | undefined;
+        s.together(() => {
+          made = Promise.all([
+            s.increment(ops(`together_${uniq()}`)),
+            s.increment(ops(`together_${uniq()}`)),
+          ]);
+        });
+        expect(writes.sizes, "written when together returned").to.deep.equal([4]);
+        resolve(made!);
+      }),
+    );
+    expect(await together).to.deep.equal([[2], [2]]);
   });
 
   it("with KVSTORE_PIPELINE_WINDOW, the decisions of one turn share one write", async () => {
