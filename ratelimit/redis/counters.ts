@@ -1,9 +1,10 @@
 // Counters in Redis: INCRBY + EXPIRE for every key of a decision, pipelined in one
 // write on one pooled connection (with the other decisions of its event-loop turn).
 // SECOND windows go to the per-second instance when KVSTORE_PERSECOND is on (any
-// topology for either store); the main pipeline runs first, then the per-second one. In a Redis Cluster the commands are grouped
-// by key (INCRBY and EXPIRE of one key stay together on its node) and the groups run
-// KVSTORE_CLUSTER_PIPELINE_PARALLELISM at a time, as the reference does.
+// topology for either store); the main pipeline runs first, then the per-second one.
+// In a Redis Cluster the commands are grouped by key (INCRBY and EXPIRE of one key stay
+// together on its node) and the groups run KVSTORE_CLUSTER_PIPELINE_PARALLELISM at a
+// time, as the reference does.
 
 import type { Logger } from "../../common/logger.js";
 import type { CounterOp, CounterStore } from "../limiter/counter-store.js";

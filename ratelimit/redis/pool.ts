@@ -35,7 +35,7 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** A connection lent to every `with` of one `together` call (open while that call runs). */
+/** A connection lent to the calls of one turn or one `together` call (open until that ends). */
 interface Pinned {
   conn: RedisClient;
   users: number;
@@ -282,7 +282,7 @@ export class RedisPool {
     return turn;
   }
 
-  /** Gives `conn` back when `fn` settles; a pinned connection, when the last of its users settles after `together`. */
+  /** Gives `conn` back when `fn` settles; a lent one, when its lending has ended and its last user settled. */
   private async use<T>(
     conn: RedisClient,
     fn: (conn: RedisClient) => Promise<T>,
