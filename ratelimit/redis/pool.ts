@@ -35,9 +35,12 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** A client of one Redis server (a cluster client pipelines per node itself). */
+type PlainClient = Exclude<RedisClient, Cluster>;
+
 /** A connection lent to the calls of one turn or one `together` call (open until that ends). */
 interface Pinned {
-  conn: RedisClient;
+  conn: PlainClient;
   users: number;
   open: boolean;
 }
@@ -227,18 +230,13 @@ export class RedisPool {
       fn();
       return;
     }
-    const conn = this.idle.splice(i, 1)[0]!;
-    const pinned = { conn, users: 0, open: true };
+    const pinned = this.lend(this.idle.splice(i, 1)[0] as PlainClient, 0);
     this.pinned = pinned;
-    const stream = (conn as Exclude<RedisClient, Cluster>).stream;
-    stream.cork();
     try {
       fn();
     } finally {
       this.pinned = undefined;
-      pinned.open = false;
-      stream.uncork();
-      if (pinned.users === 0) this.release(conn);
+      this.endLending(pinned);
     }
   }
 
@@ -269,17 +267,27 @@ export class RedisPool {
    * a quiet process loses microseconds). The connection goes back to the pool when the
    * last of them has its replies.
    */
-  private pinForTurn(conn: Exclude<RedisClient, Cluster>): Pinned {
-    const turn: Pinned = { conn, users: 1, open: true };
+  private pinForTurn(conn: PlainClient): Pinned {
+    const turn = this.lend(conn, 1);
     this.turn = turn;
-    conn.stream.cork();
     setImmediate(() => {
       if (this.turn === turn) this.turn = undefined;
-      turn.open = false;
-      conn.stream.uncork();
-      if (turn.users === 0) this.release(conn);
+      this.endLending(turn);
     });
     return turn;
+  }
+
+  /** Lends `conn` (corked, so the borrowers' commands gather) to `users` calls and any that join. */
+  private lend(conn: PlainClient, users: number): Pinned {
+    conn.stream.cork();
+    return { conn, users, open: true };
+  }
+
+  /** Writes what the borrowers issued; the connection goes back now if none still waits for replies. */
+  private endLending(lent: Pinned): void {
+    lent.open = false;
+    lent.conn.stream.uncork();
+    if (lent.users === 0) this.release(lent.conn);
   }
 
   /** Gives `conn` back when `fn` settles; a lent one, when its lending has ended and its last user settled. */

@@ -53,6 +53,14 @@ const ops = (key: string, n = 1): CounterOp[] =>
     perSecond: false,
   }));
 
+/** Five decisions of one turn (seven keys): their own counts back, all fourteen commands in one write. */
+async function fiveDecisionsInOneWrite(s: RedisCounterStore, writes: Writes): Promise<void> {
+  const keys = Array.from({ length: 5 }, () => `turn_${uniq()}`);
+  const counts = await Promise.all(keys.map((k, i) => s.increment(ops(k, 1 + (i % 2)))));
+  expect(counts).to.deep.equal([[2], [2, 2], [2], [2, 2], [2]]);
+  expect(writes.sizes).to.deep.equal([14]);
+}
+
 describe("ratelimit Redis commands leave in one write", () => {
   const logger = pino({ level: "silent" });
   let store: RedisCounterStore | undefined;
@@ -86,10 +94,7 @@ describe("ratelimit Redis commands leave in one write", () => {
   it("the decisions of one turn share a pooled connection and one write; a later turn takes another", async () => {
     const s = await open("0");
     const writes = recordWrites(s);
-    const keys = Array.from({ length: 5 }, () => `turn_${uniq()}`);
-    const counts = await Promise.all(keys.map((k, i) => s.increment(ops(k, 1 + (i % 2)))));
-    expect(counts).to.deep.equal([[2], [2, 2], [2], [2, 2], [2]]);
-    expect(writes.sizes).to.deep.equal([14]);
+    await fiveDecisionsInOneWrite(s, writes);
     // A decision of the next turn finds that connection waiting for its replies and takes
     // the pool's other one.
     writes.sizes.length = 0;
@@ -132,9 +137,6 @@ describe("ratelimit Redis commands leave in one write", () => {
   it("with KVSTORE_PIPELINE_WINDOW, the decisions of one turn share one write", async () => {
     const s = await open("150us");
     const writes = recordWrites(s);
-    const keys = Array.from({ length: 5 }, () => `window_${uniq()}`);
-    const counts = await Promise.all(keys.map((k, i) => s.increment(ops(k, 1 + (i % 2)))));
-    expect(counts).to.deep.equal([[2], [2, 2], [2], [2, 2], [2]]);
-    expect(writes.sizes).to.deep.equal([14]);
+    await fiveDecisionsInOneWrite(s, writes);
   });
 });
