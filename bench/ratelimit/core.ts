@@ -1,7 +1,7 @@
 // Where the time of one decision goes, in-process and without gRPC: CPU time per
 // decision of protobuf decode + encode alone, and of decode + decision + encode with
-// the in-memory store, with Redis (one connection per decision, the default) and with
-// Redis shared, the decisions of a turn in one write (KVSTORE_PIPELINE_WINDOW > 0).
+// the in-memory store, with Redis (the default: the decisions of a turn on one pooled
+// connection, in one write) and with Redis shared (KVSTORE_PIPELINE_WINDOW > 0).
 // Compare with the service CPU per request that load.js measures end to end: the
 // difference is the gRPC/HTTP2 layer. Prints a table; writes bench/results/ratelimit-core-<time>.json.
 //
