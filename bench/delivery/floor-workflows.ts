@@ -8,10 +8,21 @@ import {
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "../../workflows/search-attributes.js";
 
 // The smallest workflows shaped like a delivery, for bench/delivery/temporal-floor:
-// what Temporal itself costs, with no HTTP, signing or database in the activity.
+// what Temporal itself costs, with no HTTP, signing or database in the activity. Given
+// an event, the activity does a delivery's send instead (delivery-io.ts), and the event
+// is in the workflow's input and the activity's, as a delivery's is.
+
+/** A send's input in the floor with a delivery's I/O. */
+export interface FloorSend {
+  configId: string;
+  body: string;
+  idempotencyKey: string;
+}
 
 export interface FloorActivities {
   noop(): Promise<string>;
+  /** The send of delivery-io.ts: config read, signed POST, attempt row. */
+  send(input: FloorSend, local: boolean): Promise<number>;
 }
 
 /** How a floor workflow tells the bench it is done (outside its history, like deliveries' sinks). */
@@ -32,18 +43,18 @@ const done = () => {
 };
 
 /** One activity on a second task queue, as deliveries send on `<queue>-sends`. */
-export async function floorRemote(sendQueue: string): Promise<void> {
-  const { noop } = proxyActivities<FloorActivities>({
+export async function floorRemote(sendQueue: string, io?: FloorSend): Promise<void> {
+  const { noop, send } = proxyActivities<FloorActivities>({
     startToCloseTimeout: "1 minute",
     taskQueue: sendQueue,
   });
-  await noop();
+  await (io ? send(io, false) : noop());
   done();
 }
 
 /** The same activity run as a local activity by the workflow worker. */
-export async function floorLocal(): Promise<void> {
-  const { noop } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: "1 minute" });
-  await noop();
+export async function floorLocal(io?: FloorSend): Promise<void> {
+  const { noop, send } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: "1 minute" });
+  await (io ? send(io, true) : noop());
   done();
 }

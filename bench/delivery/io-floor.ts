@@ -1,18 +1,10 @@
-import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { AckPolicy, connect } from "nats";
-import { recordAttempt } from "../../activities/attempts-store.js";
-import { sendWebhook } from "../../activities/http-send.js";
-import { activeSecrets } from "../../activities/secrets.js";
-import { openDatabase } from "../../common/db/database.js";
 import { fromRoot } from "../../common/paths.js";
-import { findActiveConfigs, findConfigBeforeSend } from "../../core/config-rows.js";
 import { parseEventMessage } from "../../core/event-message.js";
-import { subscriptionsMatching } from "../../core/event-types.js";
-import { createTestDatabase } from "../../test/support/postgres.js";
-import { Receiver, signedWith } from "../../test/support/receiver.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
+import { openDeliveryIo } from "./delivery-io.js";
 
 // bench/delivery/io-floor: the input and output a delivery cannot skip, without Temporal.
 // Per event, with the product's own functions and the delivery bench's harness: the event
@@ -28,25 +20,9 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 const EVENTS = Number(process.argv[2] ?? 2000);
 /** As many at once as the worker has deliveries in flight by default. */
 const CONCURRENCY = 32;
-const SECRET = Buffer.alloc(24, 9).toString("base64");
 
 async function main(): Promise<void> {
-  // The tests' receiver: records each request; every signature is checked as it arrives.
-  let badSignatures = 0;
-  const receiver = await new Receiver().start();
-  receiver.respond = (req, res) => {
-    if (!signedWith(SECRET, req)) badSignatures++;
-    res.writeHead(200).end();
-  };
-  const endpoint = receiver.url;
-
-  const testDb = await createTestDatabase();
-  const db = await openDatabase({ connString: testDb.url, embeddedDataDir: "", autoMigrate: false });
-  const { rows } = await db.pool.query<{ id: string }>(
-    "INSERT INTO configs (id, endpoint, event_types, secret) VALUES ($1, $2, '{bench.ok}', $3) RETURNING id",
-    [randomUUID(), endpoint, SECRET],
-  );
-  if (!rows[0]) throw new Error("no config row");
+  const io = await openDeliveryIo();
 
   const nc = await connect({ servers: "nats://127.0.0.1:4222" });
   const jsm = await nc.jetstreamManager();
@@ -66,32 +42,11 @@ async function main(): Promise<void> {
           : undefined,
   );
 
-  /** What the worker does for one event to one config, minus Temporal. */
+  /** What the worker does for one event to one config, minus Temporal (a queue-mode first send). */
   const deliver = async (data: Uint8Array) => {
     const event = parseEventMessage(data);
-    const [target] = await findActiveConfigs(db.pool, subscriptionsMatching(event.type));
-    const { config } = await findConfigBeforeSend(db.pool, target!.id);
-    const body = JSON.stringify(event);
-    const webhookId = randomUUID();
-    const result = await sendWebhook({
-      endpoint: config!.endpoint,
-      webhookId,
-      body,
-      secrets: activeSecrets(config!, new Date()),
-      idempotencyKey: event.idempotency_key,
-      test: false,
-    });
-    await recordAttempt(db, {
-      webhookId,
-      config: config!,
-      payload: body,
-      statusCode: result.statusCode,
-      durationMs: result.durationMs,
-      retryAttempt: 0,
-      status: result.statusCode === 200 ? "success" : "failed",
-      nextRetryAfter: null,
-      error: null,
-    });
+    const [target] = await io.matchConfigs(event.type);
+    await io.send(target!.id, JSON.stringify(event), event.idempotency_key, false);
   };
 
   const run = async (n: number) => {
@@ -147,7 +102,7 @@ async function main(): Promise<void> {
   const ioMs = Object.values(perEvent).reduce((a, b) => a + b, 0);
 
   console.log(
-    `\nI/O of a delivery without Temporal: ${EVENTS} events, ${CONCURRENCY} at a time, ${(EVENTS / seconds).toFixed(0)}/s (bad signatures: ${badSignatures}, received ${receiver.requests.length})\n`,
+    `\nI/O of a delivery without Temporal: ${EVENTS} events, ${CONCURRENCY} at a time, ${(EVENTS / seconds).toFixed(0)}/s (bad signatures: ${io.badSignatures()}, received ${io.received()})\n`,
   );
   console.log("| component | CPU ms/event |");
   console.log("|---|---:|");
@@ -193,9 +148,7 @@ async function main(): Promise<void> {
 
   await jsm.streams.delete(stream);
   await nc.close();
-  await db.close();
-  await testDb.drop();
-  await receiver.stop();
+  await io.close();
 }
 
 main().catch((err) => {

@@ -7,6 +7,8 @@ import { fromRoot } from "../../common/paths.js";
 // the dev server and on the production server (PostgreSQL), in one run. Each
 // (server, send mode) pair runs the floor workflows and the deliveries back to
 // back in the same sitting, so the ratio deliveries/floor holds on a noisy machine.
+// A second ratio is against the floor with a delivery's database and HTTP work: what
+// deliveries lose beyond it is the broker, the consumer and the delivery workflow.
 // Usage: node dist/bench/delivery/servers.js [events=1000] [floor-workflows=400] [rounds=1]
 
 const EVENTS = process.argv[2] ?? "1000";
@@ -15,6 +17,8 @@ const ROUNDS = Number(process.argv[4] ?? 1);
 
 /** The floor variant of the same shape as deliveries in each send mode (both start eagerly). */
 const FLOOR_VARIANT = { queue: 1, local: 3 } as const;
+/** The same with a delivery's database and HTTP work (temporal-floor.ts, delivery-io.ts). */
+const FLOOR_IO_VARIANT = { queue: 4, local: 5 } as const;
 
 function runScript(script: string, args: string[], server: "dev" | "server"): Promise<void> {
   const env = { ...process.env, TEST_TEMPORAL: server === "server" ? "server" : "" };
@@ -49,6 +53,7 @@ async function main(): Promise<void> {
         await runScript("run.js", [EVENTS, "0", mode], server);
         const d = result(`delivery-${mode}${suffix}.json`);
         const f = floor[FLOOR_VARIANT[mode]];
+        const fio = floor[FLOOR_IO_VARIANT[mode]];
         const cpu = Object.entries(d.cpuPerDelivery as Record<string, number>);
         const pick = (re: RegExp) => cpu.find(([k]) => re.test(k))?.[1] ?? 0;
         rows.push({
@@ -58,6 +63,8 @@ async function main(): Promise<void> {
           deliveries: d.idle.perSecond,
           floor: f.perSecond,
           ratio: d.idle.perSecond / f.perSecond,
+          floorIo: fio.perSecond,
+          ratioIo: d.idle.perSecond / fio.perSecond,
           pacedRate: d.paced.rate,
           pacedP99: d.paced.p99,
           workerMs: pick(/worker/),
@@ -81,9 +88,9 @@ async function main(): Promise<void> {
     `\ndeliveries against the no-op floor of the same shape (${EVENTS} events, ${FLOOR} floor workflows, median of ${ROUNDS} round(s))\n`,
   );
   console.log(
-    "| server | send mode | deliveries/s | floor/s | ratio | CPU-cost ratio | p99 at half rate | worker CPU ms (floor) | Temporal CPU ms (floor) | PostgreSQL CPU ms (floor) |",
+    "| server | send mode | deliveries/s | floor/s | ratio | CPU-cost ratio | floor with a delivery's I/O/s | ratio to it | p99 at half rate | worker CPU ms (floor) | Temporal CPU ms (floor) | PostgreSQL CPU ms (floor) |",
   );
-  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   const summary = [];
   for (const server of ["dev", "server"]) {
     for (const mode of ["queue", "local"]) {
@@ -95,6 +102,8 @@ async function main(): Promise<void> {
         deliveries: m("deliveries"),
         floor: m("floor"),
         ratio: m("ratio"),
+        floorIo: m("floorIo"),
+        ratioIo: m("ratioIo"),
         pacedRate: m("pacedRate"),
         pacedP99: m("pacedP99"),
         workerMs: m("workerMs"),
@@ -107,7 +116,7 @@ async function main(): Promise<void> {
       };
       summary.push(s);
       console.log(
-        `| ${server === "dev" ? "dev server (SQLite, in memory)" : "production server (PostgreSQL)"} | ${mode} | ${s.deliveries.toFixed(0)} | ${s.floor.toFixed(0)} | ${s.ratio.toFixed(2)} | ${s.cpuRatio.toFixed(2)} | ${s.pacedP99.toFixed(0)} ms at ${s.pacedRate}/s | ${s.workerMs.toFixed(1)} (${s.floorWorkerMs.toFixed(1)}) | ${s.serverMs.toFixed(1)} (${s.floorServerMs.toFixed(1)}) | ${s.postgresMs.toFixed(1)} (${s.floorPostgresMs.toFixed(1)}) |`,
+        `| ${server === "dev" ? "dev server (SQLite, in memory)" : "production server (PostgreSQL)"} | ${mode} | ${s.deliveries.toFixed(0)} | ${s.floor.toFixed(0)} | ${s.ratio.toFixed(2)} | ${s.cpuRatio.toFixed(2)} | ${s.floorIo.toFixed(0)} | ${s.ratioIo.toFixed(2)} | ${s.pacedP99.toFixed(0)} ms at ${s.pacedRate}/s | ${s.workerMs.toFixed(1)} (${s.floorWorkerMs.toFixed(1)}) | ${s.serverMs.toFixed(1)} (${s.floorServerMs.toFixed(1)}) | ${s.postgresMs.toFixed(1)} (${s.floorPostgresMs.toFixed(1)}) |`,
       );
     }
   }

@@ -12,13 +12,19 @@ import {
   WebhookId,
 } from "../../workflows/search-attributes.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
-import type { FloorSinks } from "./floor-workflows.js";
+import { IO_EVENT_TYPE, openDeliveryIo } from "./delivery-io.js";
+import type { FloorActivities, FloorSinks } from "./floor-workflows.js";
 
 // bench/delivery/temporal-floor: the ceiling Temporal puts on deliveries here.
 // Workflows shaped like a delivery (six search attributes at start, one activity,
 // an upsert at the end) whose activity does nothing, against the same dev server
 // as the delivery bench; CPU per workflow is read from /proc, so the ceiling
-// (2 cores / CPU per workflow) holds whatever else the machine runs.
+// (2 cores / CPU per workflow) holds whatever else the machine runs. The last two
+// variants add a delivery's database and HTTP work (delivery-io.ts): the consumer's
+// query before each start, and a real send as the activity (config read, signed POST
+// to a verifying receiver in this process, attempt row). What they lose against the
+// plain floor is that work's share; what deliveries lose beyond it is the broker, the
+// consumer and the delivery workflow's own code.
 // Usage: node dist/bench/delivery/temporal-floor.js [workflows-per-variant]
 // (TEST_TEMPORAL=server: on the production Temporal server instead of the dev server)
 
@@ -33,7 +39,11 @@ async function main(): Promise<void> {
   const serverPids = await server.pids();
   const connection = await NativeConnection.connect({ address: server.address });
   const workflowsPath = new URL("./floor-workflows.js", import.meta.url).pathname;
-  const activities = { noop: async () => "ok" };
+  const io = await openDeliveryIo();
+  const activities: FloorActivities = {
+    noop: async () => "ok",
+    send: (input, local) => io.send(input.configId, input.body, input.idempotencyKey, local),
+  };
   // Workflow id → what its finishing resolves (the workflow's sink, in this process).
   const finishing = new Map<string, () => void>();
   const sinks: InjectedSinks<FloorSinks> = {
@@ -78,7 +88,33 @@ async function main(): Promise<void> {
     { name: "same, eager workflow start", workflow: "floorRemote", eager: true },
     { name: "local activity", workflow: "floorLocal", eager: false },
     { name: "local activity, eager workflow start", workflow: "floorLocal", eager: true },
+    {
+      name: "same shape as deliveries in queue mode, with a delivery's I/O",
+      workflow: "floorRemote",
+      eager: true,
+      io: true,
+    },
+    {
+      name: "same shape as deliveries in local mode, with a delivery's I/O",
+      workflow: "floorLocal",
+      eager: true,
+      io: true,
+    },
   ];
+  /** The consumer's query for an event, and the send of its one config (the event in its input). */
+  const ioSend = async (workflowId: string) => {
+    const [config] = await io.matchConfigs(IO_EVENT_TYPE);
+    const idempotencyKey = `floor-${workflowId}`;
+    const body = JSON.stringify({
+      idempotency_key: idempotencyKey,
+      date: new Date().toISOString(),
+      app: "bench",
+      version: "v1",
+      type: IO_EVENT_TYPE,
+      payload: { run: workflowId, sentAt: Date.now() },
+    });
+    return { configId: config!.id, body, idempotencyKey };
+  };
   const rows = [];
   for (const v of variants) {
     const tag = `${v.workflow}-${v.eager}-${Date.now()}`;
@@ -92,10 +128,13 @@ async function main(): Promise<void> {
           const workflowId = `${tag}-${i}`;
           // Set before the start: an eager start may run the whole workflow before it returns.
           const finished = new Promise<void>((resolve) => finishing.set(workflowId, resolve));
+          // As the consumer does for each event: the configs it goes to, then one start each.
+          const send = v.io ? await ioSend(workflowId) : undefined;
+          const sendArgs = send ? [send] : [];
           await client.workflow.start(v.workflow, {
             taskQueue: "floor",
             workflowId,
-            args: v.workflow === "floorRemote" ? ["floor-sends"] : [],
+            args: v.workflow === "floorRemote" ? ["floor-sends", ...sendArgs] : sendArgs,
             requestEagerStart: v.eager,
             typedSearchAttributes: [
               { key: WebhookConfigId, value: "config" },
@@ -126,7 +165,9 @@ async function main(): Promise<void> {
     process.stderr.write(`${v.name}: ${(N / seconds).toFixed(0)}/s\n`);
   }
 
-  console.log(`\nTemporal floor: ${N} no-op workflows per variant, ${CONCURRENCY} at a time\n`);
+  console.log(
+    `\nTemporal floor: ${N} workflows per variant (no-op activity unless with a delivery's I/O), ${CONCURRENCY} at a time\n`,
+  );
   const serverLabel = process.env.TEST_TEMPORAL === "server" ? "Temporal server" : "dev server";
   console.log(
     `| variant | workflows/s | ${serverLabel} CPU ms/wf | worker+client CPU ms/wf | PostgreSQL CPU ms/wf | 2-core ceiling/s |`,
@@ -140,6 +181,9 @@ async function main(): Promise<void> {
   console.log(
     `\nratio of the eager local variant to the delivery shape: ${(rows[3]!.perSecond / rows[0]!.perSecond).toFixed(2)}`,
   );
+  console.log(
+    `with a delivery's I/O, against the same shape without: queue ${(rows[4]!.perSecond / rows[1]!.perSecond).toFixed(2)}, local ${(rows[5]!.perSecond / rows[3]!.perSecond).toFixed(2)} (bad signatures: ${io.badSignatures()}, POSTs received: ${io.received()})`,
+  );
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   const suffix = process.env.TEST_TEMPORAL === "server" ? "-server" : "";
   const out = fromRoot("bench", "results", `delivery-temporal-floor${suffix}.json`);
@@ -152,6 +196,7 @@ async function main(): Promise<void> {
   for (const w of workers) w.shutdown();
   await running;
   await connection.close();
+  await io.close();
   await stopTestTemporal();
 }
 
