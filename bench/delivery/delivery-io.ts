@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { sendWebhook } from "../../activities/http-send.js";
 import { activeSecrets } from "../../activities/secrets.js";
-import { type Database, openDatabase } from "../../common/db/database.js";
+import { openDatabase } from "../../common/db/database.js";
 import { findActiveConfigs, findConfigBeforeSend } from "../../core/config-rows.js";
 import { subscriptionsMatching } from "../../core/event-types.js";
 import type { Config } from "../../generated/prisma/client.js";
@@ -21,8 +21,6 @@ const SECRET = Buffer.alloc(24, 9).toString("base64");
 export const IO_EVENT_TYPE = "bench.ok";
 
 export interface DeliveryIo {
-  readonly db: Database;
-  readonly configId: string;
   /** Requests the receiver got whose signature did not verify. */
   readonly badSignatures: () => number;
   readonly received: () => number;
@@ -52,8 +50,6 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
   );
   if (!rows[0]) throw new Error("no config row");
   return {
-    db,
-    configId: rows[0].id,
     badSignatures: () => badSignatures,
     received: () => receiver.requests.length,
     matchConfigs: (eventType) => findActiveConfigs(db.pool, subscriptionsMatching(eventType)),
