@@ -135,7 +135,7 @@ export function createDeliveryActivities({
       const now = new Date();
       const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
       const decision =
-        usable && !result.denied
+        usable && !result.permanent
           ? decide({
               statusCode: result.statusCode,
               retryAttempt: input.retryAttempt,
@@ -152,7 +152,7 @@ export function createDeliveryActivities({
           config,
           payload: body,
           statusCode: result.statusCode,
-          ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
+          ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
           retryAttempt: input.retryAttempt,
           status: decision.status,
           nextRetryAfter: decision.nextRetryAfter,

@@ -4,6 +4,7 @@ import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } f
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
 import { parseRetryAfter } from "./delivery-policy.js";
+import { idempotencyKeyHeader } from "./idempotency-key-header.js";
 import { signatureHeader } from "./signature.js";
 
 export const SEND_TIMEOUT_MS = 30_000;
@@ -31,8 +32,11 @@ export interface SendResult {
   statusCode: number;
   retryAfterMs?: number;
   error?: string;
-  /** The egress policy refused an address: retrying cannot help. */
-  denied?: boolean;
+  /**
+   * Nothing reached the receiver and no retry can change that: the egress policy refused
+   * an address, or Node could not build the request from what the delivery holds.
+   */
+  permanent?: boolean;
   responseExcerpt: string;
   durationMs: number;
 }
@@ -71,7 +75,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
     "svc-webhook-signature": signatureHeader(req.secrets, req.webhookId, timestamp, req.body),
     "svc-webhook-test": String(req.test),
   };
-  if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = req.idempotencyKey;
+  if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = idempotencyKeyHeader(req.idempotencyKey);
   propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
   try {
@@ -101,16 +105,30 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
       };
     }
   } catch (err) {
-    const denied = err instanceof EgressDenied || (err as { code?: string }).code === "EGRESS_DENIED";
+    const permanent = err instanceof EgressDenied || UNBUILDABLE.has((err as { code?: string }).code ?? "");
     return {
       statusCode: 0,
       error: describeError(err, signal),
-      ...(denied ? { denied } : {}),
+      ...(permanent ? { permanent } : {}),
       responseExcerpt: "",
       durationMs: Date.now() - started,
     };
   }
 }
+
+/**
+ * Errors Node raises while it builds a request, before anything is sent: the same input
+ * fails the same way on every retry. EGRESS_DENIED comes from the policy's DNS lookup.
+ */
+const UNBUILDABLE = new Set([
+  "EGRESS_DENIED",
+  "ERR_INVALID_CHAR",
+  "ERR_INVALID_HTTP_TOKEN",
+  "ERR_HTTP_INVALID_HEADER_VALUE",
+  "ERR_INVALID_PROTOCOL",
+  "ERR_INVALID_URL",
+  "ERR_UNESCAPED_CHARACTERS",
+]);
 
 function post(
   url: URL,

@@ -43,7 +43,7 @@ export async function sendTestDelivery(
     config,
     payload: body,
     statusCode: result.statusCode,
-    ...(result.denied ? {} : { durationMs: result.durationMs }),
+    ...(result.permanent ? {} : { durationMs: result.durationMs }),
     retryAttempt: 0,
     status: classify(result.statusCode) === "success" ? "success" : "failed",
     nextRetryAfter: null,
