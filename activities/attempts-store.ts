@@ -3,6 +3,7 @@ import type { Database, PrismaClient } from "../common/db/database.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 import { AttemptStatus as DbStatus, Prisma } from "../generated/prisma/client.js";
 import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
+import { CLAIM_DONE } from "./send-claims.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
 // the spec's state table is one of these writes.
@@ -80,7 +81,9 @@ const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId",
 async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewAttempt): Promise<Attempt> {
   const { rows } = await db.pool.query<Attempt>({
     name: "attempts-insert-first",
-    text: `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
+    // The send's claim is done once its row exists (send-claims.ts), in the same statement.
+    text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")})
+      INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
         retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
       ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
@@ -129,10 +132,12 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
   try {
     return await db.prisma.$transaction(async (tx) => {
       const row = await tx.attempt.create({ data });
+      // Only the rows this retry claimed: those of earlier attempts.
       await tx.attempt.updateMany({
-        where: { webhookId: a.webhookId, status: DbStatus.retrying },
+        where: { webhookId: a.webhookId, status: DbStatus.retrying, retryAttempt: { lt: a.retryAttempt } },
         data: { status: claimedStatus, updatedAt: new Date() },
       });
+      await tx.$executeRawUnsafe(CLAIM_DONE, a.webhookId, a.retryAttempt);
       return row;
     });
   } catch (err) {
@@ -149,21 +154,38 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
  * `retrying` stays claimed, as after a restart). 0 means nothing was queued any
  * more: somebody closed the delivery, and the workflow must not send again.
  */
-export async function claimForRetry(db: PrismaClient, webhookId: string): Promise<number> {
+export async function claimForRetry(
+  db: PrismaClient,
+  webhookId: string,
+  retryAttempt: number,
+): Promise<number> {
   const { count } = await db.attempt.updateMany({
-    where: { webhookId, status: { in: [DbStatus.toRetry, DbStatus.retrying] } },
+    where: {
+      webhookId,
+      status: { in: [DbStatus.toRetry, DbStatus.retrying] },
+      retryAttempt: { lt: retryAttempt },
+    },
     data: { status: DbStatus.retrying, updatedAt: new Date() },
   });
   return count;
 }
 
-/** A claimed row goes back to `to retry` until `at` (the rate limit service said wait). */
-export async function requeueClaimed(db: PrismaClient, webhookId: string, at: Date): Promise<number> {
-  const { count } = await db.attempt.updateMany({
-    where: { webhookId, status: DbStatus.retrying },
-    data: { status: DbStatus.toRetry, nextRetryAfter: at, updatedAt: new Date() },
-  });
-  return count;
+/**
+ * The row claimed for attempt `retryAttempt` goes back to `to retry` until `at` (the rate
+ * limit service said wait). Only a row of an earlier attempt, and never once attempt
+ * `retryAttempt` is written: a late execution of a send cannot queue a delivery again.
+ */
+export async function requeueClaimed(
+  db: PrismaClient,
+  webhookId: string,
+  retryAttempt: number,
+  at: Date,
+): Promise<number> {
+  return db.$executeRaw`
+    UPDATE attempts SET status = 'to retry', next_retry_after = ${at}, updated_at = now()
+     WHERE webhook_id = ${webhookId}::uuid AND status = 'retrying' AND retry_attempt < ${retryAttempt}
+       AND NOT EXISTS (SELECT 1 FROM attempts w
+                        WHERE w.webhook_id = ${webhookId}::uuid AND w.retry_attempt >= ${retryAttempt})`;
 }
 
 /** Why the delivery's newest row ended, when something other than its workflow closed it. */

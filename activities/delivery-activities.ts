@@ -1,10 +1,11 @@
-import { Context } from "@temporalio/activity";
+import { randomUUID } from "node:crypto";
+import { ApplicationFailure, Context } from "@temporalio/activity";
 import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
-import { findConfig, findConfigBeforeSend } from "../core/config-rows.js";
+import { findConfig } from "../core/config-rows.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
+import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
 import type { Config } from "../generated/prisma/client.js";
 import {
   claimForRetry,
@@ -27,6 +28,11 @@ import type {
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
+import { sendBudgetMs } from "./send-budget.js";
+import { claimBeforeSend, releaseClaim, type SendClaim } from "./send-claims.js";
+
+/** Well inside the send activity's heartbeat timeout (20 s, workflows/delivery.ts). */
+const HEARTBEAT_EVERY_MS = 4000;
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
@@ -60,10 +66,7 @@ export function createDeliveryActivities({
   };
 
   const post = (config: Config, input: SendAttemptInput, body: string): Promise<SendResult> => {
-    // Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them alive.
-    const ctx = Context.current();
-    const heartbeat = setInterval(() => ctx.info.isLocal || ctx.heartbeat(), 5000);
-    const workflowId = ctx.info.workflowExecution?.workflowId;
+    const workflowId = Context.current().info.workflowExecution?.workflowId;
     if (workflowId) onPost?.(workflowId);
     return sendWebhook({
       endpoint: config.endpoint,
@@ -72,9 +75,128 @@ export function createDeliveryActivities({
       secrets: activeSecrets(config, new Date()),
       idempotencyKey: input.event.idempotency_key,
       test: false,
-      timeoutMs: sendTimeoutMs,
+      timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,
       egress,
-    }).finally(() => clearInterval(heartbeat));
+    });
+  };
+
+  /**
+   * Heartbeats every few seconds for as long as `task` runs, whatever step it is in: a send
+   * that waits for a database connection or the rate limit service is as alive as one
+   * waiting for its POST, and Temporal must not start a second execution of it meanwhile.
+   * Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them.
+   */
+  const heartbeating = async <T>(task: () => Promise<T>): Promise<T> => {
+    const ctx = Context.current();
+    if (ctx.info.isLocal) return task();
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      return await task();
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  /**
+   * POSTs attempt `retryAttempt` once and inserts its row. Before the POST, one statement
+   * reads the config, looks for the row (a retried or re-run execution of this send finds
+   * it and returns it) and takes the attempt's send claim; a claim held by another live
+   * execution means that one is sending: this one backs off (a retryable failure) and
+   * finds its row next time. With rate limiting, permission and POST happen here
+   * together; without permission nothing is sent, the claim is given back and the claimed
+   * row is queued again until then.
+   */
+  const send = async (input: SendAttemptInput): Promise<SendOutcome> => {
+    const { workflowExecution, activityId, attempt } = Context.current().info;
+    const claim: SendClaim = {
+      webhookId: input.webhookId,
+      retryAttempt: input.retryAttempt,
+      owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
+      leaseMs: sendBudgetMs(input.policy.sendTimeoutMs ?? sendTimeoutMs),
+    };
+    const { config, attemptWritten, claimed } = await claimBeforeSend(pool, input.configId, claim);
+    if (attemptWritten || !claimed) {
+      const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
+      if (done) return { attempt: summarize(done) };
+      sendsClaimedElsewhere.inc();
+      throw ApplicationFailure.retryable(
+        `attempt ${input.retryAttempt} of webhook ${input.webhookId} is being sent by another execution`,
+        "SendClaimed",
+      );
+    }
+    if (!config?.active) {
+      const reason = config ? "config deactivated" : "config deleted";
+      await failPending(prisma, input.webhookId, reason);
+      await releaseClaim(pool, claim);
+      return { skipped: reason };
+    }
+    const body = JSON.stringify(input.event);
+    if (input.rateLimited && URL.canParse(config.endpoint)) {
+      const waitMs = await permission(config.id, config.endpoint);
+      if (waitMs > 0) {
+        if (input.retryAttempt > 0)
+          await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(Date.now() + waitMs));
+        await releaseClaim(pool, claim);
+        return { waitMs };
+      }
+    }
+    // A row written by SQL or an older version can hold an endpoint no URL parser takes,
+    // and the egress policy may deny where it leads: neither can succeed on a retry.
+    const usable = URL.canParse(config.endpoint);
+    const result: SendResult = usable
+      ? await post(config, input, body)
+      : {
+          statusCode: 0,
+          error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,
+          responseExcerpt: "",
+          durationMs: 0,
+        };
+    const now = new Date();
+    const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
+    const decision =
+      usable && !result.permanent
+        ? decide({
+            statusCode: result.statusCode,
+            retryAttempt: input.retryAttempt,
+            policy: input.policy,
+            firstAttemptAt: first,
+            now,
+            retryAfterMs: result.retryAfterMs,
+          })
+        : { status: "failed" as const, nextRetryAfter: null };
+    const row = await recordAttempt(
+      { prisma, pool },
+      {
+        webhookId: input.webhookId,
+        config,
+        payload: body,
+        statusCode: result.statusCode,
+        ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
+        retryAttempt: input.retryAttempt,
+        status: decision.status,
+        nextRetryAfter: decision.nextRetryAfter,
+        error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
+        replayOf: input.replayOf,
+        workflowId: workflowExecution?.workflowId,
+      },
+    );
+    recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
+    logger.info(
+      {
+        webhookId: input.webhookId,
+        configId: config.id,
+        retryAttempt: input.retryAttempt,
+        statusCode: result.statusCode,
+        status: decision.status,
+        ms: result.durationMs,
+        ...(result.error ? { error: result.error } : {}),
+        ...(result.statusCode >= 300 && result.responseExcerpt
+          ? { response: result.responseExcerpt.slice(0, 512) }
+          : {}),
+      },
+      "webhook attempt",
+    );
+    return { attempt: summarize(row) };
   };
 
   return {
@@ -94,91 +216,7 @@ export function createDeliveryActivities({
      * rate limiting, permission and POST happen here together; without
      * permission nothing is sent and the claimed row is queued again until then.
      */
-    async sendAttempt(input: SendAttemptInput): Promise<SendOutcome> {
-      // Only a retried execution can find its row already written; a local activity
-      // re-run by another worker after a crash starts again at attempt 1, so it looks too.
-      const { attempt, isLocal, workflowExecution } = Context.current().info;
-      const { config, attemptWritten } = await findConfigBeforeSend(
-        pool,
-        input.configId,
-        attempt > 1 || isLocal ? { webhookId: input.webhookId, retryAttempt: input.retryAttempt } : undefined,
-      );
-      if (attemptWritten) {
-        const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
-        if (done) return { attempt: summarize(done) };
-      }
-      if (!config?.active) {
-        const reason = config ? "config deactivated" : "config deleted";
-        await failPending(prisma, input.webhookId, reason);
-        return { skipped: reason };
-      }
-      const body = JSON.stringify(input.event);
-      if (input.rateLimited && URL.canParse(config.endpoint)) {
-        const waitMs = await permission(config.id, config.endpoint);
-        if (waitMs > 0) {
-          if (input.retryAttempt > 0)
-            await requeueClaimed(prisma, input.webhookId, new Date(Date.now() + waitMs));
-          return { waitMs };
-        }
-      }
-      // A row written by SQL or an older version can hold an endpoint no URL parser takes,
-      // and the egress policy may deny where it leads: neither can succeed on a retry.
-      const usable = URL.canParse(config.endpoint);
-      const result: SendResult = usable
-        ? await post(config, input, body)
-        : {
-            statusCode: 0,
-            error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,
-            responseExcerpt: "",
-            durationMs: 0,
-          };
-      const now = new Date();
-      const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
-      const decision =
-        usable && !result.permanent
-          ? decide({
-              statusCode: result.statusCode,
-              retryAttempt: input.retryAttempt,
-              policy: input.policy,
-              firstAttemptAt: first,
-              now,
-              retryAfterMs: result.retryAfterMs,
-            })
-          : { status: "failed" as const, nextRetryAfter: null };
-      const row = await recordAttempt(
-        { prisma, pool },
-        {
-          webhookId: input.webhookId,
-          config,
-          payload: body,
-          statusCode: result.statusCode,
-          ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
-          retryAttempt: input.retryAttempt,
-          status: decision.status,
-          nextRetryAfter: decision.nextRetryAfter,
-          error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
-          replayOf: input.replayOf,
-          workflowId: workflowExecution?.workflowId,
-        },
-      );
-      recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
-      logger.info(
-        {
-          webhookId: input.webhookId,
-          configId: config.id,
-          retryAttempt: input.retryAttempt,
-          statusCode: result.statusCode,
-          status: decision.status,
-          ms: result.durationMs,
-          ...(result.error ? { error: result.error } : {}),
-          ...(result.statusCode >= 300 && result.responseExcerpt
-            ? { response: result.responseExcerpt.slice(0, 512) }
-            : {}),
-        },
-        "webhook attempt",
-      );
-      return { attempt: summarize(row) };
-    },
+    sendAttempt: (input: SendAttemptInput): Promise<SendOutcome> => heartbeating(() => send(input)),
 
     /**
      * Before a re-send: claims the queued row (`retrying`) and checks that the
@@ -188,7 +226,7 @@ export function createDeliveryActivities({
     async claimRetry(input: DeliveryInput & { retryAttempt: number }): Promise<ClaimOutcome> {
       // Nothing left to claim: the row was closed meanwhile (reconciliation, SQL). Its
       // reason stands, even if the config was reactivated since.
-      if ((await claimForRetry(prisma, input.webhookId)) === 0)
+      if ((await claimForRetry(prisma, input.webhookId, input.retryAttempt)) === 0)
         return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
       const reason = whyNoFurtherTry({
         config: await findConfig(pool, input.configId),

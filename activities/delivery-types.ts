@@ -8,6 +8,11 @@ export interface DeliveryPolicy {
   maxBackoffMs: number;
   abortAfterMs: number;
   maxAttempts: number;
+  /**
+   * --send-timeout of the starting process: the POST's timeout and, through
+   * send-budget.ts, its activity's. Absent in deliveries started before it was recorded.
+   */
+  sendTimeoutMs?: number;
 }
 
 export interface DeliveryInput {

@@ -33,13 +33,33 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
     }
   }
 
+  /**
+   * Send claims (activities/send-claims.ts) matter only while an execution of their send
+   * may still run: a day after they were taken, those no longer held are removed.
+   */
+  async function purgeClaims(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await prisma.$executeRaw`
+        DELETE FROM send_claims WHERE (webhook_id, retry_attempt) IN (
+          SELECT webhook_id, retry_attempt FROM send_claims
+           WHERE taken_at < now() - interval '1 day' AND (expires_at = 'infinity' OR expires_at < now())
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`;
+      total += deleted;
+      if (deleted < MAINTENANCE_BATCH) return total;
+    }
+  }
+
   return {
-    async purgeFinishedAttempts(input: RetentionInput): Promise<{ success: number; failed: number }> {
+    async purgeFinishedAttempts(
+      input: RetentionInput,
+    ): Promise<{ success: number; failed: number; claims: number }> {
       const result = {
         success: await purge("success", input.successDelayMs),
         failed: await purge("failed", input.failedDelayMs),
+        claims: await purgeClaims(),
       };
-      if (result.success || result.failed) logger.info(result, "retention: attempts purged");
+      if (result.success || result.failed || result.claims) logger.info(result, "retention: attempts purged");
       return result;
     },
   };

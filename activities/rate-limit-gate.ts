@@ -11,6 +11,17 @@ import {
 const DEFAULT_WAIT_MS = 1000;
 const CALL_TIMEOUT_MS = 2000;
 /**
+ * After a call fails (the service down, or hanging past CALL_TIMEOUT_MS), sends go
+ * without asking (fail open) for this long, instead of each waiting out a timeout of its
+ * own in line behind the others of its config: every step of a send stays short.
+ */
+const UNAVAILABLE_FOR_MS = 5000;
+/**
+ * Asks for one config or host go one at a time; a send that waited this long for its turn
+ * gives up its place and asks again after DEFAULT_WAIT_MS (a wait: nothing counted).
+ */
+const TURN_WAIT_MS = 5000;
+/**
  * No send starts this close to the end of a window: its POST could arrive in
  * the next window, beside that window's own sends, and a receiver counting by
  * window would see more than the configured rate.
@@ -38,8 +49,9 @@ export interface RateLimitGate {
  * peek and take of one config or host never interleave with another's; only
  * senders in different processes racing for the last permission make the
  * loser's other descriptors count one hit (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT
- * on the service avoids even that). An unreachable service does not stop
- * deliveries (fail open, logged).
+ * on the service avoids even that). An unreachable or hanging service does not
+ * stop deliveries (fail open, logged) nor keeps a send waiting in line: every
+ * step is bounded (UNAVAILABLE_FOR_MS, TURN_WAIT_MS).
  */
 export function createRateLimitGate(address: string, domain: string, logger: Logger): RateLimitGate {
   const client = new RateLimitServiceClient(address, grpc.credentials.createInsecure());
@@ -63,20 +75,33 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
       ),
     );
   };
+  let unavailableUntil = 0;
   const failOpen = (err: unknown) => {
-    logger.warn({ address, err: (err as Error).message }, "rate limit service unavailable: sending anyway");
+    if (Date.now() >= unavailableUntil)
+      logger.warn(
+        { address, err: (err as Error).message, forMs: UNAVAILABLE_FOR_MS },
+        "rate limit service unavailable: sending without asking",
+      );
+    unavailableUntil = Date.now() + UNAVAILABLE_FOR_MS;
     return 0;
   };
   const locks = new KeyedLock();
   return {
-    acquire: (configId, endpointHost) =>
-      locks.with([`config_id=${configId}`, `endpoint_host=${endpointHost}`], () =>
-        permit(configId, endpointHost),
-      ),
+    async acquire(configId, endpointHost) {
+      if (Date.now() < unavailableUntil) return 0;
+      const turn = await locks.with(
+        [`config_id=${configId}`, `endpoint_host=${endpointHost}`],
+        () => permit(configId, endpointHost),
+        TURN_WAIT_MS,
+      );
+      return turn.ran ? turn.value : DEFAULT_WAIT_MS;
+    },
     close: () => client.close(),
   };
 
   async function permit(configId: string, endpointHost: string): Promise<number> {
+    // The service failed while this send waited for its turn.
+    if (Date.now() < unavailableUntil) return 0;
     let peek: RateLimitResponse;
     try {
       peek = await ask(configId, endpointHost, true);
@@ -106,23 +131,45 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
   }
 }
 
-/** Runs tasks one at a time per key; a task holding several keys waits for all of them. */
+/**
+ * Runs tasks one at a time per key; a task holding several keys waits for all of them,
+ * at most `maxWaitMs`: then it does not run, and its place in line passes on once the
+ * tasks before it are done (so the ones after it still never overlap those).
+ */
 class KeyedLock {
   private readonly tails = new Map<string, Promise<void>>();
 
-  async with<T>(keys: string[], task: () => Promise<T>): Promise<T> {
+  async with<T>(
+    keys: string[],
+    task: () => Promise<T>,
+    maxWaitMs: number,
+  ): Promise<{ ran: true; value: T } | { ran: false }> {
     let release!: () => void;
     const held = new Promise<void>((r) => {
       release = r;
     });
-    const previous = keys.map((k) => this.tails.get(k) ?? Promise.resolve());
+    const before = Promise.all(keys.map((k) => this.tails.get(k) ?? Promise.resolve()));
     for (const k of keys) this.tails.set(k, held);
-    await Promise.all(previous);
-    try {
-      return await task();
-    } finally {
+    const done = () => {
       release();
       for (const k of keys) if (this.tails.get(k) === held) this.tails.delete(k);
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const turn = await Promise.race([
+      before.then(() => true),
+      new Promise<false>((r) => {
+        timer = setTimeout(() => r(false), maxWaitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!turn) {
+      void before.then(done);
+      return { ran: false };
+    }
+    try {
+      return { ran: true, value: await task() };
+    } finally {
+      done();
     }
   }
 }

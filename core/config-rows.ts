@@ -8,7 +8,7 @@ import type pg from "pg";
 import type { Config } from "../generated/prisma/client.js";
 
 /** Config columns under Prisma's field names, of the table or of its alias `table`. */
-const configColumns = (table = "") =>
+export const configColumns = (table = "") =>
   [
     ["id", "id"],
     ["name", "name"],
@@ -47,40 +47,4 @@ export async function findActiveConfigs(pool: pg.Pool, subscriptions: string[]):
     values: [subscriptions],
   });
   return rows;
-}
-
-/** A send's attempt row, looked for with its config (a re-run send must not POST again). */
-export interface AttemptKey {
-  webhookId: string;
-  retryAttempt: number;
-}
-
-export interface ConfigBeforeSend {
-  config: Config | null;
-  /** With `attempt`: whether its row is already written. */
-  attemptWritten: boolean;
-}
-
-/** Built once: every send runs it. */
-const BEFORE_SEND = `SELECT ${configColumns("c")}, a.id AS "attemptId"
-  FROM (SELECT $1::uuid AS config_id, $2::uuid AS webhook_id, $3::int AS retry_attempt) r
-  LEFT JOIN configs c ON c.id = r.config_id
-  LEFT JOIN attempts a ON a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt`;
-
-/**
- * What a send reads before it POSTs: its config and, when asked, whether its attempt row
- * is already written (a retried or re-run send), in one statement instead of two.
- */
-export async function findConfigBeforeSend(
-  pool: pg.Pool,
-  configId: string,
-  attempt?: AttemptKey,
-): Promise<ConfigBeforeSend> {
-  const { rows } = await pool.query<Config & { attemptId: string | null }>({
-    name: "configs-before-send",
-    text: BEFORE_SEND,
-    values: [configId, attempt?.webhookId ?? null, attempt?.retryAttempt ?? null],
-  });
-  const { attemptId, ...config } = rows[0]!;
-  return { config: config.id === null ? null : config, attemptWritten: attemptId !== null };
 }

@@ -21,6 +21,12 @@ export const attemptDuration = new Histogram({
   registers: [registry],
 });
 
+export const sendsClaimedElsewhere = new Counter({
+  name: "webhooks_sends_claimed_elsewhere_total",
+  help: "Send executions that found their attempt being sent by another live execution and backed off instead of POSTing it again",
+  registers: [registry],
+});
+
 export const workflowsStarted = new Counter({
   name: "webhooks_workflows_started_total",
   help: "Delivery workflows started (one per event and matching config)",

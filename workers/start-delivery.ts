@@ -40,6 +40,7 @@ export function deliveryPolicy(rt: ProcessContext): DeliveryPolicy {
     maxBackoffMs: s.maxBackoffDelay,
     abortAfterMs: s.abortAfter,
     maxAttempts: s.maxAttempts,
+    sendTimeoutMs: s.sendTimeout,
   };
 }
 

@@ -22,6 +22,7 @@ import type {
   DeliveryResult,
   SendOutcome,
 } from "../activities/delivery-types.js";
+import { LEGACY_SEND_BUDGET_MS, sendBudgetMs } from "../activities/send-budget.js";
 import type { DeliverySinks } from "./delivery-sinks.js";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "./search-attributes.js";
 
@@ -53,16 +54,22 @@ const { deliveries } = proxySinks<DeliverySinks>();
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
 const retry = { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" } as const;
-const activities = (input: DeliveryInput) =>
-  input.localSends
+const activities = (input: DeliveryInput) => {
+  // A send may take its POST's timeout plus a bounded overhead (activities/send-budget.ts);
+  // Temporal must not give up on it sooner. (Timeouts are not part of replay's checks.)
+  const sendTimeoutMs = input.policy.sendTimeoutMs;
+  const startToCloseTimeout = sendTimeoutMs ? sendBudgetMs(sendTimeoutMs) : LEGACY_SEND_BUDGET_MS;
+  return input.localSends
     ? // In the workflow worker: no activity task, one workflow task fewer per send.
-      proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout: "2 minutes", retry })
+      proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout, retry })
     : proxyActivities<DeliveryActivities>({
         taskQueue: input.sendTaskQueue,
-        startToCloseTimeout: "2 minutes",
+        startToCloseTimeout,
+        // The send heartbeats through every step (activities/delivery-activities.ts).
         heartbeatTimeout: "20 seconds",
         retry,
       });
+};
 
 /**
  * Delivers one event to one config: first send, then durable backoff timers

@@ -2,16 +2,18 @@ import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { sendWebhook } from "../../activities/http-send.js";
 import { activeSecrets } from "../../activities/secrets.js";
+import { sendBudgetMs } from "../../activities/send-budget.js";
+import { claimBeforeSend } from "../../activities/send-claims.js";
 import { openDatabase } from "../../common/db/database.js";
-import { findActiveConfigs, findConfigBeforeSend } from "../../core/config-rows.js";
+import { findActiveConfigs } from "../../core/config-rows.js";
 import { subscriptionsMatching } from "../../core/event-types.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase } from "../../test/support/postgres.js";
 import { Receiver, signedWith } from "../../test/support/receiver.js";
 
 // The database and HTTP work a delivery cannot skip, with the product's own functions:
-// the consumer's query for an event's configs, the send's read of its config (and of
-// its attempt row), the signed POST to a receiver that verifies every signature, and
+// the consumer's query for an event's configs, the send's read of its config (with its
+// attempt row and send claim), the signed POST to a receiver that verifies every signature, and
 // the attempt row's INSERT. io-floor.js runs it without Temporal; temporal-floor.js runs
 // it inside the floor's workflows, to show what it leaves of the floor.
 
@@ -55,8 +57,13 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
     matchConfigs: (eventType) => findActiveConfigs(db.pool, subscriptionsMatching(eventType)),
     async send(configId, body, idempotencyKey, local) {
       const webhookId = randomUUID();
-      const attempt = local ? { webhookId, retryAttempt: 0 } : undefined;
-      const { config } = await findConfigBeforeSend(db.pool, configId, attempt);
+      // A delivery's send takes its claim in the statement that reads its config.
+      const { config } = await claimBeforeSend(db.pool, configId, {
+        webhookId,
+        retryAttempt: 0,
+        owner: `bench/${local ? "local" : "queue"}/${webhookId}`,
+        leaseMs: sendBudgetMs(30_000),
+      });
       if (!config) throw new Error(`config ${configId} is gone`);
       const result = await sendWebhook({
         endpoint: config.endpoint,

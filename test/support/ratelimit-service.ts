@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { processFamily } from "../../bench/support/proc.js";
 import { freePort } from "./ports.js";
 import { ServiceProcess } from "./process.js";
 
@@ -9,6 +10,8 @@ export interface RateLimitUnderTest {
   grpcAddress: string;
   /** The service's statistics (debug port's /stats), by name. */
   stats(): Promise<Record<string, number>>;
+  /** Sends a signal to the service's process (SIGSTOP / SIGCONT: a hanging service). */
+  signal(signal: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -40,6 +43,11 @@ export async function startRateLimitService(rulesYaml: string): Promise<RateLimi
           .filter((kv) => kv.length === 2)
           .map(([k, v]) => [k!, Number(v)]),
       );
+    },
+    signal: (signal) => {
+      // The serving processes too (node:cluster children of the primary).
+      if (proc.child.exitCode === null && proc.child.signalCode === null)
+        for (const pid of processFamily(proc.child.pid!)) process.kill(pid, signal);
     },
     stop: async () => {
       await proc.stop();

@@ -5,8 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { recordAttempt } from "../../activities/attempts-store.js";
+import { claimBeforeSend, releaseClaim } from "../../activities/send-claims.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
-import { findActiveConfigs, findConfig, findConfigBeforeSend } from "../../core/config-rows.js";
+import { findActiveConfigs, findConfig } from "../../core/config-rows.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
@@ -61,18 +62,14 @@ describe("delivery rows in plain SQL", function () {
     expect(await findActiveConfigs(db.pool, ["ledger.posted", "ledger.*"])).to.have.length(2);
   });
 
-  it("reads a send's config and whether its attempt row is written, in one statement", async () => {
+  it("reads a send's config and whether its attempt row is written, and takes its claim, in one statement", async () => {
     const prismas = await db.prisma.config.findUnique({ where: { id: config.id } });
     const webhookId = randomUUID();
-    const key = { webhookId, retryAttempt: 0 };
-    expect(await findConfigBeforeSend(db.pool, config.id)).to.deep.equal({
-      config: prismas,
-      attemptWritten: false,
-    });
-    expect(await findConfigBeforeSend(db.pool, config.id, key)).to.deep.equal({
-      config: prismas,
-      attemptWritten: false,
-    });
+    const claim = (owner: string, retryAttempt = 0, leaseMs = 60_000) =>
+      claimBeforeSend(db.pool, config.id, { webhookId, retryAttempt, owner, leaseMs });
+    expect(await claim("first")).to.deep.equal({ config: prismas, attemptWritten: false, claimed: true });
+    // A second execution while the first holds the claim: not claimed, nothing written yet.
+    expect(await claim("second")).to.deep.equal({ config: prismas, attemptWritten: false, claimed: false });
     await recordAttempt(db, {
       webhookId,
       config,
@@ -83,23 +80,35 @@ describe("delivery rows in plain SQL", function () {
       nextRetryAfter: null,
       error: null,
     });
-    expect(await findConfigBeforeSend(db.pool, config.id, key)).to.deep.equal({
-      config: prismas,
-      attemptWritten: true,
-    });
-    // Another attempt of the same delivery is not written yet.
-    expect(
-      (await findConfigBeforeSend(db.pool, config.id, { webhookId, retryAttempt: 1 })).attemptWritten,
-    ).to.equal(false);
+    // The row written marks the claim done: a later execution finds the row, never the claim.
+    expect(await claim("third")).to.deep.equal({ config: prismas, attemptWritten: true, claimed: false });
+    const { rows } = await db.pool.query(
+      "SELECT owner, expires_at = 'infinity' AS done FROM send_claims WHERE webhook_id = $1",
+      [webhookId],
+    );
+    expect(rows).to.deep.equal([{ owner: "first", done: true }]);
+    // Another attempt of the same delivery: its own claim.
+    expect((await claim("fourth", 1)).claimed).to.equal(true);
     // A config deleted since: no config, and the written row is still found.
-    expect(await findConfigBeforeSend(db.pool, randomUUID(), key)).to.deep.equal({
-      config: null,
-      attemptWritten: true,
-    });
-    expect(await findConfigBeforeSend(db.pool, randomUUID())).to.deep.equal({
-      config: null,
-      attemptWritten: false,
-    });
+    expect(
+      await claimBeforeSend(db.pool, randomUUID(), { webhookId, retryAttempt: 0, owner: "x", leaseMs: 1000 }),
+    ).to.deep.equal({ config: null, attemptWritten: true, claimed: false });
+  });
+
+  it("takes over a claim whose lease ran out (its sender died), and gives a released one to the next", async () => {
+    const webhookId = randomUUID();
+    const key = { webhookId, retryAttempt: 0 };
+    expect(
+      (await claimBeforeSend(db.pool, config.id, { ...key, owner: "dead", leaseMs: 1 })).claimed,
+    ).to.equal(true);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(
+      (await claimBeforeSend(db.pool, config.id, { ...key, owner: "alive", leaseMs: 60_000 })).claimed,
+    ).to.equal(true);
+    await releaseClaim(db.pool, { ...key, owner: "alive", leaseMs: 60_000 });
+    expect(
+      (await claimBeforeSend(db.pool, config.id, { ...key, owner: "next", leaseMs: 60_000 })).claimed,
+    ).to.equal(true);
   });
 
   for (const status of ["success", "to retry", "failed"] as const) {

@@ -130,6 +130,19 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
       const recentSuccess = await insert("success", config.id, 1);
       const oldFailed = await insert("failed", config.id, 2200);
       const queuedOfDeletedConfig = await insert("to retry", randomUUID(), 1);
+      // Send claims: done two days ago, lapsed two days ago, held (still live), done an hour ago.
+      const claim = (ageHours: number, expires: string) =>
+        sql(
+          `INSERT INTO send_claims (webhook_id, retry_attempt, owner, taken_at, expires_at)
+           VALUES ($1, 0, 'test', now() - make_interval(hours => $2), ${expires}) RETURNING webhook_id`,
+          [randomUUID(), ageHours],
+        ).then((rows) => (rows[0] as { webhook_id: string }).webhook_id);
+      const claims = {
+        oldDone: await claim(48, "'infinity'"),
+        oldLapsed: await claim(48, "now() - interval '1 hour'"),
+        oldHeld: await claim(48, "now() + interval '1 hour'"),
+        recentDone: await claim(1, "'infinity'"),
+      };
 
       const handle = env.temporal.schedule.getHandle(retentionId());
       const before = (await handle.describe()).info.recentActions.length;
@@ -155,6 +168,11 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
       expect(status[oldFailed]).to.equal(undefined);
       expect(status[recentSuccess]).to.equal("success");
       expect(status[queuedOfDeletedConfig]).to.equal("to retry");
+      const kept = await sql<{ webhook_id: string }>(
+        "SELECT webhook_id FROM send_claims WHERE webhook_id = ANY($1)",
+        [Object.values(claims)],
+      );
+      expect(kept.map((r) => r.webhook_id).sort()).to.deep.equal([claims.oldHeld, claims.recentDone].sort());
     });
   });
 });

@@ -1,0 +1,84 @@
+import type pg from "pg";
+import { configColumns } from "../core/config-rows.js";
+import type { Config } from "../generated/prisma/client.js";
+
+// The send claim (table send_claims, migration 20261129000000): before a send POSTs attempt
+// `retryAttempt` of delivery `webhookId`, it takes that claim for as long as the send may
+// take. Temporal can start a second execution of a send while the first still runs (a
+// missed heartbeat, a worker that looked lost); the second finds the claim live and backs
+// off instead of POSTing the same attempt again. Writing the attempt row marks the claim
+// done in the same transaction (attempts-store.ts), so a later execution finds the row.
+
+export interface SendKey {
+  webhookId: string;
+  retryAttempt: number;
+}
+
+export interface SendClaim extends SendKey {
+  /** This execution of the send (unique per execution). */
+  owner: string;
+  /** How long the claim holds without its row being written: the longest a send may take. */
+  leaseMs: number;
+}
+
+export interface ClaimedSend {
+  config: Config | null;
+  /** The attempt row is written already: this send happened, nothing to claim. */
+  attemptWritten: boolean;
+  /** The claim is this execution's; false when another live execution holds it. */
+  claimed: boolean;
+}
+
+/**
+ * One statement: the config, whether the attempt row exists and, when it does not, the
+ * claim. A live claim of another owner is left alone (ON CONFLICT ... WHERE): the
+ * conflicting row is locked and its newest version checked, so a claim marked done by a
+ * transaction that committed meanwhile is never taken over.
+ */
+const CLAIM_BEFORE_SEND = `WITH r AS (
+    SELECT $1::uuid AS config_id, $2::uuid AS webhook_id, $3::int AS retry_attempt, $4::text AS owner),
+  written AS (
+    SELECT a.id FROM attempts a, r WHERE a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt),
+  claim AS (
+    INSERT INTO send_claims (webhook_id, retry_attempt, owner, expires_at)
+    SELECT r.webhook_id, r.retry_attempt, r.owner, now() + $5::int * interval '1 millisecond'
+      FROM r WHERE NOT EXISTS (SELECT 1 FROM written)
+    ON CONFLICT (webhook_id, retry_attempt) DO UPDATE
+      SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, taken_at = now()
+      WHERE send_claims.expires_at < now()
+    RETURNING owner)
+  SELECT ${configColumns("c")}, (SELECT id FROM written) AS "attemptId", (SELECT owner FROM claim) AS "claimedBy"
+    FROM r LEFT JOIN configs c ON c.id = r.config_id`;
+
+/** What a send reads and takes before it POSTs (see CLAIM_BEFORE_SEND). */
+export async function claimBeforeSend(
+  pool: pg.Pool,
+  configId: string,
+  claim: SendClaim,
+): Promise<ClaimedSend> {
+  const { rows } = await pool.query<Config & { attemptId: string | null; claimedBy: string | null }>({
+    name: "send-claim-before-send",
+    text: CLAIM_BEFORE_SEND,
+    values: [configId, claim.webhookId, claim.retryAttempt, claim.owner, Math.round(claim.leaseMs)],
+  });
+  const { attemptId, claimedBy, ...config } = rows[0]!;
+  return {
+    config: config.id === null ? null : config,
+    attemptWritten: attemptId !== null,
+    claimed: claimedBy === claim.owner,
+  };
+}
+
+/** Gives a claim back unsent (the send waits for the rate limit and will be asked again). */
+export async function releaseClaim(pool: pg.Pool, claim: SendClaim): Promise<void> {
+  await pool.query({
+    name: "send-claim-release",
+    text: `DELETE FROM send_claims WHERE webhook_id = $1 AND retry_attempt = $2 AND owner = $3
+             AND expires_at <> 'infinity'`,
+    values: [claim.webhookId, claim.retryAttempt, claim.owner],
+  });
+}
+
+/** Marks a claim done; run in the statement or transaction that writes its attempt row. */
+export const CLAIM_DONE = `UPDATE send_claims SET expires_at = 'infinity'
+  WHERE webhook_id = $1::uuid AND retry_attempt = $2::int`;
