@@ -27,6 +27,7 @@ import type {
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
+import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
@@ -77,6 +78,46 @@ export function createDeliveryActivities({
     }).finally(() => clearInterval(heartbeat));
   };
 
+  /** The send's outcome under the retry policy, written as its attempt row (idempotent). */
+  const record = async (
+    input: SendAttemptInput,
+    config: Config,
+    body: string,
+    result: SendResult,
+    now: Date,
+  ) => {
+    const usable = URL.canParse(config.endpoint);
+    const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
+    const decision =
+      usable && !result.denied
+        ? decide({
+            statusCode: result.statusCode,
+            retryAttempt: input.retryAttempt,
+            policy: input.policy,
+            firstAttemptAt: first,
+            now,
+            retryAfterMs: result.retryAfterMs,
+          })
+        : { status: "failed" as const, nextRetryAfter: null };
+    const row = await recordAttempt(
+      { prisma, pool },
+      {
+        webhookId: input.webhookId,
+        config,
+        payload: body,
+        statusCode: result.statusCode,
+        ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
+        retryAttempt: input.retryAttempt,
+        status: decision.status,
+        nextRetryAfter: decision.nextRetryAfter,
+        error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
+        replayOf: input.replayOf,
+        workflowId: Context.current().info.workflowExecution?.workflowId,
+      },
+    );
+    return { row, decision };
+  };
+
   return {
     /**
      * Workflows started before the send took permission itself (v1) ask here,
@@ -97,7 +138,8 @@ export function createDeliveryActivities({
     async sendAttempt(input: SendAttemptInput): Promise<SendOutcome> {
       // Only a retried execution can find its row already written; a local activity
       // re-run by another worker after a crash starts again at attempt 1, so it looks too.
-      const { attempt, isLocal, workflowExecution } = Context.current().info;
+      const { attempt, isLocal } = Context.current().info;
+      const deadline = writeDeadline();
       const { config, attemptWritten } = await findConfigBeforeSend(
         pool,
         input.configId,
@@ -133,33 +175,12 @@ export function createDeliveryActivities({
             durationMs: 0,
           };
       const now = new Date();
-      const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
-      const decision =
-        usable && !result.denied
-          ? decide({
-              statusCode: result.statusCode,
-              retryAttempt: input.retryAttempt,
-              policy: input.policy,
-              firstAttemptAt: first,
-              now,
-              retryAfterMs: result.retryAfterMs,
-            })
-          : { status: "failed" as const, nextRetryAfter: null };
-      const row = await recordAttempt(
-        { prisma, pool },
-        {
-          webhookId: input.webhookId,
-          config,
-          payload: body,
-          statusCode: result.statusCode,
-          ...(usable && !result.denied ? { durationMs: result.durationMs } : {}),
-          retryAttempt: input.retryAttempt,
-          status: decision.status,
-          nextRetryAfter: decision.nextRetryAfter,
-          error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
-          replayOf: input.replayOf,
-          workflowId: workflowExecution?.workflowId,
-        },
+      // The POST is made: a failed write must not fail the activity, whose retry would POST again.
+      const { row, decision } = await writeAfterPost(
+        () => record(input, config, body, result, now),
+        deadline,
+        logger,
+        { webhookId: input.webhookId, retryAttempt: input.retryAttempt },
       );
       recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
       logger.info(
