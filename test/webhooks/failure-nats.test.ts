@@ -117,6 +117,8 @@ describe("NATS restarted, store kept, while events are being published", functio
       await sleep(200);
     await watch.stop();
 
+    // Each event once in the stream: a retried publish was never stored a second time.
+    const stored = (await (await publisher.jetstreamManager()).streams.info(stream)).state.messages;
     const reported = watch.firstFailure("broker", t.stop!);
     const recovered = watch.firstHealthy(t.up!);
     const figures = {
@@ -127,6 +129,7 @@ describe("NATS restarted, store kept, while events are being published", functio
       allEndedAfterUpMs: t.ended - t.up!,
       publishRetries: counts.retries,
       deduplicatedByJetStream: counts.deduplicated,
+      stored,
       posts: receiver.requests.length,
       // Messages handled before the restart whose acknowledgement never reached the server.
       consumedAgain: api.process.output.split('"redelivery":true').length - 1,
@@ -139,6 +142,7 @@ describe("NATS restarted, store kept, while events are being published", functio
     console.log(`      figures: ${JSON.stringify(figures)}`);
 
     expect(result.lost, "events never delivered").to.deep.equal([]);
+    expect(stored, "messages in the stream").to.equal(EVENTS);
     expect(result.duplicateRows, "duplicate (webhook_id, retry_attempt) rows").to.equal(0);
     expect(result.queued, "rows still queued").to.equal(0);
     expect(result.deliveries).to.equal(EVENTS);
