@@ -37,7 +37,7 @@ describe("PostgreSQL restarted under 200 deliveries in flight", function () {
     await temporal?.connection.close();
     await (await nats?.jetstreamManager())?.streams.delete(stream).catch(() => {});
     await nats?.close();
-    await postgres?.stop().catch(() => {}); // already stopped
+    await postgres?.destroy();
   });
 
   it("loses nothing, duplicates no attempt, ends every delivery, and health reports the outage", async () => {
