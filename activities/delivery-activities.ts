@@ -30,6 +30,7 @@ import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { sendBudgetMs } from "./send-budget.js";
 import { claimBeforeSend, releaseClaim, type SendClaim } from "./send-claims.js";
+import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
 /** Well inside the send activity's heartbeat timeout (20 s, workflows/delivery.ts). */
 const HEARTBEAT_EVERY_MS = 4000;
@@ -97,6 +98,46 @@ export function createDeliveryActivities({
     }
   };
 
+  /** The send's outcome under the retry policy, written as its attempt row (idempotent). */
+  const record = async (
+    input: SendAttemptInput,
+    config: Config,
+    body: string,
+    result: SendResult,
+    now: Date,
+  ) => {
+    const usable = URL.canParse(config.endpoint);
+    const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
+    const decision =
+      usable && !result.permanent
+        ? decide({
+            statusCode: result.statusCode,
+            retryAttempt: input.retryAttempt,
+            policy: input.policy,
+            firstAttemptAt: first,
+            now,
+            retryAfterMs: result.retryAfterMs,
+          })
+        : { status: "failed" as const, nextRetryAfter: null };
+    const row = await recordAttempt(
+      { prisma, pool },
+      {
+        webhookId: input.webhookId,
+        config,
+        payload: body,
+        statusCode: result.statusCode,
+        ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
+        retryAttempt: input.retryAttempt,
+        status: decision.status,
+        nextRetryAfter: decision.nextRetryAfter,
+        error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
+        replayOf: input.replayOf,
+        workflowId: Context.current().info.workflowExecution?.workflowId,
+      },
+    );
+    return { row, decision };
+  };
+
   /**
    * POSTs attempt `retryAttempt` once and inserts its row. Before the POST, one statement
    * reads the config, looks for the row (a retried or re-run execution of this send finds
@@ -108,6 +149,7 @@ export function createDeliveryActivities({
    */
   const send = async (input: SendAttemptInput): Promise<SendOutcome> => {
     const { workflowExecution, activityId, attempt } = Context.current().info;
+    const deadline = writeDeadline();
     const claim: SendClaim = {
       webhookId: input.webhookId,
       retryAttempt: input.retryAttempt,
@@ -152,33 +194,12 @@ export function createDeliveryActivities({
           durationMs: 0,
         };
     const now = new Date();
-    const first = input.retryAttempt === 0 ? now : ((await firstAttemptAt(prisma, input.webhookId)) ?? now);
-    const decision =
-      usable && !result.permanent
-        ? decide({
-            statusCode: result.statusCode,
-            retryAttempt: input.retryAttempt,
-            policy: input.policy,
-            firstAttemptAt: first,
-            now,
-            retryAfterMs: result.retryAfterMs,
-          })
-        : { status: "failed" as const, nextRetryAfter: null };
-    const row = await recordAttempt(
-      { prisma, pool },
-      {
-        webhookId: input.webhookId,
-        config,
-        payload: body,
-        statusCode: result.statusCode,
-        ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
-        retryAttempt: input.retryAttempt,
-        status: decision.status,
-        nextRetryAfter: decision.nextRetryAfter,
-        error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
-        replayOf: input.replayOf,
-        workflowId: workflowExecution?.workflowId,
-      },
+    // The POST is made: a failed write must not fail the activity, whose retry would POST again.
+    const { row, decision } = await writeAfterPost(
+      () => record(input, config, body, result, now),
+      deadline,
+      logger,
+      { webhookId: input.webhookId, retryAttempt: input.retryAttempt },
     );
     recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
     logger.info(

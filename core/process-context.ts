@@ -118,7 +118,10 @@ export function healthChecks(
   consumer?: { healthy(): Promise<void> },
 ): Record<string, HealthCheck> {
   return {
-    database: () => rt.db.prisma.$queryRaw`SELECT 1`,
+    // On Prisma's pool, without Prisma: its error is a multi-line "Invalid `prisma.$queryRaw()`
+    // invocation" dump, where pg's names the cause ("connect ECONNREFUSED …", "the database
+    // system is starting up").
+    database: () => rt.db.pool.query("SELECT 1"),
     temporal: () => rt.temporalConnection.healthService.check({}),
     ...(worker
       ? {

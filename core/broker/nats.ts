@@ -359,7 +359,12 @@ export class NatsConsumer implements BrokerConsumer {
 
   async healthy(): Promise<void> {
     if (!this.nc || this.nc.isClosed()) throw new Error("not connected to NATS");
-    await this.nc.flush();
+    // The client alone would say just "DISCONNECT" while it reconnects (it does so without end).
+    await this.nc.flush().catch((err: Error) => {
+      throw new Error(
+        `NATS at ${withoutCredentials(this.opts.url)} unreachable, reconnecting: ${err.message}`,
+      );
+    });
     for (const m of this.monitors) m.check();
   }
 }

@@ -1,10 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { chownSync, mkdtempSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { freePort } from "./ports.js";
 
 const BIN = "/usr/lib/postgresql/15/bin";
+const run = promisify(execFile);
 
 /**
  * A PostgreSQL cluster of its own (Debian's binaries, run as the postgres
@@ -20,8 +22,8 @@ export class PrivatePostgres {
     const dir = mkdtempSync(path.join(tmpdir(), "etp-pg-"));
     chownSync(dir, 101, 104);
     const pg = new PrivatePostgres(path.join(dir, "data"), await freePort());
-    pg.asPostgres(`${BIN}/initdb`, "-D", pg.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8");
-    pg.start();
+    await pg.asPostgres(`${BIN}/initdb`, "-D", pg.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8");
+    await pg.start();
     return pg;
   }
 
@@ -29,8 +31,9 @@ export class PrivatePostgres {
     return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  start(): void {
-    this.asPostgres(
+  /** Asynchronous, so that the test's own servers (receivers, health polls) keep answering meanwhile. */
+  start(): Promise<void> {
+    return this.asPostgres(
       `${BIN}/pg_ctl`,
       "-D",
       this.dataDir,
@@ -43,12 +46,19 @@ export class PrivatePostgres {
     );
   }
 
-  stop(): void {
-    this.asPostgres(`${BIN}/pg_ctl`, "-D", this.dataDir, "-m", "fast", "-w", "stop");
+  /** A fast shutdown, as `pg_ctlcluster … stop` does: sessions are cut, in-flight statements fail. */
+  stop(): Promise<void> {
+    return this.asPostgres(`${BIN}/pg_ctl`, "-D", this.dataDir, "-m", "fast", "-w", "stop");
   }
 
-  private asPostgres(...argv: string[]): void {
+  /** Stops it if it runs and removes its directory (some 40 MB). */
+  async destroy(): Promise<void> {
+    await this.stop().catch(() => {}); // already stopped
+    rmSync(path.dirname(this.dataDir), { recursive: true, force: true });
+  }
+
+  private async asPostgres(...argv: string[]): Promise<void> {
     const command = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-    execFileSync("su", ["postgres", "-s", "/bin/sh", "-c", command], { stdio: "pipe" });
+    await run("su", ["postgres", "-s", "/bin/sh", "-c", command]);
   }
 }

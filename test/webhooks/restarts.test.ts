@@ -30,11 +30,7 @@ describe("restarting Temporal and the database during deliveries", function () {
   after(async () => {
     await serve?.stop();
     await temporal?.stop();
-    try {
-      postgres?.stop();
-    } catch {
-      // already stopped
-    }
+    await postgres?.stop().catch(() => {}); // already stopped
     await receiver?.stop();
     await (await nats?.jetstreamManager())?.streams.delete(stream).catch(() => {});
     await nats?.close();
@@ -93,11 +89,11 @@ describe("restarting Temporal and the database during deliveries", function () {
 
     // Both go down while every delivery waits on its retry timer.
     await temporal.stop();
-    postgres.stop();
+    await postgres.stop();
     await new Promise((r) => setTimeout(r, 2000));
     const health = await fetch(`${api}/_healthcheck`);
     expect(health.status).to.equal(503);
-    postgres.start();
+    await postgres.start();
     temporal = await startDevServer(temporalOpts);
     receiver.respond = (_req, res) => res.writeHead(200).end();
 

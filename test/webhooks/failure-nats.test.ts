@@ -1,0 +1,158 @@
+import { randomBytes } from "node:crypto";
+import { Client, Connection } from "@temporalio/client";
+import { expect } from "chai";
+import { connect, type NatsConnection } from "nats";
+import { auditDeliveries, waitUntilDelivered, workflowsNotSucceeded } from "../support/delivery-audit.js";
+import { HealthWatch } from "../support/health-watch.js";
+import { PrivateNats } from "../support/private-nats.js";
+import { Receiver } from "../support/receiver.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+
+const EVENTS = 300;
+/** How long NATS stays down: publishes, fetches and acknowledgements all run into it. */
+const DOWN_MS = 3000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Issue 34, point 7: the broker (a NATS JetStream server of the test's own, so the
+ * shared one stays up for other tests) restarted with its store kept while a publisher
+ * publishes 300 events at a steady rate, retrying a failed publish with the same
+ * `Nats-Msg-Id` as a producer should.
+ */
+describe("NATS restarted, store kept, while events are being published", function () {
+  this.timeout(180_000);
+  let nats: PrivateNats;
+  let receiver: Receiver;
+  let api: WebhooksUnderTest;
+  let publisher: NatsConnection;
+  let temporal: Client;
+  let watch: HealthWatch;
+  const topic = `events-${randomBytes(4).toString("hex")}`;
+  const stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
+
+  after(async () => {
+    await watch?.stop();
+    await api?.stop();
+    await receiver?.stop();
+    await temporal?.connection.close();
+    await publisher?.close();
+    await nats?.destroy();
+  });
+
+  it("loses nothing, duplicates no attempt, ends every delivery, and health reports the broker", async () => {
+    nats = await PrivateNats.create();
+    receiver = await new Receiver().start();
+    api = await startWebhooks({
+      worker: true,
+      args: [
+        "--nats-url",
+        nats.url,
+        "--broker-topics",
+        topic,
+        "--nats-stream",
+        stream,
+        "--nats-consumer",
+        `test-${stream.toLowerCase()}`,
+        "--audit-topic",
+        "",
+        "--broker-redelivery-backoff",
+        "2s,5s",
+      ],
+    });
+    const created = await api.call("POST", "/configs", {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.broker"],
+    });
+    expect(created.status, created.text).to.equal(200);
+    const configId: string = created.body.data.id;
+    temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+    publisher = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    const js = publisher.jetstream();
+    watch = new HealthWatch(`${api.url}/_healthcheck`).start();
+
+    // A producer's publish: on an error (no answer, no responders while the stream
+    // recovers) the same message id again, which JetStream deduplicates.
+    const counts = { retries: 0, deduplicated: 0 };
+    const publish = async (key: string, i: number) => {
+      const data = JSON.stringify({ idempotency_key: key, app: "ledger", type: "broker", payload: { i } });
+      for (const deadline = Date.now() + 60_000; ; ) {
+        try {
+          const ack = await js.publish(topic, data, { msgID: key, timeout: 1000 });
+          if (ack.duplicate) counts.deduplicated++;
+          return;
+        } catch (err) {
+          if (Date.now() > deadline) throw new Error(`publishing ${key}: ${(err as Error).message}`);
+          counts.retries++;
+          await sleep(250);
+        }
+      }
+    };
+
+    // 300 events at a steady 50/s, each published on its own tick; NATS goes down after 100.
+    const run = randomBytes(3).toString("hex");
+    const keys = Array.from({ length: EVENTS }, (_, i) => `nats-${run}-${i}`);
+    const t: Record<string, number> = {};
+    const publishes: Promise<void>[] = [];
+    let restart: Promise<void> | undefined;
+    for (const [i, key] of keys.entries()) {
+      if (i === EVENTS / 3)
+        restart = (async () => {
+          t.stop = Date.now();
+          await nats.stop();
+          await sleep(DOWN_MS);
+          await nats.start();
+          t.up = Date.now();
+        })();
+      publishes.push(publish(key, i));
+      await sleep(20);
+    }
+    await restart;
+    await Promise.all(publishes);
+    t.published = Date.now();
+
+    const audit = () => auditDeliveries(api.db.url, configId, keys, receiver.requests, () => true);
+    const result = await waitUntilDelivered(audit, EVENTS, 120_000);
+    t.ended = Date.now();
+    for (const deadline = Date.now() + 30_000; !watch.firstHealthy(t.up!) && Date.now() < deadline; )
+      await sleep(200);
+    await watch.stop();
+
+    // Each event once in the stream: a retried publish was never stored a second time.
+    const stored = (await (await publisher.jetstreamManager()).streams.info(stream)).state.messages;
+    const reported = watch.firstFailure("broker", t.stop!);
+    const recovered = watch.firstHealthy(t.up!);
+    const figures = {
+      outageMs: t.up! - t.stop!,
+      healthReportedAfterMs: reported ? reported.at - t.stop! : null,
+      healthRecoveredAfterUpMs: recovered ? recovered.at - t.up! : null,
+      allPublishedAfterUpMs: t.published - t.up!,
+      allEndedAfterUpMs: t.ended - t.up!,
+      publishRetries: counts.retries,
+      deduplicatedByJetStream: counts.deduplicated,
+      stored,
+      posts: receiver.requests.length,
+      // Messages handled before the restart whose acknowledgement never reached the server.
+      consumedAgain: api.process.output.split('"redelivery":true').length - 1,
+      duplicatePosts: result.duplicatePosts,
+      brokerReasons: watch.reasons("broker"),
+      otherFailedChecks: ["database", "temporal", "worker"].flatMap((c) =>
+        watch.reasons(c).map((r) => `${c}: ${r}`),
+      ),
+    };
+    console.log(`      figures: ${JSON.stringify(figures)}`);
+
+    expect(result.lost, "events never delivered").to.deep.equal([]);
+    expect(stored, "messages in the stream").to.equal(EVENTS);
+    expect(result.duplicateRows, "duplicate (webhook_id, retry_attempt) rows").to.equal(0);
+    expect(result.queued, "rows still queued").to.equal(0);
+    expect(result.deliveries).to.equal(EVENTS);
+    expect(result.notSucceeded, "deliveries whose last row is not success").to.equal(0);
+    expect(result.duplicatePosts, "the same attempt POSTed more than once").to.equal(0);
+    expect(reported, "a 503 naming the broker while it was down").to.not.equal(undefined);
+    expect(reported!.sent, "that 503 was asked for while NATS was down").to.be.below(t.up!);
+    expect(recovered, "health back to 200 by itself").to.not.equal(undefined);
+    expect(watch.samples.at(-1)!.status).to.equal(200);
+    const ids = keys.map((key) => `delivery:${configId}:${key}`);
+    expect(await workflowsNotSucceeded(temporal, ids), "workflows not ended in success").to.deep.equal([]);
+  });
+});
