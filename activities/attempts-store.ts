@@ -150,24 +150,24 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
 }
 
 /**
- * The spec's claim: this webhook's queued row becomes `retrying` (a row already
- * `retrying` stays claimed, as after a restart). 0 means nothing was queued any
- * more: somebody closed the delivery, and the workflow must not send again.
+ * The spec's claim before attempt `retryAttempt`: this webhook's queued row (of an earlier
+ * attempt) becomes `retrying`; a row already `retrying` stays claimed, as after a restart.
+ * Returns when the claimed retry was due, or undefined when nothing was queued any more:
+ * somebody closed the delivery, and the workflow must not send again.
  */
 export async function claimForRetry(
   db: PrismaClient,
   webhookId: string,
   retryAttempt: number,
-): Promise<number> {
-  const { count } = await db.attempt.updateMany({
-    where: {
-      webhookId,
-      status: { in: [DbStatus.toRetry, DbStatus.retrying] },
-      retryAttempt: { lt: retryAttempt },
-    },
-    data: { status: DbStatus.retrying, updatedAt: new Date() },
-  });
-  return count;
+): Promise<{ dueAt: Date | null } | undefined> {
+  const rows = await db.$queryRaw<{ due_at: Date | null }[]>`
+    UPDATE attempts SET status = 'retrying', updated_at = now()
+     WHERE webhook_id = ${webhookId}::uuid AND status IN ('to retry', 'retrying')
+       AND retry_attempt < ${retryAttempt}
+    RETURNING next_retry_after AS due_at`;
+  if (rows.length === 0) return undefined;
+  const due = rows.map((r) => r.due_at?.getTime()).filter((t) => t !== undefined);
+  return { dueAt: due.length ? new Date(Math.max(...due)) : null };
 }
 
 /**

@@ -176,9 +176,18 @@ export function createDeliveryActivities({
     if (input.rateLimited && URL.canParse(config.endpoint)) {
       const waitMs = await permission(config.id, config.endpoint);
       if (waitMs > 0) {
-        if (input.retryAttempt > 0)
-          await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(Date.now() + waitMs));
         await releaseClaim(pool, claim);
+        if (input.retryAttempt > 0) {
+          // A wait that ends past the abort-after deadline closes the delivery now, with the
+          // reason, instead of refusing the retry when the wait is over.
+          const first = await firstAttemptAt(prisma, input.webhookId);
+          if (first && Date.now() + waitMs > first.getTime() + input.policy.abortAfterMs) {
+            const reason = "abort-after window exhausted while waiting for the rate limit service";
+            await failPending(prisma, input.webhookId, reason);
+            return { skipped: reason };
+          }
+          await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(Date.now() + waitMs));
+        }
         return { waitMs };
       }
     }
@@ -247,14 +256,17 @@ export function createDeliveryActivities({
     async claimRetry(input: DeliveryInput & { retryAttempt: number }): Promise<ClaimOutcome> {
       // Nothing left to claim: the row was closed meanwhile (reconciliation, SQL). Its
       // reason stands, even if the config was reactivated since.
-      if ((await claimForRetry(prisma, input.webhookId, input.retryAttempt)) === 0)
-        return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
+      const claimed = await claimForRetry(prisma, input.webhookId, input.retryAttempt);
+      if (!claimed) return { proceed: false, reason: await closedReason(prisma, input.webhookId) };
+      // The caps apply when the retry was due, not when the timer's task got to run: a
+      // retry scheduled at the abort-after deadline itself is sent, never refused late.
+      const now = Date.now();
       const reason = whyNoFurtherTry({
         config: await findConfig(pool, input.configId),
         retryAttempt: input.retryAttempt,
         policy: input.policy,
         firstAttemptAt: await firstAttemptAt(prisma, input.webhookId),
-        now: Date.now(),
+        now: claimed.dueAt ? Math.min(now, claimed.dueAt.getTime()) : now,
       });
       if (reason === undefined) return { proceed: true };
       await failPending(prisma, input.webhookId, reason);

@@ -1,13 +1,13 @@
 import { WorkflowNotFoundError } from "@temporalio/client";
 import { failPending, summarize } from "../activities/attempts-store.js";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
-import type { EventMessage } from "../core/event-message.js";
+import { deliveryKey, type EventMessage, webhookIdFor } from "../core/event-message.js";
 import { reconciled } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
-import { deliveryPolicy, startDelivery } from "./start-delivery.js";
+import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the
@@ -84,7 +84,10 @@ export class Reconciler {
   }
 
   private async repair(row: QueuedRow): Promise<"running" | "restarted" | "closed" | "failed"> {
-    const workflowId = row.workflow_id ?? (await this.findWorkflow(row.webhook_id));
+    const workflowId =
+      row.workflow_id ??
+      (await this.derivedWorkflowId(row.webhook_id)) ??
+      (await this.findWorkflow(row.webhook_id));
     const status = workflowId ? await this.workflowStatus(workflowId) : "MISSING";
     if (status === "RUNNING") return "running";
     const final = CLOSED_FOR_GOOD[status];
@@ -107,7 +110,32 @@ export class Reconciler {
     return "failed";
   }
 
-  /** Rows written before attempts recorded their workflow: found by the WebhookId search attribute. */
+  /**
+   * Rows written before attempts recorded their workflow: the id every delivery of an event
+   * gets, `delivery:<config id>:<key>` (workers/start-delivery.ts), recomputed from the row's
+   * event. A webhook id is derived from its workflow id, so the match is checked; it fails
+   * for replays (their id holds the replay's key) and events without an idempotency key
+   * (their key hashes the message as published, which the row does not keep).
+   */
+  private async derivedWorkflowId(webhookId: string): Promise<string | undefined> {
+    const row = await this.rt.db.prisma.attempt.findFirst({
+      where: { webhookId },
+      orderBy: { retryAttempt: "asc" },
+      select: { configId: true, payload: true, replayOf: true },
+    });
+    if (!row || row.replayOf) return undefined;
+    let event: EventMessage;
+    try {
+      event = JSON.parse(row.payload) as EventMessage;
+    } catch {
+      return undefined;
+    }
+    if (typeof event?.idempotency_key !== "string" || !event.idempotency_key) return undefined;
+    const candidate = deliveryWorkflowId(row.configId, deliveryKey(event, Buffer.alloc(0)));
+    return webhookIdFor(candidate) === webhookId ? candidate : undefined;
+  }
+
+  /** Rows written before attempts recorded their workflow, for other ids: by the WebhookId search attribute. */
   private async findWorkflow(webhookId: string): Promise<string | undefined> {
     for await (const w of this.rt.temporal.workflow.list({ query: `${WebhookId.name} = "${webhookId}"` })) {
       return w.workflowId;
@@ -135,7 +163,7 @@ export class Reconciler {
     webhookId: string,
     workflowId: string,
     workflow: string,
-  ): Promise<"restarted" | "closed"> {
+  ): Promise<"restarted" | "running" | "closed"> {
     const { prisma } = this.rt.db;
     const rows = await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
     const first = rows[0];
@@ -171,9 +199,12 @@ export class Reconciler {
     });
     this.rt.logger.warn(
       { webhookId, workflowId, workflow, retryAttempt: next, started },
-      "reconciliation restarted a delivery whose workflow was not running",
+      started
+        ? "reconciliation restarted a delivery whose workflow was not running"
+        : "reconciliation found the delivery restarted meanwhile",
     );
-    return "restarted";
+    // Not started: another reconciler (or a redelivery) started the same workflow id first.
+    return started ? "restarted" : "running";
   }
 }
 

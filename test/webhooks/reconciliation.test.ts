@@ -4,6 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import pg from "pg";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
+import { webhookIdFor } from "../../core/event-message.js";
 import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
@@ -118,5 +119,34 @@ describe("reconciliation after Temporal lost its state", function () {
     }
     const metrics = await (await fetch(`${env.api.url}/metrics`)).text();
     expect(metrics).to.match(/webhooks_reconciliation_total\{outcome="restarted"\} [1-9]/);
+  });
+
+  it("restarts a row written before rows named their workflow under the delivery's own id, never a second one", async () => {
+    receiver.respond = (_req, res) => res.writeHead(200).end();
+    const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.legacy"] });
+    const key = `legacy-${Date.now()}`;
+    const workflowId = env.workflowId(config.id, key);
+    const webhookId = webhookIdFor(workflowId);
+    const event = env.event({ type: "legacy", idempotency_key: key });
+    const payload = JSON.stringify({ ...event, type: "ledger.legacy", app: "ledger" });
+    // A queued first attempt as an older version wrote it: no workflow_id, and no workflow
+    // in Temporal (its state lost), overdue.
+    await db.query(
+      `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, retry_attempt, status,
+                             next_retry_after, error, created_at, updated_at)
+       VALUES (gen_random_uuid(), $1, $2, '{}', $3, 500, 0, 'to retry', now() - interval '5 s', 'HTTP 500',
+               now() - interval '10 s', now() - interval '10 s')`,
+      [webhookId, config.id, payload],
+    );
+    const deadline = Date.now() + 30_000;
+    while ((await queued(config.id)) > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(await queued(config.id)).to.equal(0);
+    // Restarted as the delivery it is: the same id a redelivery or a dead-letter replay would
+    // start, so neither can make a second delivery of it.
+    const result = await env.temporal.workflow.getHandle(workflowId).result();
+    expect(result).to.include({ webhookId, status: "success" });
+    const got = receiver.requests.filter((r) => r.headers["svc-webhook-id"] === webhookId);
+    expect(got).to.have.length(1);
   });
 });
