@@ -19,9 +19,9 @@ import {
 } from "./attempts-store.js";
 import { decide, whyNoFurtherTry } from "./delivery-policy.js";
 import type {
+  ClaimInput,
   ClaimOutcome,
   CloseInput,
-  DeliveryInput,
   SendAttemptInput,
   SendOutcome,
 } from "./delivery-types.js";
@@ -253,7 +253,7 @@ export function createDeliveryActivities({
      * config is still active and the caps allow another try; otherwise the
      * delivery's rows become `failed` and nothing is sent.
      */
-    async claimRetry(input: DeliveryInput & { retryAttempt: number }): Promise<ClaimOutcome> {
+    async claimRetry(input: ClaimInput): Promise<ClaimOutcome> {
       // Nothing left to claim: the row was closed meanwhile (reconciliation, SQL). Its
       // reason stands, even if the config was reactivated since.
       const claimed = await claimForRetry(prisma, input.webhookId, input.retryAttempt);

@@ -41,6 +41,16 @@ export interface DeliveryResume {
   retryAttempt: number;
   /** The attempts made so far, oldest first (what the `attempts` query answers). */
   attempts: AttemptSummary[];
+  /** A close signal the previous run received and had not acted on yet. */
+  closing?: string;
+}
+
+/** What a re-send's claim needs: the delivery's ids and policy, never its event. */
+export interface ClaimInput {
+  webhookId: string;
+  configId: string;
+  policy: DeliveryPolicy;
+  retryAttempt: number;
 }
 
 export type AttemptStatus = "success" | "to retry" | "retrying" | "failed";

@@ -3,6 +3,7 @@ import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
 import {
   boolArg,
+  boundedIntArg,
   bytesArg,
   durationArg,
   durationListArg,
@@ -41,6 +42,11 @@ const cidrList = (value: string, previous: string[]): string[] => {
   return cidrs;
 };
 const REDELIVERY_BACKOFF = "5s,30s,2m,10m,30m";
+/**
+ * --max-attempts at most: a delivery's runs carry the attempts so far (some 250 bytes each)
+ * when they continue as new, and 1 000 keeps that well inside the 1 MiB a run may grow to.
+ */
+const MAX_ATTEMPTS_BOUND = 1000;
 
 function addSharedOptions(cmd: Command): Command {
   return addServiceOptions(cmd, ":8080")
@@ -118,7 +124,9 @@ function addSharedOptions(cmd: Command): Command {
         .argParser(positiveDurationArg),
     )
     .addOption(
-      new Option("--max-attempts <n>", "cap on attempts per webhook").default(15).argParser(positiveIntArg),
+      new Option("--max-attempts <n>", "cap on attempts per webhook (at most 1000)")
+        .default(15)
+        .argParser(boundedIntArg(MAX_ATTEMPTS_BOUND, "each run of a delivery carries its attempts so far")),
     )
     .addOption(
       new Option("--send-timeout <duration>", "timeout of one HTTP send (connect to end of answer)")

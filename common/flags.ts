@@ -94,6 +94,15 @@ export function positiveIntArg(value: string): number {
   return Number(value);
 }
 
+/** A positive integer of at most `max` (the error names the bound). */
+export const boundedIntArg =
+  (max: number, why: string) =>
+  (value: string): number => {
+    const n = positiveIntArg(value);
+    if (n > max) throw new InvalidArgumentError(`at most ${max} (${why}), got "${value}"`);
+    return n;
+  };
+
 /**
  * A comma-separated, repeatable list option (`--x a,b --x c` gives [a, b, c])
  * whose default is replaced, not extended, by the first value given.

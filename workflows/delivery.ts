@@ -44,10 +44,18 @@ export const closeDeliverySignal = defineSignal<[reason: string]>("close");
 export const PATCHES = {
   /** v2: the send activity asks the rate limit service itself (v1 asked in a separate activity). */
   rateLimitInSend: "rate-limit-in-send",
+  /** v3: a delivery that retries long hands over to a new run too, not only one waiting for the rate limit. */
+  continueAsNewWhileRetrying: "continue-as-new-while-retrying",
 } as const;
 
 /** Past this many events a run hands over to a new one, whatever the server suggests. */
 const MAX_HISTORY_EVENTS = 10_000;
+/**
+ * Past this size too: each send carries the event (up to 256 KiB) into the history, so a
+ * run hands over after a few sends of a large event and stays under 2 MiB, whatever the
+ * attempt count.
+ */
+const MAX_HISTORY_BYTES = 1024 * 1024;
 
 const { deliveries } = proxySinks<DeliverySinks>();
 
@@ -82,7 +90,8 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   const { sendAttempt, claimRetry, rateLimitWait, closeDelivery } = activities(input);
   const attempts: AttemptSummary[] = [...(input.resume?.attempts ?? [])];
   setHandler(attemptsQuery, () => attempts);
-  let closing: string | undefined;
+  // A close that reached the previous run (continue-as-new) still holds.
+  let closing: string | undefined = input.resume?.closing;
   setHandler(closeDeliverySignal, (reason) => {
     closing ??= reason;
   });
@@ -104,6 +113,29 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       reason,
     };
   };
+  /** True when this run's history should hand over to a new run. */
+  const historyFull = () => {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      info.historyLength > MAX_HISTORY_EVENTS ||
+      info.historySize > MAX_HISTORY_BYTES
+    );
+  };
+  /** The next run picks up at `retryAttempt`, with the attempts so far and any close received. */
+  const handOver = (retryAttempt: number) =>
+    continueAsNew<typeof deliverWebhook>({
+      ...input,
+      resume: { retryAttempt, attempts, ...(closing ? { closing } : {}) },
+    });
+  // Re-sends' activities need the delivery's ids and policy, not its event.
+  const claimInput = (retryAttempt: number) => ({
+    webhookId: input.webhookId,
+    configId: input.configId,
+    policy: input.policy,
+    retryAttempt,
+  });
+
   const close = async (reason: string) => {
     await closeDelivery({ webhookId: input.webhookId, reason });
     return finish("failed", reason);
@@ -141,7 +173,7 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
     for (let retryAttempt = start; ; retryAttempt++) {
       if (closing) return await close(closing);
       if (retryAttempt > 0) {
-        const claim = await claimRetry({ ...input, retryAttempt });
+        const claim = await claimRetry(claimInput(retryAttempt));
         if (!claim.proceed) return finish("failed", claim.reason);
       }
       let inSend = Boolean(input.rateLimited);
@@ -153,16 +185,15 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       deliveries.sendFinished();
       while ("waitMs" in outcome) {
         // Waiting for the rate limit is never an attempt; a long wait hands over to a
-        // new run before the history grows past what Temporal keeps comfortably.
-        const info = workflowInfo();
-        if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
-          return await continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
-        }
+        // new run before the history grows past what Temporal keeps comfortably. A close
+        // that came during the send is honoured first (the next run would not know of it).
+        if (closing) return await close(closing);
+        if (historyFull()) return await handOver(retryAttempt);
         setCurrentDetails(`waiting ${outcome.waitMs} ms for the rate limit service`);
         await wait(outcome.waitMs);
         if (closing) return await close(closing);
         if (retryAttempt > 0) {
-          const claim = await claimRetry({ ...input, retryAttempt });
+          const claim = await claimRetry(claimInput(retryAttempt));
           if (!claim.proceed) return finish("failed", claim.reason);
         }
         outcome = await send(retryAttempt, true);
@@ -182,6 +213,9 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       setCurrentDetails(
         `attempt ${retryAttempt + 1} got ${attempt.statusCode || attempt.error}; next try at ${attempt.nextRetryAfter}`,
       );
+      // A long run of retries hands over too; the next run waits for this retry's time.
+      if (!closing && historyFull() && patched(PATCHES.continueAsNewWhileRetrying))
+        return await handOver(retryAttempt + 1);
       await wait(Date.parse(attempt.nextRetryAfter!) - Date.now());
     }
   } catch (err) {

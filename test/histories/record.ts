@@ -38,6 +38,8 @@ interface Scenario {
   rateLimitedBurst?: number;
   /** Of a burst, record the run that continued as new (`first`) or the run that resumed (`last`). */
   run?: "first" | "last";
+  /** Recorded on a server that suggests continue-as-new early, with more attempts allowed. */
+  longRetries?: true;
 }
 
 /** The retry comes late, so what `after` does reaches the delivery while it waits. */
@@ -67,11 +69,18 @@ const scenarios: Scenario[] = [
   { name: "rate-limit-waits", respond: () => [200], rateLimitedBurst: 3 },
   { name: "continued-as-new", respond: () => [200], rateLimitedBurst: 8, run: "first" },
   { name: "resumed-after-continue-as-new", respond: () => [200], rateLimitedBurst: 8, run: "last" },
+  {
+    name: "continued-as-new-while-retrying",
+    respond: (n) => [n <= 6 ? 503 : 200],
+    longRetries: true,
+    run: "first",
+  },
 ];
 
-type Group = "queue" | "local" | "rate-limited";
-const groupOf = (s: Scenario): Group => (s.local ? "local" : s.rateLimitedBurst ? "rate-limited" : "queue");
-/** The rate-limited group's server suggests continue-as-new this early, so a burst of 8 hands over. */
+type Group = "queue" | "local" | "rate-limited" | "long-retries";
+const groupOf = (s: Scenario): Group =>
+  s.local ? "local" : s.rateLimitedBurst ? "rate-limited" : s.longRetries ? "long-retries" : "queue";
+/** The rate-limited and long-retries groups' server suggests continue-as-new this early, so a burst of 8 (or a run of retries) hands over. */
 const SUGGEST_CONTINUE_AS_NEW_AT = 40;
 
 async function main(): Promise<void> {
@@ -86,7 +95,7 @@ async function main(): Promise<void> {
   await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
   try {
-    for (const group of ["queue", "local", "rate-limited"] as const) {
+    for (const group of ["queue", "local", "rate-limited", "long-retries"] as const) {
       const members = chosen.filter((s) => groupOf(s) === group);
       if (members.length) await record(members, group, receiver, dir);
     }
@@ -99,8 +108,8 @@ async function main(): Promise<void> {
 async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: string): Promise<void> {
   let ratelimit: RateLimitUnderTest | undefined;
   let server: DevServer | undefined;
-  if (kind === "rate-limited") {
-    ratelimit = await startRateLimitService(perConfigPerSecond(1));
+  if (kind === "rate-limited") ratelimit = await startRateLimitService(perConfigPerSecond(1));
+  if (kind === "rate-limited" || kind === "long-retries") {
     server = await startDevServer({
       searchAttributes: searchAttributeCliArgs(),
       port: await freePort(),
@@ -112,7 +121,7 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
   const env = await new DeliveryEnv().start(
     [
       "--max-attempts",
-      "4",
+      kind === "long-retries" ? "10" : "4",
       "--retry-period",
       "300ms",
       "--reconcile-grace",
