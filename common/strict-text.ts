@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { visit } from "jsonc-parser";
+import { createScanner, SyntaxKind } from "jsonc-parser";
 
 // Checks for request text that two parsers could read differently, or that
 // storage would silently alter: invalid UTF-8 (decoders put U+FFFD in its
@@ -13,25 +13,45 @@ export function decodeUtf8(bytes: Buffer, what = "request body"): string {
   return bytes.toString("utf8");
 }
 
-/** Refuses a JSON text in which one object has the same key twice (after unescaping). */
+/**
+ * Refuses a JSON text in which one object has the same key twice (after
+ * unescaping). Walks the tokens with a stack of its own, so that any depth
+ * JSON.parse accepts is checked (a recursive walk overflows near 5 000 levels).
+ */
 export function assertNoDuplicateKeys(text: string): void {
-  const open: Set<string>[] = [];
-  let duplicate: string | undefined;
-  visit(text, {
-    onObjectBegin: () => {
-      open.push(new Set());
-    },
-    onObjectEnd: () => {
-      open.pop();
-    },
-    onObjectProperty: (key, _offset, _length, _line, _column, path) => {
-      const keys = open[open.length - 1];
-      if (!keys || duplicate !== undefined) return;
-      if (keys.has(key)) duplicate = jsonPath([...path(), key]);
-      keys.add(key);
-    },
-  });
-  if (duplicate !== undefined) throw new Error(`duplicate key "${duplicate}" in the JSON body`);
+  const scanner = createScanner(text, true);
+  // One frame per open object or array: the keys seen (objects), the next key or index.
+  const open: { keys?: Set<string>; at: string | number; expectKey: boolean }[] = [];
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    const top = open[open.length - 1];
+    switch (token) {
+      case SyntaxKind.OpenBraceToken:
+        open.push({ keys: new Set(), at: "", expectKey: true });
+        break;
+      case SyntaxKind.OpenBracketToken:
+        open.push({ at: 0, expectKey: false });
+        break;
+      case SyntaxKind.CloseBraceToken:
+      case SyntaxKind.CloseBracketToken:
+        open.pop();
+        break;
+      case SyntaxKind.CommaToken:
+        if (top?.keys) top.expectKey = true;
+        else if (top) top.at = (top.at as number) + 1;
+        break;
+      case SyntaxKind.StringLiteral:
+        if (top?.keys && top.expectKey) {
+          const key = scanner.getTokenValue();
+          top.expectKey = false;
+          top.at = key;
+          if (top.keys.has(key)) {
+            throw new Error(`duplicate key "${jsonPath(open.map((f) => f.at))}" in the JSON body`);
+          }
+          top.keys.add(key);
+        }
+        break;
+    }
+  }
 }
 
 /** JSON.parse, refusing duplicate keys too. */
@@ -49,23 +69,63 @@ export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(t
 
 /**
  * The first string (value or key) at any depth that holds a NUL or a lone
- * surrogate, as "path: problem"; undefined when all text is storable.
+ * surrogate, as "path: problem"; undefined when all text is storable. Walks
+ * with a stack of its own (any depth JSON.parse accepts) and builds a path only
+ * for the problem it reports.
  */
 export function unstorableText(value: unknown, path = ""): string | undefined {
-  if (typeof value === "string") {
-    if (value.includes("\u0000")) return `${path || "value"}: contains a NUL character`;
-    if (LONE_SURROGATE.test(value))
-      return `${path || "value"}: contains a lone surrogate (not valid Unicode)`;
-    return undefined;
+  interface Item {
+    value: unknown;
+    /** Its key or index in the parent; absent for the root. */
+    at?: string | number;
+    parent?: Item;
+    /** The item stands for its key (`at`), not its value. */
+    key?: true;
   }
-  if (value === null || typeof value !== "object") return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-    const problem = unstorableText(key, `key of ${at}`) ?? unstorableText(item, at);
-    if (problem) return problem;
+  const pathOf = (item: Item): string => {
+    const parts: (string | number)[] = [];
+    for (let i: Item | undefined = item; i?.at !== undefined; i = i.parent) parts.unshift(i.at);
+    const tail = jsonPath(parts);
+    return path && tail ? (tail.startsWith("[") ? path + tail : `${path}.${tail}`) : path || tail;
+  };
+  const stack: Item[] = [{ value }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const v = item.key ? item.at : item.value;
+    if (typeof v === "string") {
+      const problem = textProblem(v);
+      if (problem)
+        return item.key ? `key of ${pathOf(item)}: ${problem}` : `${pathOf(item) || "value"}: ${problem}`;
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    const isArray = Array.isArray(v);
+    const entries = Object.entries(v);
+    // Pushed last to first, each value before its key: popped in document order, key first.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      const entry: Item = { value: child, at: isArray ? i : key, parent: item };
+      stack.push(entry);
+      if (!isArray) stack.push({ ...entry, key: true });
+    }
   }
   return undefined;
 }
+
+function textProblem(text: string): string | undefined {
+  if (text.includes("\u0000")) return "contains a NUL character";
+  if (LONE_SURROGATE.test(text)) return "contains a lone surrogate (not valid Unicode)";
+  return undefined;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a NUL is what it looks for
+const UNSTORABLE = /\u0000|\p{Cs}/gu;
+
+/**
+ * The text with every NUL and lone surrogate written as a \uXXXX escape, so
+ * that PostgreSQL can store it (reasons quoting a message's keys or values).
+ */
+export const escapeUnstorable = (text: string): string =>
+  text.replace(UNSTORABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 function jsonPath(parts: (string | number)[]): string {
   return parts.reduce<string>(
