@@ -74,42 +74,55 @@ export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(t
  * for the problem it reports.
  */
 export function unstorableText(value: unknown, path = ""): string | undefined {
-  interface Item {
-    value: unknown;
-    /** Its key or index in the parent; absent for the root. */
-    at?: string | number;
-    parent?: Item;
-    /** The item stands for its key (`at`), not its value. */
-    key?: true;
+  if (typeof value === "string") {
+    const problem = textProblem(value);
+    return problem ? `${path || "value"}: ${problem}` : undefined;
   }
-  const pathOf = (item: Item): string => {
-    const parts: (string | number)[] = [];
-    for (let i: Item | undefined = item; i?.at !== undefined; i = i.parent) parts.unshift(i.at);
-    const tail = jsonPath(parts);
+  if (value === null || typeof value !== "object") return undefined;
+  // One frame per object or array being walked: its keys (null for an array) and the next index.
+  const frames: { value: Record<string, unknown>; keys: string[] | null; next: number }[] = [];
+  const enter = (v: object) => {
+    const keys = Array.isArray(v) ? null : Object.keys(v);
+    frames.push({ value: v as Record<string, unknown>, keys, next: 0 });
+  };
+  const pathHere = (): string => {
+    const tail = jsonPath(frames.map((f) => (f.keys ? f.keys[f.next - 1]! : f.next - 1)));
     return path && tail ? (tail.startsWith("[") ? path + tail : `${path}.${tail}`) : path || tail;
   };
-  const stack: Item[] = [{ value }];
-  for (let item = stack.pop(); item; item = stack.pop()) {
-    const v = item.key ? item.at : item.value;
-    if (typeof v === "string") {
-      const problem = textProblem(v);
-      if (problem)
-        return item.key ? `key of ${pathOf(item)}: ${problem}` : `${pathOf(item) || "value"}: ${problem}`;
+  enter(value);
+  while (frames.length > 0) {
+    const f = frames[frames.length - 1]!;
+    if (f.next >= (f.keys ? f.keys.length : (f.value as unknown as unknown[]).length)) {
+      frames.pop();
       continue;
     }
-    if (v === null || typeof v !== "object") continue;
-    const isArray = Array.isArray(v);
-    const entries = Object.entries(v);
-    // Pushed last to first, each value before its key: popped in document order, key first.
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, child] = entries[i]!;
-      const entry: Item = { value: child, at: isArray ? i : key, parent: item };
-      stack.push(entry);
-      if (!isArray) stack.push({ ...entry, key: true });
+    const key = f.keys ? f.keys[f.next]! : f.next;
+    f.next++;
+    if (typeof key === "string") {
+      const problem = textProblem(key);
+      if (problem) return `key of ${pathHere()}: ${problem}`;
     }
+    const child = f.value[key];
+    if (typeof child === "string") {
+      const problem = textProblem(child);
+      if (problem) return `${pathHere()}: ${problem}`;
+    } else if (child !== null && typeof child === "object") enter(child);
   }
   return undefined;
 }
+
+// In JSON text a NUL can only come from a \u0000 escape and a lone surrogate
+// only from a \uD800-\uDFFF escape (raw control characters are not JSON, and
+// UTF-8 cannot encode surrogates).
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * unstorableText of a value parsed from valid UTF-8 JSON `text`: the walk only
+ * runs when the text holds an escape that can make such a string (the walk
+ * costs several times JSON.parse; the scan of the text a fraction of it).
+ */
+export const unstorableJson = (text: string, value: unknown): string | undefined =>
+  UNSTORABLE_ESCAPE.test(text) ? unstorableText(value) : undefined;
 
 function textProblem(text: string): string | undefined {
   if (text.includes("\u0000")) return "contains a NUL character";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { assertNoDuplicateKeys, decodeUtf8, unstorableText } from "../common/strict-text.js";
+import { assertNoDuplicateKeys, decodeUtf8, unstorableJson } from "../common/strict-text.js";
 import { normalizeEventType } from "./event-types.js";
 
 /** The event message as published on the broker, after normalisation. */
@@ -49,7 +49,7 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
   } catch (err) {
     throw new UnparsableMessage((err as Error).message);
   }
-  const problem = unstorableText(raw);
+  const problem = unstorableJson(text, raw);
   if (problem) throw new UnparsableMessage(problem);
   const m = raw as Record<string, unknown>;
   if (!isString(m.type) || m.type.trim() === "") throw new UnparsableMessage('missing string field "type"');

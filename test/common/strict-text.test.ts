@@ -1,5 +1,10 @@
 import { expect } from "chai";
-import { assertNoDuplicateKeys, escapeUnstorable, unstorableText } from "../../common/strict-text.js";
+import {
+  assertNoDuplicateKeys,
+  escapeUnstorable,
+  unstorableJson,
+  unstorableText,
+} from "../../common/strict-text.js";
 import { parseEventMessage } from "../../core/event-message.js";
 
 describe("strict text checks (common/strict-text.ts)", () => {
@@ -32,6 +37,13 @@ describe("strict text checks (common/strict-text.ts)", () => {
       'duplicate key "a[1].c.d" in the JSON body',
     );
     expect(() => assertNoDuplicateKeys('{"a":{"b":1},"c":{"b":1}}')).not.to.throw();
+  });
+
+  it("walks a parsed JSON text only when it holds an escape that can make unstorable text", () => {
+    const of = (text: string) => unstorableJson(text, JSON.parse(text));
+    expect(of('{"a":"\\u0000","b":"\ud83d\ude00"}')).to.equal(undefined);
+    expect(of('{"a":["x","\u0000"]}')).to.equal("a[1]: contains a NUL character");
+    expect(of('{"a":"\uDC00"}')).to.equal("a: contains a lone surrogate (not valid Unicode)");
   });
 
   it("escapes NULs and lone surrogates, and only those, for text PostgreSQL must store", () => {
