@@ -53,6 +53,8 @@ export function databaseIdentity(connString: string | undefined, dataDir: string
 
 export class DeadLetterSpool {
   private count = 0;
+  /** Parked since the import round under way listed the folder (that round did not see them). */
+  private parkedSinceListing = 0;
   /** Why the store refused the last message it was offered. */
   private lastRefusal = "";
   private timer?: NodeJS.Timeout;
@@ -68,7 +70,7 @@ export class DeadLetterSpool {
   /** Makes sure the folder exists and can be written; the error names the flag. */
   async open(): Promise<void> {
     try {
-      await mkdir(this.dir, { recursive: true });
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
       await access(this.dir, constants.W_OK);
     } catch (err) {
       throw new Error(`cannot use --dead-letter-spool ${this.dir}: ${(err as Error).message}`);
@@ -84,9 +86,10 @@ export class DeadLetterSpool {
   check(): void {
     if (this.count === 0) return;
     const them = this.count === 1 ? "1 message" : `${this.count} messages`;
-    throw new Error(
-      `${them} parked in ${this.dir} (the dead-letter store refused ${this.count === 1 ? "it" : "them"}: ${this.lastRefusal}); imported once it accepts them`,
-    );
+    const why = this.lastRefusal
+      ? `the dead-letter store refused ${this.count === 1 ? "it" : "them"}: ${this.lastRefusal}`
+      : "not imported yet";
+    throw new Error(`${them} parked in ${this.dir} (${why}); imported once it accepts them`);
   }
 
   /** Parks a dead letter the store refused; durable once it resolves. Returns the .json's path. */
@@ -106,10 +109,13 @@ export class DeadLetterSpool {
       writeError,
       database: this.database,
     };
+    // Made again if it went away meanwhile; a file in its place still fails.
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await writeDurably(`${name}.msg`, e.msg.data);
     await writeDurably(`${name}.json`, `${JSON.stringify(sidecar, null, 2)}\n`);
     await syncFolder(this.dir);
     this.count++;
+    this.parkedSinceListing++;
     this.lastRefusal = writeError;
     return `${name}.json`;
   }
@@ -143,6 +149,7 @@ export class DeadLetterSpool {
    */
   private async importAll(write: (e: DeadLetterEntry) => Promise<void>): Promise<void> {
     const names = (await readdir(this.dir)).filter((n) => n.endsWith(".json")).sort();
+    this.parkedSinceListing = 0;
     let left = 0;
     let refused = false;
     for (const n of names) {
@@ -205,14 +212,15 @@ export class DeadLetterSpool {
         "parked dead letter imported into the store",
       );
     }
-    this.count = left;
+    this.count = left + this.parkedSinceListing;
   }
 }
 
 /** Writes a file whole or not at all (a temporary name renamed once synced). */
 async function writeDurably(file: string, data: Uint8Array | string): Promise<void> {
   const tmp = `${file}.tmp`;
-  const handle = await open(tmp, "wx");
+  // Only this user reads parked messages: they hold events as published.
+  const handle = await open(tmp, "wx", 0o600);
   try {
     await handle.writeFile(data);
     await handle.sync();

@@ -416,7 +416,7 @@ describe("poison messages (NATS JetStream)", function () {
         await locker.release();
       }
       expect(env.api.process.output.slice(mark)).to.match(
-        /"err":"the dead letter could not be written \([^"]*statement timeout\) nor parked in [^"]*ENOTDIR/,
+        /"err":"the dead letter could not be written \(canceling statement due to statement timeout\) nor parked in [^"]*\/spool \(EEXIST: file already exists/,
       );
       let row: Awaited<ReturnType<typeof deadLetters>>[number] | undefined;
       await eventually(
