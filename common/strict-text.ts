@@ -14,11 +14,18 @@ export function decodeUtf8(bytes: Buffer, what = "request body"): string {
 }
 
 /**
- * Refuses a JSON text in which one object has the same key twice (after
- * unescaping). Walks the tokens with a stack of its own, so that any depth
- * JSON.parse accepts is checked (a recursive walk overflows near 5 000 levels).
+ * How deep request bodies may nest. The recursive walk this check used to be
+ * ran out of stack between 1 000 and 5 000 levels, which the services answered
+ * as malformed JSON; the bound keeps that answer, now by design.
  */
-export function assertNoDuplicateKeys(text: string): void {
+export const MAX_JSON_DEPTH = 1000;
+
+/**
+ * Refuses a JSON text in which one object has the same key twice (after
+ * unescaping), or that nests deeper than `maxDepth`. Walks the tokens with a
+ * stack of its own, so any depth JSON.parse accepts can be checked.
+ */
+export function assertNoDuplicateKeys(text: string, maxDepth = MAX_JSON_DEPTH): void {
   const scanner = createScanner(text, true);
   // One frame per open object or array: the keys seen (objects), the next key or index.
   const open: { keys?: Set<string>; at: string | number; expectKey: boolean }[] = [];
@@ -26,10 +33,13 @@ export function assertNoDuplicateKeys(text: string): void {
     const top = open[open.length - 1];
     switch (token) {
       case SyntaxKind.OpenBraceToken:
-        open.push({ keys: new Set(), at: "", expectKey: true });
-        break;
       case SyntaxKind.OpenBracketToken:
-        open.push({ at: 0, expectKey: false });
+        if (open.length >= maxDepth) throw new Error(`the JSON nests deeper than ${maxDepth} levels`);
+        open.push(
+          token === SyntaxKind.OpenBraceToken
+            ? { keys: new Set(), at: "", expectKey: true }
+            : { at: 0, expectKey: false },
+        );
         break;
       case SyntaxKind.CloseBraceToken:
       case SyntaxKind.CloseBracketToken:
@@ -54,7 +64,7 @@ export function assertNoDuplicateKeys(text: string): void {
   }
 }
 
-/** JSON.parse, refusing duplicate keys too. */
+/** JSON.parse, refusing duplicate keys and nesting deeper than MAX_JSON_DEPTH too. */
 export function parseStrictJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
   assertNoDuplicateKeys(text);

@@ -45,7 +45,9 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
     throw new UnparsableMessage("not a JSON object");
   }
   try {
-    assertNoDuplicateKeys(text);
+    // Any depth: how deep an event may nest is judged once it is parsed (MAX_EVENT_DEPTH,
+    // start-limits.ts), and its dead letter then says which event it was.
+    assertNoDuplicateKeys(text, Number.POSITIVE_INFINITY);
   } catch (err) {
     throw new UnparsableMessage((err as Error).message);
   }

@@ -15,10 +15,17 @@ describe("strict text checks (common/strict-text.ts)", () => {
     const text = deep(100_000, '{"b":"\\u0000"}');
     const problem = unstorableText(JSON.parse(text));
     expect(problem).to.match(/^payload(\.a){100000}\.b: contains a NUL character$/);
-    expect(() => assertNoDuplicateKeys(deep(100_000, '{"b":1,"b":2}'))).to.throw(
+    expect(() => assertNoDuplicateKeys(deep(100_000, '{"b":1,"b":2}'), Number.POSITIVE_INFINITY)).to.throw(
       /^duplicate key "payload(\.a){100000}\.b" in the JSON body$/,
     );
-    expect(() => assertNoDuplicateKeys(deep(100_000, "1"))).not.to.throw();
+    expect(() => assertNoDuplicateKeys(deep(100_000, "1"), Number.POSITIVE_INFINITY)).not.to.throw();
+  });
+
+  it("refuses request bodies nesting deeper than MAX_JSON_DEPTH, by default", () => {
+    expect(() => assertNoDuplicateKeys(`${"[".repeat(1000)}${"]".repeat(1000)}`)).not.to.throw();
+    expect(() => assertNoDuplicateKeys(`${"[".repeat(1001)}${"]".repeat(1001)}`)).to.throw(
+      "the JSON nests deeper than 1000 levels",
+    );
   });
 
   it("reports the first problem in document order, keys before their values, with its path", () => {
@@ -41,9 +48,9 @@ describe("strict text checks (common/strict-text.ts)", () => {
 
   it("walks a parsed JSON text only when it holds an escape that can make unstorable text", () => {
     const of = (text: string) => unstorableJson(text, JSON.parse(text));
-    expect(of('{"a":"\\u0000","b":"\ud83d\ude00"}')).to.equal(undefined);
-    expect(of('{"a":["x","\u0000"]}')).to.equal("a[1]: contains a NUL character");
-    expect(of('{"a":"\uDC00"}')).to.equal("a: contains a lone surrogate (not valid Unicode)");
+    expect(of('{"a":"\\\\u0000","b":"\\ud83d\\ude00"}')).to.equal(undefined);
+    expect(of('{"a":["x","\\u0000"]}')).to.equal("a[1]: contains a NUL character");
+    expect(of('{"a":"\\uDC00"}')).to.equal("a: contains a lone surrogate (not valid Unicode)");
   });
 
   it("escapes NULs and lone surrogates, and only those, for text PostgreSQL must store", () => {
