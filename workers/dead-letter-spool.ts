@@ -155,20 +155,11 @@ export class DeadLetterSpool {
     for (const n of names) {
       const base = path.join(this.dir, n.slice(0, -".json".length));
       let sidecar: ParkedSidecar;
-      let data: Buffer;
       try {
         sidecar = JSON.parse(await readFile(`${base}.json`, "utf8")) as ParkedSidecar;
-        data = await readFile(`${base}.msg`);
       } catch (err) {
-        // Its .msg is deleted first on import: another process imported it just now.
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") await removeQuietly(`${base}.json`);
-        else {
-          left++;
-          this.logger.error(
-            { file: `${base}.json`, err: (err as Error).message },
-            "a parked dead letter cannot be read",
-          );
-        }
+        // ENOENT: another process imported it just now.
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") left += this.unreadable(`${base}.json`, err);
         continue;
       }
       if (sidecar.database !== this.database) {
@@ -183,6 +174,15 @@ export class DeadLetterSpool {
       }
       if (refused) {
         left++;
+        continue;
+      }
+      let data: Buffer;
+      try {
+        data = await readFile(`${base}.msg`);
+      } catch (err) {
+        // The .msg goes first on import: another process imported it and is about to delete the .json.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") await removeQuietly(`${base}.json`);
+        else left += this.unreadable(`${base}.msg`, err);
         continue;
       }
       try {
@@ -213,6 +213,12 @@ export class DeadLetterSpool {
       );
     }
     this.count = left + this.parkedSinceListing;
+  }
+
+  /** Logs a parked file that cannot be read (it stays, and counts as parked); returns 1. */
+  private unreadable(file: string, err: unknown): number {
+    this.logger.error({ file, err: (err as Error).message }, "a parked dead letter cannot be read");
+    return 1;
   }
 }
 
