@@ -187,8 +187,8 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--dead-letter-spool <dir>",
-        "folder where dead letters the store refuses are parked until it accepts them",
-      ).default(undefined, "<data-dir>/dead-letter-spool"),
+        "folder where dead letters the store refuses are parked until it accepts them (default: <data-dir>/dead-letter-spool)",
+      ),
     )
     .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),

@@ -45,6 +45,7 @@ describe("webhooks command", () => {
     ]) {
       expect(help).to.include(flag);
     }
+    expect(help).to.match(/--dead-letter-spool <dir> [^-]*\(default: <data-dir>\/dead-letter-spool\)/);
   });
 
   for (const [flag, value] of [
