@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
@@ -171,3 +171,55 @@ for (const [brokerName, open] of BROKERS) {
     });
   });
 }
+
+describe("parked dead letters left by an earlier process (NATS)", function () {
+  this.timeout(120_000);
+  let b: BrokerUnderTest;
+  let spool: string;
+
+  before(async () => {
+    spool = path.join(await mkdtemp(path.join(tmpdir(), "dlq-spool-")), "spool");
+    b = await natsUnderTest(["--dead-letter-spool", spool]);
+  });
+  after(async () => {
+    await b?.stop();
+    if (spool) await rm(path.dirname(spool), { recursive: true, force: true });
+  });
+
+  it("imports those of its own database byte-exact and leaves another database's alone", async () => {
+    const u = new URL(b.api.db.url);
+    const ours = `postgresql://${u.hostname}:${u.port || "5432"}${u.pathname}`;
+    const bytes = Buffer.from([0x7b, 0xff, 0x00, 0xfe, 0x7d]);
+    const park = async (name: string, database: string, position: string) => {
+      await writeFile(path.join(spool, `${name}.msg`), bytes);
+      const sidecar = {
+        ...{ topic: "earlier", position, deliveryCount: 1, kind: "permanent", cause: "message" },
+        ...{ reason: "not an event message: the message is not valid UTF-8", messageBytes: bytes.length },
+        ...{ parkedAt: new Date().toISOString(), writeError: "the database was down", database },
+      };
+      await writeFile(path.join(spool, `${name}.json`), JSON.stringify(sidecar));
+    };
+    await park("1-ours", ours, "nats:EARLIER:7");
+    await park("2-theirs", "postgresql://elsewhere:5432/other", "nats:EARLIER:8");
+
+    let row: StoredDeadLetter | undefined;
+    await eventually(
+      "the parked message imported",
+      async () => {
+        row = await deadLetterAt(b.api, "nats:EARLIER:7");
+        return row !== undefined;
+      },
+      30_000,
+    );
+    expect(row!.message.toString("hex")).to.equal(bytes.toString("hex"));
+    expect(row).to.include({ kind: "permanent", delivery_count: 1 });
+    await eventually("its files deleted", async () => (await readdir(spool)).length === 2, 10_000);
+    expect((await readdir(spool)).sort()).to.deep.equal(["2-theirs.json", "2-theirs.msg"]);
+    expect(await deadLetterAt(b.api, "nats:EARLIER:8")).to.equal(undefined);
+    expect((await b.api.call("GET", "/_healthcheck")).status).to.equal(200);
+    expect(await metric(b.api, "webhooks_dead_letters_parked")).to.equal(0);
+    expect(b.api.process.output).to.match(
+      /"database":"postgresql:\/\/elsewhere:5432\/other".*another database/,
+    );
+  });
+});
