@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import { assertNoDuplicateKeys, decodeUtf8, unstorableText } from "../common/strict-text.js";
+import { assertNoDuplicateKeys, decodeUtf8, unstorableJson } from "../common/strict-text.js";
 import { validation } from "./errors.js";
 
 // Checks of JSON request bodies beyond their schema (common/strict-text.ts,
@@ -32,7 +32,7 @@ export const checkParsedBody: RequestHandler = (req, _res, next) => {
     } catch (err) {
       throw validation((err as Error).message);
     }
-    const problem = unstorableText(req.body);
+    const problem = unstorableJson(raw, req.body);
     if (problem) throw validation(problem);
   }
   next();

@@ -1,4 +1,5 @@
 import type { PrismaClient } from "../common/db/database.js";
+import { escapeUnstorable } from "../common/strict-text.js";
 import { parseEventMessage, UnparsableMessage } from "../core/event-message.js";
 import { deadLetterReplays } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
@@ -34,7 +35,12 @@ export function createDeadLetterReplayer(rt: ProcessContext, prisma: PrismaClien
   const failed = async (d: DeadLetter, error: ApiError): Promise<never> => {
     await prisma.deadLetter.update({
       where: { id: d.id },
-      data: { replayAttempts: { increment: 1 }, lastReplayError: error.message, updatedAt: new Date() },
+      data: {
+        replayAttempts: { increment: 1 },
+        // The reason may quote the message's text, which PostgreSQL may not store as it is.
+        lastReplayError: escapeUnstorable(error.message),
+        updatedAt: new Date(),
+      },
     });
     deadLetterReplays.inc({ result: error.status === 503 ? "unavailable" : "conflict" });
     throw error;

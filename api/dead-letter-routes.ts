@@ -12,7 +12,8 @@ const DEFAULT_PAGE = 100;
 const PREVIEW_CHARS = 200;
 const STATUSES = ["pending", "replayed"];
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a leading byte order mark in the text: the message is shown byte for byte.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The message as text when it is UTF-8 (events are JSON), else in base64. */
 function messageFields(bytes: Uint8Array, preview: boolean) {

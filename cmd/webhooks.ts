@@ -1,3 +1,4 @@
+import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
@@ -190,6 +191,12 @@ function addSharedOptions(cmd: Command): Command {
       )
         .default(d("1m"), "1m")
         .argParser(nonNegativeDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--dead-letter-spool <dir>",
+        "folder where dead letters the store refuses are parked until it accepts them (default: <data-dir>/dead-letter-spool)",
+      ),
     )
     .addOption(
       new Option("--nats-url <url>", "NATS server URL").default("nats://127.0.0.1:4222").env("NATS_URL"),
@@ -447,6 +454,9 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
       backoffMs: opt("brokerRedeliveryBackoff"),
       stuckAfterMs: opt("brokerStuckAfter"),
     },
+    deadLetterSpool: path.resolve(
+      str("deadLetterSpool") ?? path.join(opt<string>("dataDir"), "dead-letter-spool"),
+    ),
     natsUrl: opt("natsUrl"),
     natsAuth: {
       user: str("natsUser"),

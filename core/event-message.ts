@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { assertNoDuplicateKeys, decodeUtf8, unstorableJson } from "../common/strict-text.js";
 import { normalizeEventType } from "./event-types.js";
 
 /** The event message as published on the broker, after normalisation. */
@@ -12,7 +13,7 @@ export interface EventMessage {
   payload: unknown;
 }
 
-/** Why a broker message can never be delivered (it is logged and acknowledged). */
+/** Why a message is not an event message and can never be delivered (it goes to the dead-letter store). */
 export class UnparsableMessage extends Error {}
 
 const isString = (v: unknown): v is string => typeof v === "string";
@@ -21,17 +22,37 @@ const isString = (v: unknown): v is string => typeof v === "string";
  * Parses a broker payload as an event message and normalises it: the type
  * becomes lower(app) + "." + lower(type); unknown top-level fields are dropped
  * and the field order fixed, so the body sent to endpoints is stable.
+ *
+ * The text rules are POST /events' (common/strict-text.ts): UTF-8 only, no
+ * duplicate key, no NUL or lone surrogate anywhere. Text breaking them would be
+ * altered on its way (U+FFFD in place of the bytes) or refused by PostgreSQL
+ * halfway through the start path, where it looked like a failure that may pass.
  */
 export function parseEventMessage(data: Uint8Array): EventMessage {
+  let text: string;
   let raw: unknown;
   try {
-    raw = JSON.parse(Buffer.from(data).toString("utf8"));
+    text = decodeUtf8(Buffer.from(data.buffer, data.byteOffset, data.byteLength), "the message");
+  } catch (err) {
+    throw new UnparsableMessage((err as Error).message);
+  }
+  try {
+    raw = JSON.parse(text);
   } catch (err) {
     throw new UnparsableMessage(`not JSON: ${(err as Error).message}`);
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new UnparsableMessage("not a JSON object");
   }
+  try {
+    // Any depth: how deep an event may nest is judged once it is parsed (MAX_EVENT_DEPTH,
+    // start-limits.ts), and its dead letter then says which event it was.
+    assertNoDuplicateKeys(text, Number.POSITIVE_INFINITY);
+  } catch (err) {
+    throw new UnparsableMessage((err as Error).message);
+  }
+  const problem = unstorableJson(text, raw);
+  if (problem) throw new UnparsableMessage(problem);
   const m = raw as Record<string, unknown>;
   if (!isString(m.type) || m.type.trim() === "") throw new UnparsableMessage('missing string field "type"');
   for (const field of ["app", "idempotency_key", "date", "version"]) {

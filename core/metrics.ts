@@ -89,7 +89,7 @@ new Gauge({
 
 export const messagesConsumed = new Counter({
   name: "webhooks_messages_consumed_total",
-  help: "Broker messages settled, by topic and result (delivered = every start done, dead_lettered = some went to the dead-letter store, rejected = unparsable)",
+  help: "Broker messages settled, by topic and result (delivered = every start done, dead_lettered = some went to the dead-letter store, rejected = not an event message, dead-lettered whole)",
   labelNames: ["topic", "result"] as const,
   registers: [registry],
 });
@@ -103,9 +103,31 @@ export const messagesRedelivered = new Counter({
 
 export const deadLettersRecorded = new Counter({
   name: "webhooks_dead_letters_total",
-  help: "Messages (or one config's share of one) put in the dead-letter store, by topic and cause: event (over a bound), config (row unusable), start (refused by Temporal), transient (failures past --broker-max-deliveries)",
+  help: "Messages (or one config's share of one) put in the dead-letter store, by topic and cause: message (not an event message), event (over a bound), config (row unusable), start (refused by Temporal), transient (failures past --broker-max-deliveries)",
   labelNames: ["topic", "cause"] as const,
   registers: [registry],
+});
+
+export const deadLettersParked = new Counter({
+  name: "webhooks_dead_letters_parked_total",
+  help: "Dead letters the store refused (after a few tries) and that were parked on disk in --dead-letter-spool instead, by topic",
+  labelNames: ["topic"] as const,
+  registers: [registry],
+});
+
+/** Dead letters parked now in this process's spool (workers/dead-letter-spool.ts); unset where it consumes nothing. */
+let parkedNow: (() => number) | undefined;
+export function observeParkedDeadLetters(count: () => number): void {
+  parkedNow = count;
+}
+
+new Gauge({
+  name: "webhooks_dead_letters_parked",
+  help: "Dead letters waiting in --dead-letter-spool for the store to accept them (the health check fails while any does)",
+  registers: [registry],
+  collect() {
+    this.set(parkedNow?.() ?? 0);
+  },
 });
 
 export const deadLetterReplays = new Counter({

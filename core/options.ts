@@ -61,6 +61,8 @@ export interface WebhooksOptions {
   brokerTopics: string[];
   /** Bounded redelivery of messages whose deliveries could not start, and when a consumer counts as stuck. */
   redelivery: Redelivery;
+  /** Folder where dead letters the store refused are parked until it accepts them (workers/dead-letter-spool.ts). */
+  deadLetterSpool: string;
   natsUrl: string;
   /** NATS credentials from flags (the URL's own are used when these are absent). */
   natsAuth: NatsAuth;

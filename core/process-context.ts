@@ -111,11 +111,15 @@ export async function connectTemporal(opts: TemporalOptions, logger: Logger): Pr
   }
 }
 
-/** Health checks of a webhooks process: its database, Temporal, and the worker and broker when it runs them. */
+/**
+ * Health checks of a webhooks process: its database, Temporal, and the worker
+ * and broker when it runs them; with the consumer, the dead letters parked on
+ * disk because the store refused them (failing while any waits there).
+ */
 export function healthChecks(
   rt: ProcessContext,
   worker?: { state(): string },
-  consumer?: { healthy(): Promise<void> },
+  consumer?: { healthy(): Promise<void>; deadLettersHealthy(): Promise<void> },
 ): Record<string, HealthCheck> {
   return {
     // On Prisma's pool, without Prisma: its error is a multi-line "Invalid `prisma.$queryRaw()`
@@ -130,6 +134,8 @@ export function healthChecks(
           },
         }
       : {}),
-    ...(consumer ? { broker: () => consumer.healthy() } : {}),
+    ...(consumer
+      ? { broker: () => consumer.healthy(), deadLetters: () => consumer.deadLettersHealthy() }
+      : {}),
   };
 }

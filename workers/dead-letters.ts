@@ -1,51 +1,57 @@
-import type pg from "pg";
+import { explainDatabaseTimeout } from "../common/db/timeouts.js";
 import type { BrokerMessage } from "../core/broker/types.js";
 import { parseEventMessage } from "../core/event-message.js";
-import { deadLettersRecorded, messagesRedelivered } from "../core/metrics.js";
+import { deadLettersParked, messagesRedelivered } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
-import type { FailureSource } from "../core/start-failures.js";
+import { type DeadLetterEntry, recordDeadLetter } from "./dead-letter-rows.js";
+import type { DeadLetterSpool } from "./dead-letter-spool.js";
 import type { EventStarts, StartFailure } from "./event-deliveries.js";
 
-// The dead-letter store (table dead_letters): where a consumed message goes
-// when its deliveries cannot start, so that it never blocks the consumer and
-// an operator can replay it (POST /dead-letters/{id}/replay) once the cause is
-// fixed. One row per message position and config; a message whose every
-// config failed together (its configs could not be read, the event is over a
-// bound) has one row without a config.
+// Writing dead letters (the store: dead-letter-rows.ts). A write the store
+// refuses never holds up the consumer: it is tried a few times, then the
+// message is parked on local disk (dead-letter-spool.ts) and acknowledged, and
+// imported into the store once it accepts it.
 
-export interface DeadLetterEntry {
-  msg: BrokerMessage;
-  eventType?: string | undefined;
-  configId?: string | undefined;
-  kind: "permanent" | "exhausted";
-  /** For the metric: what a permanent failure was about, or `transient`. */
-  cause: FailureSource | "transient";
-  reason: string;
-}
+/** Waits between the tries of one dead-letter write; after the last, the message is parked. */
+const WRITE_RETRY_MS = [500, 2000];
 
-/** Records a dead letter, or updates the row of the same message and config (a redelivery of it). */
-export async function recordDeadLetter(pool: pg.Pool, e: DeadLetterEntry): Promise<void> {
-  const { rows } = await pool.query<{ inserted: boolean }>(
-    `INSERT INTO dead_letters
-       (id, dedup_key, topic, position, message, event_type, config_id, kind, reason, delivery_count)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (dedup_key) DO UPDATE
-       SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, updated_at = now(),
-           delivery_count = GREATEST(dead_letters.delivery_count, EXCLUDED.delivery_count)
-     RETURNING (xmax = 0) AS inserted`,
-    [
-      `${e.msg.position}#${e.configId ?? "*"}`,
-      e.msg.topic,
-      e.msg.position,
-      Buffer.from(e.msg.data),
-      e.eventType ?? null,
-      e.configId ?? null,
-      e.kind,
-      e.reason,
-      e.msg.deliveryCount,
-    ],
+/**
+ * Puts a dead letter in the store, or parks it when the store refused it
+ * every try. Throws only when parking failed too: then the message is not
+ * settled, and the broker delivers it again.
+ */
+export async function storeDeadLetter(
+  rt: ProcessContext,
+  spool: DeadLetterSpool,
+  e: DeadLetterEntry,
+): Promise<"stored" | "parked"> {
+  let refusal: Error | undefined;
+  for (let tried = 0; ; tried++) {
+    try {
+      await recordDeadLetter(rt.db.pool, e);
+      return "stored";
+    } catch (err) {
+      refusal = err as Error;
+      const wait = WRITE_RETRY_MS[tried];
+      if (wait === undefined) break;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+  const writeError = explainDatabaseTimeout(refusal, rt.db.timeouts) ?? refusal.message;
+  let file: string;
+  try {
+    file = await spool.park(e, writeError);
+  } catch (err) {
+    throw new Error(
+      `the dead letter could not be written (${refusal.message}) nor parked in ${spool.dir} (${(err as Error).message})`,
+    );
+  }
+  deadLettersParked.inc({ topic: e.msg.topic });
+  rt.logger.error(
+    { topic: e.msg.topic, position: e.msg.position, file, err: writeError },
+    "the dead-letter store refused a dead letter: parked on disk, imported once the store accepts it",
   );
-  if (rows[0]?.inserted) deadLettersRecorded.inc({ topic: e.msg.topic, cause: e.cause });
+  return "parked";
 }
 
 const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.reason}` : f.reason);
@@ -56,10 +62,11 @@ const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.r
  * database unavailable) throw, so the broker delivers the message again after
  * the redelivery backoff (the starts that succeeded start nothing new then),
  * until its last allowed delivery, when they go to the store too. Returns the
- * dead letters written; a dead letter that cannot be written throws as well.
+ * dead letters written (or parked).
  */
 export async function settleStarts(
   rt: ProcessContext,
+  spool: DeadLetterSpool,
   msg: BrokerMessage,
   eventType: string,
   starts: EventStarts,
@@ -68,7 +75,7 @@ export async function settleStarts(
   const retry = starts.failures.filter((f) => f.permanent === null);
   const now = starts.failures.filter((f) => f.permanent !== null || lastDelivery);
   for (const f of now) {
-    await recordDeadLetter(rt.db.pool, {
+    await storeDeadLetter(rt, spool, {
       msg,
       eventType,
       configId: f.configId,
@@ -90,9 +97,29 @@ export async function settleStarts(
   return now.length;
 }
 
+/** Dead-letters a message that is not an event message: it can never be delivered as it is. */
+export async function deadLetterUnparsable(
+  rt: ProcessContext,
+  spool: DeadLetterSpool,
+  msg: BrokerMessage,
+  reason: string,
+): Promise<void> {
+  const where = await storeDeadLetter(rt, spool, {
+    msg,
+    kind: "permanent",
+    cause: "message",
+    reason: `not an event message: ${reason}`,
+  });
+  rt.logger.warn(
+    { topic: msg.topic, position: msg.position, reason, where },
+    "dead-lettered: not an event message",
+  );
+}
+
 /** Dead-letters a message the broker stopped delivering before it was settled. */
 export async function deadLetterAbandoned(
   rt: ProcessContext,
+  spool: DeadLetterSpool,
   msg: BrokerMessage,
   reason: string,
 ): Promise<void> {
@@ -102,6 +129,6 @@ export async function deadLetterAbandoned(
   } catch {
     // kept as it came; its replay will say it does not parse
   }
-  await recordDeadLetter(rt.db.pool, { msg, eventType, kind: "exhausted", cause: "transient", reason });
+  await storeDeadLetter(rt, spool, { msg, eventType, kind: "exhausted", cause: "transient", reason });
   rt.logger.warn({ topic: msg.topic, position: msg.position, reason }, "dead-lettered: the broker gave up");
 }

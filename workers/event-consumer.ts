@@ -1,32 +1,56 @@
-import type { BrokerConsumer, BrokerMessage } from "../core/broker/types.js";
+import type { BrokerMessage } from "../core/broker/types.js";
 import {
   deliveryKey,
   type EventMessage,
   parseEventMessage,
   UnparsableMessage,
 } from "../core/event-message.js";
-import { messagesConsumed, workflowsStarted, workflowsStartedEagerly } from "../core/metrics.js";
+import {
+  messagesConsumed,
+  observeParkedDeadLetters,
+  workflowsStarted,
+  workflowsStartedEagerly,
+} from "../core/metrics.js";
 import { openConsumer } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { keyword } from "../core/start-limits.js";
 import { eventTrace, withEventSpan } from "../core/tracing.js";
-import { deadLetterAbandoned, settleStarts } from "./dead-letters.js";
+import { recordDeadLetter } from "./dead-letter-rows.js";
+import { DeadLetterSpool, databaseIdentity } from "./dead-letter-spool.js";
+import { deadLetterAbandoned, deadLetterUnparsable, settleStarts } from "./dead-letters.js";
 import { startEventDeliveries } from "./event-deliveries.js";
 
 /** Messages handled at once per consumer process. */
 const CONCURRENCY = 64;
+
+/** The event consumer as the health check sees it: the broker, and the dead letters parked on disk. */
+export interface EventConsumer {
+  healthy(): Promise<void>;
+  /** Throws while dead letters wait in --dead-letter-spool for the store. */
+  deadLettersHealthy(): Promise<void>;
+}
 
 /**
  * Consumes event messages and starts one delivery workflow per matching active
  * config, each config's start on its own. The message is acknowledged once
  * every start succeeded or went to the dead-letter store (a redelivery starts
  * nothing new: ids are deterministic); starts that may pass later send it back
- * to the broker, a bounded number of times (dead-letters.ts). An unparsable
- * message can never be delivered: it is logged with its reason and acknowledged.
+ * to the broker, a bounded number of times (dead-letters.ts). A message that
+ * is not an event message (not UTF-8, not JSON, text PostgreSQL cannot store,
+ * no type, ...) can never be delivered: it goes to the dead-letter store as it
+ * came, with the reason, so that nothing consumed is lost without a trace.
  */
-export async function startEventConsumer(rt: ProcessContext): Promise<BrokerConsumer> {
-  const { logger } = rt;
-  const consumer = await openConsumer(rt.options, logger, CONCURRENCY);
+export async function startEventConsumer(rt: ProcessContext): Promise<EventConsumer> {
+  const { logger, options } = rt;
+  const spool = new DeadLetterSpool(
+    options.deadLetterSpool,
+    databaseIdentity(options.storageSqldbConnString, options.dataDir),
+    logger,
+  );
+  await spool.open();
+  spool.start((e) => recordDeadLetter(rt.db.pool, e));
+  observeParkedDeadLetters(() => spool.parked());
+  const consumer = await openConsumer(options, logger, CONCURRENCY);
 
   const handle = async (msg: BrokerMessage) => {
     let event: EventMessage;
@@ -34,14 +58,7 @@ export async function startEventConsumer(rt: ProcessContext): Promise<BrokerCons
       event = parseEventMessage(msg.data);
     } catch (err) {
       if (!(err instanceof UnparsableMessage)) throw err;
-      logger.warn(
-        {
-          topic: msg.topic,
-          reason: err.message,
-          message: Buffer.from(msg.data).toString("utf8").slice(0, 1024),
-        },
-        "unparsable event message dropped",
-      );
+      await deadLetterUnparsable(rt, spool, msg, err.message);
       messagesConsumed.inc({ topic: msg.topic, result: "rejected" });
       return;
     }
@@ -57,7 +74,7 @@ export async function startEventConsumer(rt: ProcessContext): Promise<BrokerCons
       () => eventTrace(msg.data),
       () => startEventDeliveries(rt, event, msg.data),
     );
-    const deadLettered = await settleStarts(rt, msg, event.type, starts);
+    const deadLettered = await settleStarts(rt, spool, msg, event.type, starts);
     const started = starts.started.filter((r) => r.started).length;
     const eager = starts.started.filter((r) => r.eager).length;
     workflowsStarted.inc(started);
@@ -78,7 +95,12 @@ export async function startEventConsumer(rt: ProcessContext): Promise<BrokerCons
     );
   };
 
-  await consumer.start(handle, (msg, reason) => deadLetterAbandoned(rt, msg, reason));
+  await consumer.start(handle, (msg, reason) => deadLetterAbandoned(rt, spool, msg, reason));
+  // Stopped after the consumer (added first, closed last): its last handlers may still park.
+  rt.shutdown.add("dead-letter spool", () => spool.stop());
   rt.shutdown.add("event consumer", () => consumer.stop());
-  return consumer;
+  return {
+    healthy: () => consumer.healthy(),
+    deadLettersHealthy: async () => spool.check(),
+  };
 }

@@ -47,6 +47,13 @@ const CORPUS: { what: string; body: Buffer; headers?: Record<string, string>; sa
     says: /duplicate key "endpoint" in the JSON body/,
   },
   {
+    what: "JSON nested 5 000 deep",
+    body: Buffer.from(
+      `{"endpoint":"https://example.com/hook","eventTypes":["ledger.created"],"name":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    ),
+    says: /the JSON nests deeper than 1000 levels/,
+  },
+  {
     what: "a gzip encoding that is not gzip",
     body: json(VALID),
     headers: { "content-encoding": "gzip" },

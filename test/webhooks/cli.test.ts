@@ -3,6 +3,7 @@ import { VERSION } from "../../common/version.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { runCommand } from "../support/process.js";
+import { testTemporal } from "../support/temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 describe("webhooks command", () => {
@@ -44,6 +45,7 @@ describe("webhooks command", () => {
     ]) {
       expect(help).to.include(flag);
     }
+    expect(help).to.match(/--dead-letter-spool <dir> [^-]*\(default: <data-dir>\/dead-letter-spool\)/);
   });
 
   for (const [flag, value] of [
@@ -105,7 +107,7 @@ describe("webhooks serve --worker --auto-migrate (real PostgreSQL and Temporal)"
     expect(res.status).to.equal(200);
     expect(await res.json()).to.deep.equal({
       status: "ok",
-      checks: { database: "ok", temporal: "ok", worker: "ok", broker: "ok" },
+      checks: { database: "ok", temporal: "ok", worker: "ok", broker: "ok", deadLetters: "ok" },
     });
   });
 
@@ -142,6 +144,23 @@ describe("webhooks serve with a dead dependency", () => {
       ]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.include(`cannot reach Temporal at 127.0.0.1:${deadPort}`);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it("fails at startup naming a --dead-letter-spool it cannot write to", async function () {
+    this.timeout(60_000);
+    const db = await createTestDatabase();
+    try {
+      const r = await runCommand("webhooks", [
+        "worker",
+        ...["--listen", "127.0.0.1:0", "--storage-sqldb-conn-string", db.url],
+        ...["--temporal-address", (await testTemporal()).address, "--task-queue", `spool-${db.name}`],
+        ...["--broker-topics", `spool-${db.name}`, "--dead-letter-spool", "/dev/null/spool"],
+      ]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include("cannot use --dead-letter-spool /dev/null/spool: ENOTDIR");
     } finally {
       await db.drop();
     }

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { sql } from "../support/poison.js";
 import { freePort } from "../support/ports.js";
 import { Receiver, signedWith } from "../support/receiver.js";
 
@@ -186,14 +187,31 @@ describe("durable delivery (NATS JetStream → Temporal workflow → HTTP, mirro
     await env.api.process.waitForOutput(/"started":0/);
   });
 
-  it("logs an unparsable message with its reason, acknowledges it and keeps consuming", async () => {
+  // Unparsable messages used to be logged and dropped; they now go to the dead-letter store (issue 34).
+  it("dead-letters an unparsable message as it came, with its reason, and keeps consuming", async () => {
     const { config, event: make } = await setup();
     await env.publish("{not json");
     await env.publish(JSON.stringify({ app: "ledger" }));
     const event = make();
     await env.publish(event);
     expect((await env.result(config.id, event.idempotency_key)).status).to.equal("success");
-    await env.api.process.waitForOutput(/"reason":"not JSON[^"]*".*"msg":"unparsable event message dropped"/);
-    await env.api.process.waitForOutput(/"reason":"missing string field \\"type\\"".*unparsable/);
+    await env.api.process.waitForOutput(
+      /"reason":"not JSON[^"]*".*"msg":"dead-lettered: not an event message"/,
+    );
+    await env.api.process.waitForOutput(/"reason":"missing string field \\"type\\"".*not an event message/);
+    const rows = await sql<{ message: Buffer; kind: string; reason: string }>(
+      env.api,
+      "SELECT message, kind::text AS kind, reason FROM dead_letters WHERE reason LIKE 'not an event message%' ORDER BY message",
+    );
+    expect(
+      rows.map((r) => [
+        r.message.toString("utf8"),
+        r.kind,
+        r.reason.replace(/^(not an event message: not JSON).*/, "$1"),
+      ]),
+    ).to.deep.equal([
+      ['{"app":"ledger"}', "permanent", 'not an event message: missing string field "type"'],
+      ["{not json", "permanent", "not an event message: not JSON"],
+    ]);
   });
 });

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { WebhookEventType } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
@@ -295,17 +298,21 @@ describe("poison messages (NATS JetStream)", function () {
     const env = new DeliveryEnv();
     const receiver = new Receiver();
     const COUNT = 300;
+    const spoolParent = mkdtempSync(path.join(tmpdir(), "poison-spool-"));
+    const spool = path.join(spoolParent, "spool");
 
     before(async () => {
       await receiver.start();
       await env.start([
         ...["--storage-sqldb-statement-timeout", "300ms", "--broker-max-deliveries", "3"],
         ...["--broker-redelivery-backoff", "3s", "--broker-stuck-after", "2s"],
+        ...["--dead-letter-spool", spool],
       ]);
     });
     after(async () => {
       await receiver.stop();
       await env.stop();
+      rmSync(spoolParent, { recursive: true, force: true });
     });
 
     it("reports the consumer stuck while messages wait, dead-letters them after 3 deliveries, and a replay delivers them", async () => {
@@ -384,10 +391,14 @@ describe("poison messages (NATS JetStream)", function () {
 
     it("dead-letters a message JetStream gave up on because its last delivery could not be settled", async () => {
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.abandoned"] });
-      // The dead letter cannot be written either: the last delivery ends unsettled.
+      // The dead letter can be neither written nor parked (the spool folder replaced by a
+      // file): the last delivery ends unsettled. A write refused while parking works is
+      // parked instead (unstorable-messages.test.ts).
       const locker = await lockConfigs(env.api);
       const mark = env.api.process.output.length;
       const lockDeadLetters = await lockTable(env.api, "dead_letters");
+      rmSync(spool, { recursive: true });
+      writeFileSync(spool, "");
       try {
         await env.publish(env.event({ idempotency_key: "abandoned-1", type: "ABANDONED" }));
         await eventually(
@@ -399,9 +410,14 @@ describe("poison messages (NATS JetStream)", function () {
           60_000,
         );
       } finally {
+        rmSync(spool);
+        mkdirSync(spool);
         await lockDeadLetters.release();
         await locker.release();
       }
+      expect(env.api.process.output.slice(mark)).to.match(
+        /"err":"the dead letter could not be written \(canceling statement due to statement timeout\) nor parked in [^"]*\/spool \(EEXIST: file already exists/,
+      );
       let row: Awaited<ReturnType<typeof deadLetters>>[number] | undefined;
       await eventually(
         "the advisory's dead letter",
