@@ -51,6 +51,7 @@ describe("webhooks command", () => {
   for (const [flag, value] of [
     ["--retry-period", "soon"],
     ["--max-attempts", "-3"],
+    ["--max-attempts", "1001"],
     ["--retry-batch-size", "1.5"],
     ["--listen", "localhost"],
     ["--broker", "rabbitmq"],
@@ -64,6 +65,11 @@ describe("webhooks command", () => {
       expect(r.stderr).to.include(flag);
     });
   }
+
+  it("names the bound of --max-attempts", async () => {
+    const r = await runCommand("webhooks", ["serve", "--max-attempts", "1001"]);
+    expect(r.stderr).to.include('at most 1000 (each run of a delivery carries its attempts so far), got "1001"');
+  });
 
   it("reads TEMPORAL_TLS=false as off (a boolean flag's variable is parsed, not merely present)", async () => {
     const api = await startWebhooks({ env: { TEMPORAL_TLS: "false" } });

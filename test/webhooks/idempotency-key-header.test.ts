@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import pg from "pg";
 import { sendWebhook } from "../../activities/http-send.js";
 import { idempotencyKeyFromHeader, idempotencyKeyHeader } from "../../activities/idempotency-key-header.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
@@ -9,7 +10,8 @@ const SECRET = Buffer.alloc(24, 9).toString("base64");
 /**
  * Idempotency keys that cannot go into an HTTP header as they are (CJK, a newline, a
  * leading space) reach the receiver once, encoded as `UTF-8''<percent-encoded UTF-8>`, on
- * the broker path and over POST /events; a NUL is refused where the event enters. Before
+ * the broker path and over POST /events; a NUL is refused where the event enters (400, or a
+ * dead letter with the reason). Before
  * the encoding, Node refused to build such a request and the delivery retried for hours.
  */
 describe("idempotency keys that are not header-safe", function () {
@@ -79,6 +81,29 @@ describe("idempotency keys that are not header-safe", function () {
     const r = await env.api.call("POST", "/events", env.event({ idempotency_key: "nul\u0000key" }));
     expect(r.status).to.equal(400);
     expect(r.body.errorMessage).to.match(/idempotency_key: contains a NUL character/);
+  });
+
+  it("dead-letters a key with a NUL from the broker, byte-exact, naming the field", async () => {
+    const bytes = Buffer.from(JSON.stringify(env.event({ idempotency_key: `nul\u0000key-${Date.now()}` })));
+    const ack = await env.nats.jetstream().publish(env.topic, bytes);
+    const client = new pg.Client({ connectionString: env.api.db.url });
+    await client.connect();
+    try {
+      let row: { message: Buffer; reason: string } | undefined;
+      for (let i = 0; i < 300 && !row; i++) {
+        row = (
+          await client.query("SELECT message, reason FROM dead_letters WHERE position = $1", [
+            `nats:${ack.stream}:${ack.seq}`,
+          ])
+        ).rows[0];
+        if (!row) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(row, "no dead letter").to.exist;
+      expect(row!.reason).to.match(/idempotency_key: contains a NUL character/);
+      expect(row!.message.equals(bytes)).to.equal(true);
+    } finally {
+      await client.end();
+    }
   });
 
   it("fails a send Node cannot build at once, marked permanent (never retried)", async () => {
