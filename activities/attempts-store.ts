@@ -4,6 +4,7 @@ import type { Attempt, Config } from "../generated/prisma/client.js";
 import { AttemptStatus as DbStatus, Prisma } from "../generated/prisma/client.js";
 import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
 import { CLAIM_DONE } from "./send-claims.js";
+import { UNSENT_SENT } from "./unsent-deliveries.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
 // the spec's state table is one of these writes.
@@ -44,9 +45,17 @@ export function summarize(a: Attempt): AttemptSummary {
 export const findAttempt = (db: PrismaClient, webhookId: string, retryAttempt: number) =>
   db.attempt.findUnique({ where: { webhookId_retryAttempt: { webhookId, retryAttempt } } });
 
+/**
+ * Where the delivery's caps count from: its first attempt, or when it was accepted if its
+ * first send had to wait (unsent-deliveries.ts).
+ */
 export async function firstAttemptAt(db: PrismaClient, webhookId: string): Promise<Date | undefined> {
-  const first = await db.attempt.findFirst({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
-  return first?.createdAt;
+  const [row] = await db.$queryRaw<{ first: Date | null }[]>`
+    SELECT LEAST(
+      (SELECT accepted_at FROM unsent_deliveries WHERE webhook_id = ${webhookId}::uuid),
+      (SELECT created_at FROM attempts WHERE webhook_id = ${webhookId}::uuid ORDER BY retry_attempt LIMIT 1)
+    ) AS first`;
+  return row?.first ?? undefined;
 }
 
 export interface NewAttempt {
@@ -82,7 +91,9 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
   const { rows } = await db.pool.query<Attempt>({
     name: "attempts-insert-first",
     // The send's claim is done once its row exists (send-claims.ts), in the same statement.
-    text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")})
+    // So is a wait before the first send (unsent-deliveries.ts).
+    text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")}),
+        unsent_sent AS (${UNSENT_SENT.replace("$1::uuid", "$2::uuid")})
       INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
         retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)

@@ -30,6 +30,7 @@ import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { sendBudgetMs } from "./send-budget.js";
 import { claimBeforeSend, releaseClaim, type SendClaim } from "./send-claims.js";
+import { closeUnsent, recordUnsentWait } from "./unsent-deliveries.js";
 import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
 /** Well inside the send activity's heartbeat timeout (20 s, workflows/delivery.ts). */
@@ -139,6 +140,54 @@ export function createDeliveryActivities({
   };
 
   /**
+   * The rate limit service said wait. A wait that would end past the abort-after deadline
+   * (counted from the first attempt, or from acceptance when none was sent yet) closes the
+   * delivery now with the reason. Otherwise the delivery is queued until then: a retry's
+   * claimed row goes back to `to retry`; a first send that has no row yet gets its unsent
+   * row (unsent-deliveries.ts), so it is visible, cancellable and repairable while it waits.
+   */
+  const waitForPermission = async (
+    input: SendAttemptInput,
+    config: Config,
+    body: string,
+    waitMs: number,
+  ): Promise<SendOutcome> => {
+    const now = Date.now();
+    const accepted = input.acceptedAt ? Date.parse(input.acceptedAt) : now;
+    const first = (await firstAttemptAt(prisma, input.webhookId))?.getTime() ?? accepted;
+    if (now + waitMs > Math.min(first, accepted) + input.policy.abortAfterMs) {
+      const reason = `abort-after window exhausted while waiting for the rate limit service${
+        input.retryAttempt === 0 ? " (never sent)" : ""
+      }`;
+      if (input.retryAttempt > 0) await failPending(prisma, input.webhookId, reason);
+      else {
+        await recordUnsentWait(pool, unsentWait(input, config, body, reason, now));
+        await closeUnsent(pool, input.webhookId, reason);
+      }
+      return { skipped: reason };
+    }
+    if (input.retryAttempt > 0)
+      await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(now + waitMs));
+    else
+      await recordUnsentWait(
+        pool,
+        unsentWait(input, config, body, "waiting for the rate limit service", now + waitMs),
+      );
+    return { waitMs };
+  };
+
+  const unsentWait = (input: SendAttemptInput, config: Config, body: string, reason: string, at: number) => ({
+    webhookId: input.webhookId,
+    configId: config.id,
+    workflowId: Context.current().info.workflowExecution?.workflowId ?? "",
+    payload: body,
+    replayOf: input.replayOf,
+    acceptedAt: new Date(input.acceptedAt ?? Date.now()),
+    reason,
+    nextTryAt: new Date(at),
+  });
+
+  /**
    * POSTs attempt `retryAttempt` once and inserts its row. Before the POST, one statement
    * reads the config, looks for the row (a retried or re-run execution of this send finds
    * it and returns it) and takes the attempt's send claim; a claim held by another live
@@ -169,6 +218,7 @@ export function createDeliveryActivities({
     if (!config?.active) {
       const reason = config ? "config deactivated" : "config deleted";
       await failPending(prisma, input.webhookId, reason);
+      await closeUnsent(pool, input.webhookId, reason);
       await releaseClaim(pool, claim);
       return { skipped: reason };
     }
@@ -177,18 +227,7 @@ export function createDeliveryActivities({
       const waitMs = await permission(config.id, config.endpoint);
       if (waitMs > 0) {
         await releaseClaim(pool, claim);
-        if (input.retryAttempt > 0) {
-          // A wait that ends past the abort-after deadline closes the delivery now, with the
-          // reason, instead of refusing the retry when the wait is over.
-          const first = await firstAttemptAt(prisma, input.webhookId);
-          if (first && Date.now() + waitMs > first.getTime() + input.policy.abortAfterMs) {
-            const reason = "abort-after window exhausted while waiting for the rate limit service";
-            await failPending(prisma, input.webhookId, reason);
-            return { skipped: reason };
-          }
-          await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(Date.now() + waitMs));
-        }
-        return { waitMs };
+        return waitForPermission(input, config, body, waitMs);
       }
     }
     // A row written by SQL or an older version can hold an endpoint no URL parser takes,
@@ -275,7 +314,8 @@ export function createDeliveryActivities({
 
     /** Ends the delivery without a send: its queued or claimed row becomes `failed` with the reason. */
     async closeDelivery({ webhookId, reason }: CloseInput): Promise<number> {
-      const closed = await failPending(prisma, webhookId, reason);
+      const closed =
+        (await failPending(prisma, webhookId, reason)) + (await closeUnsent(pool, webhookId, reason));
       logger.info({ webhookId, reason, closed }, "delivery closed");
       return closed;
     },

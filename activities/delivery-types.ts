@@ -24,6 +24,8 @@ export interface DeliveryInput {
   sendTaskQueue: string;
   /** The webhook this delivery replays, when it is a replay. */
   replayOf?: string;
+  /** When the delivery was started (ISO time): a first send that must wait counts its caps from here. */
+  acceptedAt?: string;
   /** Ask the rate limit service before each send (the worker had --ratelimit-addr). */
   rateLimited?: boolean;
   /** Send as local activities of the workflow worker (--send-mode local) instead of on sendTaskQueue. */

@@ -50,16 +50,39 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
     }
   }
 
+  /**
+   * Unsent rows (unsent-deliveries.ts) of deliveries that sent or were closed, kept as long
+   * as failed attempts are, and never while the delivery still has a queued row.
+   */
+  async function purgeUnsent(olderThanMs: number): Promise<number> {
+    if (olderThanMs <= 0) return 0;
+    const cutoff = new Date(Date.now() - olderThanMs);
+    let total = 0;
+    for (;;) {
+      const deleted = await prisma.$executeRaw`
+        DELETE FROM unsent_deliveries WHERE webhook_id IN (
+          SELECT u.webhook_id FROM unsent_deliveries u
+           WHERE u.state <> 'waiting' AND u.updated_at < ${cutoff}
+             AND NOT EXISTS (SELECT 1 FROM attempts p WHERE p.webhook_id = u.webhook_id
+                              AND p.status IN ('to retry', 'retrying'))
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`;
+      total += deleted;
+      if (deleted < MAINTENANCE_BATCH) return total;
+    }
+  }
+
   return {
     async purgeFinishedAttempts(
       input: RetentionInput,
-    ): Promise<{ success: number; failed: number; claims: number }> {
+    ): Promise<{ success: number; failed: number; claims: number; unsent: number }> {
       const result = {
         success: await purge("success", input.successDelayMs),
         failed: await purge("failed", input.failedDelayMs),
         claims: await purgeClaims(),
+        unsent: await purgeUnsent(input.failedDelayMs),
       };
-      if (result.success || result.failed || result.claims) logger.info(result, "retention: attempts purged");
+      if (result.success || result.failed || result.claims || result.unsent)
+        logger.info(result, "retention: attempts purged");
       return result;
     },
   };

@@ -34,11 +34,13 @@ export function createDeliveryControl(
         select: { status: true, workflowId: true },
         orderBy: { retryAttempt: "desc" },
       });
-      if (rows.length === 0) throw notFound(`webhook ${webhookId} not found`);
-      const workflowId = rows.find((r) => r.workflowId)?.workflowId;
+      // Not sent yet: its first send waits (activities/unsent-deliveries.ts).
+      const unsent = rows.length ? null : await prisma.unsentDelivery.findUnique({ where: { webhookId } });
+      if (rows.length === 0 && !unsent) throw notFound(`webhook ${webhookId} not found`);
+      const workflowId = unsent?.workflowId ?? rows.find((r) => r.workflowId)?.workflowId;
       if (!workflowId)
         throw new ApiError(409, "CONFLICT", `webhook ${webhookId} is a test delivery; it has ended`);
-      if (!rows.some((r) => QUEUED.includes(r.status)))
+      if (unsent ? unsent.state !== "waiting" : !rows.some((r) => QUEUED.includes(r.status)))
         throw new ApiError(409, "CONFLICT", `webhook ${webhookId} has already ended`);
       try {
         await temporal.workflow.getHandle(workflowId).cancel();

@@ -5,7 +5,7 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { Replayer } from "./replay.js";
-import { attemptJson, cursorJson } from "./serialize.js";
+import { attemptJson, cursorJson, unsentDeliveryJson } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
 const DEFAULT_PAGE = 100;
@@ -37,9 +37,11 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
 
   r.get("/webhooks/:webhookId/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
     const webhookId = String(req.params.webhookId);
-    if (!UUID_RE.test(webhookId) || (await prisma.attempt.count({ where: { webhookId }, take: 1 })) === 0) {
-      throw notFound(`webhook ${webhookId} not found`);
-    }
+    const known =
+      UUID_RE.test(webhookId) &&
+      ((await prisma.attempt.count({ where: { webhookId }, take: 1 })) > 0 ||
+        (await prisma.unsentDelivery.count({ where: { webhookId } })) > 0);
+    if (!known) throw notFound(`webhook ${webhookId} not found`);
     res.json(await attemptsPage({ webhookId }, req.query));
   });
 
@@ -49,7 +51,15 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
       ? await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } })
       : [];
     const last = attempts.at(-1);
-    if (!last) throw notFound(`webhook ${webhookId} not found`);
+    if (!last) {
+      // Not sent yet: its first send waits (or the delivery was closed before any send).
+      const unsent = UUID_RE.test(webhookId)
+        ? await prisma.unsentDelivery.findUnique({ where: { webhookId } })
+        : null;
+      if (!unsent) throw notFound(`webhook ${webhookId} not found`);
+      res.json({ data: unsentDeliveryJson(unsent) });
+      return;
+    }
     res.json({
       data: {
         webhookID: webhookId,

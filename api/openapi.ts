@@ -147,14 +147,19 @@ export const openapi = {
       },
       Delivery: {
         type: "object",
-        description: "One event delivered to one config: the aggregate of its attempts.",
+        description:
+          "One event delivered to one config: the aggregate of its attempts. `waiting`: its first send waits for the rate limit service (no attempt yet; `reason` says why, `nextRetryAfter` until when).",
         required: ["webhookID", "configID", "status", "attemptCount", "attempts"],
         properties: {
           webhookID: UUID,
           configID: UUID,
-          status: { enum: ["success", "to retry", "retrying", "failed"] },
+          status: { enum: ["waiting", "success", "to retry", "retrying", "failed"] },
           workflowID: { type: "string", description: "its Temporal workflow (absent for test deliveries)" },
-          reason: { type: "string", description: "why it failed, when it did" },
+          reason: { type: "string", description: "why it failed, when it did, or why it waits" },
+          acceptedAt: {
+            ...TIME,
+            description: "when it started, for a delivery not sent yet (its caps count from here)",
+          },
           attemptCount: { type: "integer" },
           lastStatusCode: { type: "integer" },
           nextRetryAfter: TIME,

@@ -1,5 +1,5 @@
 import { fromDbStatus } from "../activities/attempts-store.js";
-import type { Attempt, Config } from "../generated/prisma/client.js";
+import type { Attempt, Config, UnsentDelivery } from "../generated/prisma/client.js";
 
 // JSON shapes of the API (camelCase, as the reference contract names them).
 
@@ -35,6 +35,25 @@ export function attemptJson(a: Attempt) {
     ...(a.replayOf ? { replayOf: a.replayOf } : {}),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * A delivery with no attempt yet (GET /webhooks/{id}): `waiting` while its first send waits,
+ * with why and until when; `failed` with the reason when it was closed before any send.
+ */
+export function unsentDeliveryJson(u: UnsentDelivery) {
+  const waiting = u.state === "waiting";
+  return {
+    webhookID: u.webhookId,
+    configID: u.configId,
+    workflowID: u.workflowId,
+    status: waiting ? "waiting" : "failed",
+    reason: u.reason,
+    attemptCount: 0,
+    ...(waiting ? { nextRetryAfter: u.nextTryAt.toISOString() } : {}),
+    acceptedAt: u.acceptedAt.toISOString(),
+    attempts: [],
   };
 }
 

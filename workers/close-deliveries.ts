@@ -26,7 +26,12 @@ export async function closeConfigDeliveries(
     select: { workflowId: true },
     distinct: ["workflowId"],
   });
-  const ids = rows.map((r) => r.workflowId!);
+  // And those whose first send waits, which have no attempt row yet.
+  const unsent = await prisma.unsentDelivery.findMany({
+    where: { configId, state: "waiting" },
+    select: { workflowId: true },
+  });
+  const ids = [...new Set([...rows.map((r) => r.workflowId!), ...unsent.map((u) => u.workflowId)])];
   let failed = 0;
   for (let i = 0; i < ids.length; i += SIGNAL_CONCURRENCY) {
     await Promise.all(

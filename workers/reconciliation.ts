@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from "@temporalio/client";
 import { failPending, summarize } from "../activities/attempts-store.js";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { deliveryKey, type EventMessage, webhookIdFor } from "../core/event-message.js";
@@ -7,6 +6,7 @@ import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
+import { CLOSED_FOR_GOOD, UnsentReconciler, workflowStatus } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
@@ -37,18 +37,15 @@ interface QueuedRow {
   next_retry_after: Date;
 }
 
-/** Why a workflow that is no longer running left its row queued, when that rules out a restart. */
-const CLOSED_FOR_GOOD: Record<string, string> = {
-  TERMINATED: "workflow terminated",
-  CANCELLED: "cancelled",
-  COMPLETED: "workflow completed without closing its row",
-};
-
 export class Reconciler {
   /** Keyset position of the walk over queued rows; it wraps around at the end. */
   private cursor: { at: Date; id: string } | undefined;
 
-  constructor(private readonly rt: ProcessContext) {}
+  private readonly unsent: UnsentReconciler;
+
+  constructor(private readonly rt: ProcessContext) {
+    this.unsent = new UnsentReconciler(rt);
+  }
 
   async tick(): Promise<ReconcileReport> {
     const { options, db } = this.rt;
@@ -78,6 +75,12 @@ export class Reconciler {
         }),
       );
     }
+    // Deliveries whose first send waits have no attempt row: walked apart.
+    for (const outcome of await this.unsent.tick(cutoff)) {
+      report.checked++;
+      report[outcome]++;
+      reconciled.inc({ outcome });
+    }
     if (report.restarted || report.closed || report.failed)
       this.rt.logger.info(report, "reconciliation repaired deliveries");
     return report;
@@ -88,7 +91,7 @@ export class Reconciler {
       row.workflow_id ??
       (await this.derivedWorkflowId(row.webhook_id)) ??
       (await this.findWorkflow(row.webhook_id));
-    const status = workflowId ? await this.workflowStatus(workflowId) : "MISSING";
+    const status = workflowId ? await workflowStatus(this.rt, workflowId) : "MISSING";
     if (status === "RUNNING") return "running";
     const final = CLOSED_FOR_GOOD[status];
     if (final) return this.close(row.webhook_id, final, status);
@@ -141,15 +144,6 @@ export class Reconciler {
       return w.workflowId;
     }
     return undefined;
-  }
-
-  private async workflowStatus(workflowId: string): Promise<string> {
-    try {
-      return (await this.rt.temporal.workflow.getHandle(workflowId).describe()).status.name;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return "MISSING";
-      throw err;
-    }
   }
 
   private async close(webhookId: string, reason: string, workflow: string): Promise<"closed"> {

@@ -49,6 +49,8 @@ export interface RestartOptions {
   /** The delivery's webhook id (derived from the workflow id otherwise). */
   webhookId: string;
   resume: DeliveryResume;
+  /** When the delivery was first accepted (its caps count from there). */
+  acceptedAt?: string;
 }
 
 /** Starts (idempotently) the delivery workflow of one event to one config. */
@@ -85,6 +87,7 @@ export async function startDelivery(
           policy: deliveryPolicy(rt),
           sendTaskQueue: sendQueue(rt.options.taskQueue),
           ...(replayOf ? { replayOf } : {}),
+          acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
           ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
           ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
           ...(restart ? { resume: restart.resume } : {}),

@@ -1,0 +1,66 @@
+import type pg from "pg";
+
+// Deliveries whose first send waits (table unsent_deliveries, migration 20261129100000):
+// until a first attempt row exists, this row is what makes the delivery visible, reachable
+// by cancel and config deactivation, and repairable by reconciliation, and it keeps when
+// the delivery was accepted, which its caps count from.
+
+export interface UnsentWait {
+  webhookId: string;
+  configId: string;
+  workflowId: string;
+  /** The event as it will be sent. */
+  payload: string;
+  replayOf?: string | undefined;
+  acceptedAt: Date;
+  reason: string;
+  nextTryAt: Date;
+}
+
+/** Records (again) that the delivery's first send waits; its acceptance time is kept. */
+export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<void> {
+  await pool.query({
+    name: "unsent-wait",
+    text: `INSERT INTO unsent_deliveries
+             (webhook_id, config_id, workflow_id, payload, replay_of, accepted_at, reason, next_try_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (webhook_id) DO UPDATE
+             SET reason = EXCLUDED.reason, next_try_at = EXCLUDED.next_try_at, updated_at = now()
+             WHERE unsent_deliveries.state = 'waiting'`,
+    values: [
+      w.webhookId,
+      w.configId,
+      w.workflowId,
+      w.payload,
+      w.replayOf ?? null,
+      w.acceptedAt,
+      w.reason,
+      w.nextTryAt,
+    ],
+  });
+}
+
+/** When a waiting delivery was accepted, if it ever waited before its first send. */
+export async function unsentAcceptedAt(pool: pg.Pool, webhookId: string): Promise<Date | undefined> {
+  const { rows } = await pool.query<{ accepted_at: Date }>({
+    name: "unsent-accepted-at",
+    text: "SELECT accepted_at FROM unsent_deliveries WHERE webhook_id = $1",
+    values: [webhookId],
+  });
+  return rows[0]?.accepted_at;
+}
+
+/** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */
+export async function closeUnsent(pool: pg.Pool, webhookId: string, reason: string): Promise<number> {
+  const { rowCount } = await pool.query({
+    name: "unsent-close",
+    text: `UPDATE unsent_deliveries SET state = 'closed', reason = $2, updated_at = now()
+            WHERE webhook_id = $1 AND state = 'waiting'`,
+    values: [webhookId, reason],
+  });
+  return rowCount ?? 0;
+}
+
+/** Marks the delivery's wait over; run in the statement that writes its first attempt row. */
+export const UNSENT_SENT = `UPDATE unsent_deliveries SET state = 'sent', updated_at = now()
+  WHERE webhook_id = $1::uuid AND state = 'waiting'`;

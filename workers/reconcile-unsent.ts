@@ -1,0 +1,126 @@
+import { WorkflowNotFoundError } from "@temporalio/client";
+import { whyNoFurtherTry } from "../activities/delivery-policy.js";
+import { closeUnsent } from "../activities/unsent-deliveries.js";
+import type { EventMessage } from "../core/event-message.js";
+import type { ProcessContext } from "../core/process-context.js";
+import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import { deliveryPolicy, startDelivery } from "./start-delivery.js";
+
+// Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
+// they have no attempt row for the main walk to find, so their unsent rows are walked
+// the same way. A waiting delivery whose workflow is gone is restarted from its first
+// send while its config and caps allow (its caps count from when it was accepted), or
+// closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
+
+export type Outcome = "running" | "restarted" | "closed" | "failed";
+
+/** Why a workflow that is no longer running left its delivery queued, when that rules out a restart. */
+export const CLOSED_FOR_GOOD: Record<string, string> = {
+  TERMINATED: "workflow terminated",
+  CANCELLED: "cancelled",
+  COMPLETED: "workflow completed without closing its row",
+};
+
+/** The workflow's status name, or MISSING when Temporal has no such workflow. */
+export async function workflowStatus(rt: ProcessContext, workflowId: string): Promise<string> {
+  try {
+    return (await rt.temporal.workflow.getHandle(workflowId).describe()).status.name;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return "MISSING";
+    throw err;
+  }
+}
+
+interface UnsentRow {
+  webhook_id: string;
+  config_id: string;
+  workflow_id: string;
+  payload: string;
+  replay_of: string | null;
+  accepted_at: Date;
+  next_try_at: Date;
+}
+
+export class UnsentReconciler {
+  private cursor: { at: Date; id: string } | undefined;
+
+  constructor(private readonly rt: ProcessContext) {}
+
+  /** Up to --retry-batch-size waiting deliveries overdue by --reconcile-grace, each repaired. */
+  async tick(cutoff: Date): Promise<Outcome[]> {
+    const { options, db } = this.rt;
+    const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
+    const rows = await db.prisma.$queryRaw<UnsentRow[]>`
+      SELECT webhook_id, config_id, workflow_id, payload, replay_of, accepted_at, next_try_at
+        FROM unsent_deliveries
+       WHERE state = 'waiting' AND next_try_at < ${cutoff}
+         AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
+       ORDER BY next_try_at, webhook_id
+       LIMIT ${options.retryBatchSize}`;
+    const last = rows.at(-1);
+    this.cursor =
+      rows.length < options.retryBatchSize || !last
+        ? undefined
+        : { at: last.next_try_at, id: last.webhook_id };
+    return Promise.all(rows.map((row) => this.repair(row).catch((err: unknown) => this.failed(row, err))));
+  }
+
+  private async repair(row: UnsentRow): Promise<Outcome> {
+    const status = await workflowStatus(this.rt, row.workflow_id);
+    if (status === "RUNNING") return "running";
+    const final = CLOSED_FOR_GOOD[status];
+    if (final) return this.close(row, final, status);
+    const config = await this.rt.db.prisma.config.findUnique({ where: { id: row.config_id } });
+    let reason = whyNoFurtherTry({
+      config,
+      retryAttempt: 0,
+      policy: deliveryPolicy(this.rt),
+      firstAttemptAt: row.accepted_at,
+      now: Date.now(),
+    });
+    let event: EventMessage | undefined;
+    try {
+      event = JSON.parse(row.payload) as EventMessage;
+    } catch {
+      reason ??= "stored payload is not JSON";
+    }
+    if (reason || !config || !event)
+      return this.close(row, `${reason} (never sent; workflow ${status.toLowerCase()})`, status);
+    const { started } = await startDelivery(
+      this.rt,
+      config,
+      event,
+      row.workflow_id,
+      row.replay_of ?? undefined,
+      {
+        webhookId: row.webhook_id,
+        acceptedAt: row.accepted_at.toISOString(),
+        resume: { retryAttempt: 0, attempts: [] },
+      },
+    );
+    this.rt.logger.warn(
+      { webhookId: row.webhook_id, workflowId: row.workflow_id, workflow: status, started },
+      "reconciliation restarted a delivery waiting for its first send",
+    );
+    return started ? "restarted" : "running";
+  }
+
+  private async close(row: UnsentRow, reason: string, workflow: string): Promise<"closed"> {
+    const closed = await closeUnsent(this.rt.db.pool, row.webhook_id, reason);
+    this.rt.logger.warn(
+      { webhookId: row.webhook_id, workflow, reason, closed },
+      "reconciliation closed a delivery waiting for its first send",
+    );
+    return "closed";
+  }
+
+  private async failed(row: UnsentRow, err: unknown): Promise<"closed" | "failed"> {
+    const permanent = permanentFailureOf(err);
+    if (permanent) return this.close(row, permanent.message, "NOT RESTARTABLE");
+    this.rt.logger.warn(
+      { webhookId: row.webhook_id, err: describeFailure(err) },
+      "reconciliation could not repair a waiting delivery; next round tries again",
+    );
+    return "failed";
+  }
+}
