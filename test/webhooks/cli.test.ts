@@ -68,7 +68,9 @@ describe("webhooks command", () => {
 
   it("names the bound of --max-attempts", async () => {
     const r = await runCommand("webhooks", ["serve", "--max-attempts", "1001"]);
-    expect(r.stderr).to.include('at most 1000 (each run of a delivery carries its attempts so far), got "1001"');
+    expect(r.stderr).to.include(
+      'at most 1000 (each run of a delivery carries its attempts so far), got "1001"',
+    );
   });
 
   it("reads TEMPORAL_TLS=false as off (a boolean flag's variable is parsed, not merely present)", async () => {
