@@ -28,13 +28,14 @@ import type {
 import { type SendResult, sendWebhook } from "./http-send.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
-import { sendBudgetMs } from "./send-budget.js";
-import { claimBeforeSend, releaseClaim, type SendClaim } from "./send-claims.js";
+import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim, renewClaim, type SendClaim } from "./send-claims.js";
 import { closeUnsent, recordUnsentWait } from "./unsent-deliveries.js";
 import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
-/** Well inside the send activity's heartbeat timeout (20 s, workflows/delivery.ts). */
+/** Well inside the send activity's heartbeat timeout (20 s, workflows/delivery.ts) and the claim's lease. */
 const HEARTBEAT_EVERY_MS = 4000;
+/** A backed-off execution comes back this long after the other's claim would lapse. */
+const CLAIM_RETRY_MARGIN_MS = 500;
 
 export interface DeliveryDeps {
   prisma: PrismaClient;
@@ -203,18 +204,41 @@ export function createDeliveryActivities({
       webhookId: input.webhookId,
       retryAttempt: input.retryAttempt,
       owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
-      leaseMs: sendBudgetMs(input.policy.sendTimeoutMs ?? sendTimeoutMs),
+      leaseMs: CLAIM_LEASE_MS,
     };
-    const { config, attemptWritten, claimed } = await claimBeforeSend(pool, input.configId, claim);
+    const { config, attemptWritten, claimed, heldUntil } = await claimBeforeSend(pool, input.configId, claim);
     if (attemptWritten || !claimed) {
       const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
       if (done) return { attempt: summarize(done) };
       sendsClaimedElsewhere.inc();
-      throw ApplicationFailure.retryable(
-        `attempt ${input.retryAttempt} of webhook ${input.webhookId} is being sent by another execution`,
-        "SendClaimed",
-      );
+      // Tried again when the claim would lapse (sooner if Temporal's backoff says so): the
+      // other execution has written its row by then, or died and the claim is free.
+      const lapsesIn = heldUntil ? heldUntil.getTime() - Date.now() + CLAIM_RETRY_MARGIN_MS : 1000;
+      throw ApplicationFailure.create({
+        message: `attempt ${input.retryAttempt} of webhook ${input.webhookId} is being sent by another execution`,
+        type: "SendClaimed",
+        nextRetryDelay: Math.max(1000, Math.min(lapsesIn, CLAIM_LEASE_MS + CLAIM_RETRY_MARGIN_MS)),
+      });
     }
+    // Renewed while this execution works, so the claim outlives any send that is alive.
+    const renewal = setInterval(
+      () => void renewClaim(pool, claim).catch(() => undefined),
+      HEARTBEAT_EVERY_MS,
+    );
+    try {
+      return await sendClaimed(input, claim, config, deadline);
+    } finally {
+      clearInterval(renewal);
+    }
+  };
+
+  /** The send once its claim is taken: the config check, permission, POST and row. */
+  const sendClaimed = async (
+    input: SendAttemptInput,
+    claim: SendClaim,
+    config: Config | null,
+    deadline: number,
+  ): Promise<SendOutcome> => {
     if (!config?.active) {
       const reason = config ? "config deactivated" : "config deleted";
       await failPending(prisma, input.webhookId, reason);

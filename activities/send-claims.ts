@@ -8,16 +8,25 @@ import type { Config } from "../generated/prisma/client.js";
 // missed heartbeat, a worker that looked lost); the second finds the claim live and backs
 // off instead of POSTing the same attempt again. Writing the attempt row marks the claim
 // done in the same transaction (attempts-store.ts), so a later execution finds the row.
+// The sender renews its claim while it runs (CLAIM_LEASE_MS).
 
 export interface SendKey {
   webhookId: string;
   retryAttempt: number;
 }
 
+/**
+ * How long a claim holds without being renewed. Its sender renews it every few seconds
+ * while it runs, so a sender that died loses its claim this long after its last renewal,
+ * and a retry of its send takes over then. A sender paused for longer than this (a process
+ * stopped, not dead) can lose its claim too: that is the one way left to a second POST.
+ */
+export const CLAIM_LEASE_MS = 30_000;
+
 export interface SendClaim extends SendKey {
   /** This execution of the send (unique per execution). */
   owner: string;
-  /** How long the claim holds without its row being written: the longest a send may take. */
+  /** How long the claim holds from now without a renewal (CLAIM_LEASE_MS). */
   leaseMs: number;
 }
 
@@ -27,6 +36,8 @@ export interface ClaimedSend {
   attemptWritten: boolean;
   /** The claim is this execution's; false when another live execution holds it. */
   claimed: boolean;
+  /** Not claimed: until when the other execution's claim holds, unless renewed. */
+  heldUntil: Date | null;
 }
 
 /**
@@ -47,7 +58,9 @@ const CLAIM_BEFORE_SEND = `WITH r AS (
       SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, taken_at = now()
       WHERE send_claims.expires_at < now()
     RETURNING owner)
-  SELECT ${configColumns("c")}, (SELECT id FROM written) AS "attemptId", (SELECT owner FROM claim) AS "claimedBy"
+  SELECT ${configColumns("c")}, (SELECT id FROM written) AS "attemptId", (SELECT owner FROM claim) AS "claimedBy",
+      (SELECT s.expires_at FROM send_claims s, r
+        WHERE s.webhook_id = r.webhook_id AND s.retry_attempt = r.retry_attempt) AS "heldUntil"
     FROM r LEFT JOIN configs c ON c.id = r.config_id`;
 
 /** What a send reads and takes before it POSTs (see CLAIM_BEFORE_SEND). */
@@ -56,17 +69,31 @@ export async function claimBeforeSend(
   configId: string,
   claim: SendClaim,
 ): Promise<ClaimedSend> {
-  const { rows } = await pool.query<Config & { attemptId: string | null; claimedBy: string | null }>({
+  const { rows } = await pool.query<
+    Config & { attemptId: string | null; claimedBy: string | null; heldUntil: Date | null }
+  >({
     name: "send-claim-before-send",
     text: CLAIM_BEFORE_SEND,
     values: [configId, claim.webhookId, claim.retryAttempt, claim.owner, Math.round(claim.leaseMs)],
   });
-  const { attemptId, claimedBy, ...config } = rows[0]!;
+  const { attemptId, claimedBy, heldUntil, ...config } = rows[0]!;
+  const claimed = claimedBy === claim.owner;
   return {
     config: config.id === null ? null : config,
     attemptWritten: attemptId !== null,
-    claimed: claimedBy === claim.owner,
+    claimed,
+    heldUntil: claimed ? null : heldUntil,
   };
+}
+
+/** Extends this execution's claim by its lease (its sender is still at work). */
+export async function renewClaim(pool: pg.Pool, claim: SendClaim): Promise<void> {
+  await pool.query({
+    name: "send-claim-renew",
+    text: `UPDATE send_claims SET expires_at = now() + $4::int * interval '1 millisecond'
+            WHERE webhook_id = $1 AND retry_attempt = $2 AND owner = $3 AND expires_at <> 'infinity'`,
+    values: [claim.webhookId, claim.retryAttempt, claim.owner, Math.round(claim.leaseMs)],
+  });
 }
 
 /** Gives a claim back unsent (the send waits for the rate limit and will be asked again). */

@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../../activities/attempts-store.js";
 import { sendWebhook } from "../../activities/http-send.js";
 import { activeSecrets } from "../../activities/secrets.js";
-import { sendBudgetMs } from "../../activities/send-budget.js";
-import { claimBeforeSend } from "../../activities/send-claims.js";
+import { CLAIM_LEASE_MS, claimBeforeSend } from "../../activities/send-claims.js";
 import { openDatabase } from "../../common/db/database.js";
 import { findActiveConfigs } from "../../core/config-rows.js";
 import { subscriptionsMatching } from "../../core/event-types.js";
@@ -62,7 +61,7 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
         webhookId,
         retryAttempt: 0,
         owner: `bench/${local ? "local" : "queue"}/${webhookId}`,
-        leaseMs: sendBudgetMs(30_000),
+        leaseMs: CLAIM_LEASE_MS,
       });
       if (!config) throw new Error(`config ${configId} is gone`);
       const result = await sendWebhook({

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { recordAttempt } from "../../activities/attempts-store.js";
-import { claimBeforeSend, releaseClaim } from "../../activities/send-claims.js";
+import { claimBeforeSend, releaseClaim, renewClaim } from "../../activities/send-claims.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
 import { findActiveConfigs, findConfig } from "../../core/config-rows.js";
 import type { Config } from "../../generated/prisma/client.js";
@@ -67,9 +67,17 @@ describe("delivery rows in plain SQL", function () {
     const webhookId = randomUUID();
     const claim = (owner: string, retryAttempt = 0, leaseMs = 60_000) =>
       claimBeforeSend(db.pool, config.id, { webhookId, retryAttempt, owner, leaseMs });
-    expect(await claim("first")).to.deep.equal({ config: prismas, attemptWritten: false, claimed: true });
-    // A second execution while the first holds the claim: not claimed, nothing written yet.
-    expect(await claim("second")).to.deep.equal({ config: prismas, attemptWritten: false, claimed: false });
+    expect(await claim("first")).to.deep.equal({
+      config: prismas,
+      attemptWritten: false,
+      claimed: true,
+      heldUntil: null,
+    });
+    // A second execution while the first holds the claim: not claimed, nothing written yet,
+    // and it learns until when the first's claim holds.
+    const second = await claim("second");
+    expect(second).to.deep.include({ config: prismas, attemptWritten: false, claimed: false });
+    expect(second.heldUntil!.getTime()).to.be.within(Date.now() + 50_000, Date.now() + 61_000);
     await recordAttempt(db, {
       webhookId,
       config,
@@ -81,7 +89,7 @@ describe("delivery rows in plain SQL", function () {
       error: null,
     });
     // The row written marks the claim done: a later execution finds the row, never the claim.
-    expect(await claim("third")).to.deep.equal({ config: prismas, attemptWritten: true, claimed: false });
+    expect(await claim("third")).to.deep.include({ config: prismas, attemptWritten: true, claimed: false });
     const { rows } = await db.pool.query(
       "SELECT owner, expires_at = 'infinity' AS done FROM send_claims WHERE webhook_id = $1",
       [webhookId],
@@ -92,7 +100,7 @@ describe("delivery rows in plain SQL", function () {
     // A config deleted since: no config, and the written row is still found.
     expect(
       await claimBeforeSend(db.pool, randomUUID(), { webhookId, retryAttempt: 0, owner: "x", leaseMs: 1000 }),
-    ).to.deep.equal({ config: null, attemptWritten: true, claimed: false });
+    ).to.deep.include({ config: null, attemptWritten: true, claimed: false });
   });
 
   it("takes over a claim whose lease ran out (its sender died), and gives a released one to the next", async () => {
@@ -105,6 +113,16 @@ describe("delivery rows in plain SQL", function () {
     expect(
       (await claimBeforeSend(db.pool, config.id, { ...key, owner: "alive", leaseMs: 60_000 })).claimed,
     ).to.equal(true);
+    // A renewal extends the claim of its owner only.
+    const { rows: before } = await db.pool.query("SELECT expires_at FROM send_claims WHERE webhook_id = $1", [
+      webhookId,
+    ]);
+    await renewClaim(db.pool, { ...key, owner: "someone else", leaseMs: 120_000 });
+    await renewClaim(db.pool, { ...key, owner: "alive", leaseMs: 90_000 });
+    const { rows: after } = await db.pool.query("SELECT expires_at FROM send_claims WHERE webhook_id = $1", [
+      webhookId,
+    ]);
+    expect(after[0].expires_at.getTime() - before[0].expires_at.getTime()).to.be.within(29_000, 31_000);
     await releaseClaim(db.pool, { ...key, owner: "alive", leaseMs: 60_000 });
     expect(
       (await claimBeforeSend(db.pool, config.id, { ...key, owner: "next", leaseMs: 60_000 })).claimed,
