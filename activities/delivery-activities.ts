@@ -225,8 +225,14 @@ export function createDeliveryActivities({
       () => void renewClaim(pool, claim).catch(() => undefined),
       HEARTBEAT_EVERY_MS,
     );
+    const progress = { posted: false };
     try {
-      return await sendClaimed(input, claim, config, deadline);
+      return await sendClaimed(input, claim, config, deadline, progress);
+    } catch (err) {
+      // Failed before its POST: the claim goes back at once, so Temporal's retry of this
+      // send does not wait for it to lapse.
+      if (!progress.posted) await releaseClaim(pool, claim).catch(() => undefined);
+      throw err;
     } finally {
       clearInterval(renewal);
     }
@@ -238,6 +244,7 @@ export function createDeliveryActivities({
     claim: SendClaim,
     config: Config | null,
     deadline: number,
+    progress: { posted: boolean },
   ): Promise<SendOutcome> => {
     if (!config?.active) {
       const reason = config ? "config deactivated" : "config deleted";
@@ -257,6 +264,7 @@ export function createDeliveryActivities({
     // A row written by SQL or an older version can hold an endpoint no URL parser takes,
     // and the egress policy may deny where it leads: neither can succeed on a retry.
     const usable = URL.canParse(config.endpoint);
+    progress.posted = usable;
     const result: SendResult = usable
       ? await post(config, input, body)
       : {

@@ -6,7 +6,7 @@
  * (bounded by rate-limit-gate.ts to a few seconds) and the reads and writes around it. */
 export const SEND_OVERHEAD_MS = 60_000;
 
-/** Start-to-close timeout of a send activity, and the lease of its send claim. */
+/** Start-to-close timeout of a send activity. */
 export const sendBudgetMs = (sendTimeoutMs: number): number => sendTimeoutMs + SEND_OVERHEAD_MS;
 
 /** What deliveries started before the send timeout was in their policy were given. */

@@ -3,12 +3,11 @@ import { configColumns } from "../core/config-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
 // The send claim (table send_claims, migration 20261129000000): before a send POSTs attempt
-// `retryAttempt` of delivery `webhookId`, it takes that claim for as long as the send may
-// take. Temporal can start a second execution of a send while the first still runs (a
+// `retryAttempt` of delivery `webhookId`, it takes that claim and keeps renewing it until
+// its row is written. Temporal can start a second execution of a send while the first still runs (a
 // missed heartbeat, a worker that looked lost); the second finds the claim live and backs
 // off instead of POSTing the same attempt again. Writing the attempt row marks the claim
 // done in the same transaction (attempts-store.ts), so a later execution finds the row.
-// The sender renews its claim while it runs (CLAIM_LEASE_MS).
 
 export interface SendKey {
   webhookId: string;

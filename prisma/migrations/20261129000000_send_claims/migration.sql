@@ -1,6 +1,6 @@
 -- Send claims: one attempt number of one delivery is sent by at most one live activity
--- execution. A send takes its (webhook_id, retry_attempt) claim before the POST, for as
--- long as the send may take (expires_at); writing the attempt row marks the claim done
+-- execution. A send takes its (webhook_id, retry_attempt) claim before the POST and renews
+-- it while it runs (expires_at); writing the attempt row marks the claim done
 -- (expires_at = 'infinity'). A second execution of the same send (Temporal retried it while
 -- the first still ran) finds the claim live and backs off instead of POSTing again; once
 -- the claim is done it finds the row. An expired claim means its sender died: taken over.
