@@ -9,6 +9,16 @@ export interface RetentionInput {
   failedDelayMs: number;
 }
 
+/** Runs a DELETE of at most MAINTENANCE_BATCH rows until it deletes fewer; the total deleted. */
+async function inBatches(deleteBatch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteBatch();
+    total += deleted;
+    if (deleted < MAINTENANCE_BATCH) return total;
+  }
+}
+
 /**
  * Activities of the retention schedule. Queued rows are never touched here:
  * they belong to their workflow, or to reconciliation when it is lost
@@ -18,36 +28,30 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
   async function purge(status: "success" | "failed", olderThanMs: number): Promise<number> {
     if (olderThanMs <= 0) return 0; // 0 disables the purge of that status
     const cutoff = new Date(Date.now() - olderThanMs);
-    let total = 0;
-    for (;;) {
-      // Failed rows stay while their delivery still has a queued or claimed row.
-      const deleted = await prisma.$executeRaw`
+    // Failed rows stay while their delivery still has a queued or claimed row.
+    return inBatches(
+      () => prisma.$executeRaw`
         DELETE FROM attempts WHERE id IN (
           SELECT a.id FROM attempts a
            WHERE a.status = ${status}::attempt_status AND a.updated_at < ${cutoff}
              AND NOT EXISTS (SELECT 1 FROM attempts p WHERE p.webhook_id = a.webhook_id
                               AND p.status IN ('to retry', 'retrying'))
-           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`;
-      total += deleted;
-      if (deleted < MAINTENANCE_BATCH) return total;
-    }
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
   }
 
   /**
    * Send claims (activities/send-claims.ts) matter only while an execution of their send
    * may still run: a day after they were taken, those no longer held are removed.
    */
-  async function purgeClaims(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const deleted = await prisma.$executeRaw`
+  function purgeClaims(): Promise<number> {
+    return inBatches(
+      () => prisma.$executeRaw`
         DELETE FROM send_claims WHERE (webhook_id, retry_attempt) IN (
           SELECT webhook_id, retry_attempt FROM send_claims
            WHERE taken_at < now() - interval '1 day' AND (expires_at = 'infinity' OR expires_at < now())
-           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`;
-      total += deleted;
-      if (deleted < MAINTENANCE_BATCH) return total;
-    }
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
   }
 
   /**
@@ -57,18 +61,15 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
   async function purgeUnsent(olderThanMs: number): Promise<number> {
     if (olderThanMs <= 0) return 0;
     const cutoff = new Date(Date.now() - olderThanMs);
-    let total = 0;
-    for (;;) {
-      const deleted = await prisma.$executeRaw`
+    return inBatches(
+      () => prisma.$executeRaw`
         DELETE FROM unsent_deliveries WHERE webhook_id IN (
           SELECT u.webhook_id FROM unsent_deliveries u
            WHERE u.state <> 'waiting' AND u.updated_at < ${cutoff}
              AND NOT EXISTS (SELECT 1 FROM attempts p WHERE p.webhook_id = u.webhook_id
                               AND p.status IN ('to retry', 'retrying'))
-           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`;
-      total += deleted;
-      if (deleted < MAINTENANCE_BATCH) return total;
-    }
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
   }
 
   return {

@@ -1,14 +1,9 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect } from "chai";
-import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { webhookIdFor } from "../../core/event-message.js";
-import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { freePort } from "../support/ports.js";
 import { type RateLimitUnderTest, startRateLimitService } from "../support/ratelimit-service.js";
 import { Receiver } from "../support/receiver.js";
+import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 const ONE_A_MINUTE = `domain: webhooks
 descriptors:
@@ -75,21 +70,10 @@ describe("a first send that waits for the rate limit service", function () {
 
   describe("visible, cancellable and repaired after Temporal lost its state", () => {
     const env = new DeliveryEnv();
-    let temporal: DevServer;
-    let port: number;
-    let logDir: string;
-    const startTemporal = () =>
-      startDevServer({
-        port,
-        headless: true,
-        searchAttributes: searchAttributeCliArgs(),
-        logFile: path.join(logDir, `server-${Date.now()}.log`),
-      });
+    const temporal = new WipeableTemporal();
 
     before(async () => {
-      port = await freePort();
-      logDir = await mkdtemp(path.join(tmpdir(), "etp-unsent-"));
-      temporal = await startTemporal();
+      await temporal.start();
       await env.start(
         ["--ratelimit-addr", ratelimit.grpcAddress, "--retry-period", "300ms", "--reconcile-grace", "1s"],
         temporal.address,
@@ -137,8 +121,7 @@ describe("a first send that waits for the rate limit service", function () {
 
       // Temporal loses every workflow while the other three wait: once their wait is over,
       // reconciliation restarts each (same workflow id) or closes it; none is lost.
-      await temporal.stop();
-      temporal = await startTemporal(); // same address, empty state
+      await temporal.wipe();
       const ended = (v: { status: string }) => v.status !== "waiting";
       const running = async (id: string) => {
         const workflowId = env.workflowId(config.id, events[ids.indexOf(id)]!.idempotency_key);

@@ -1,14 +1,9 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect } from "chai";
 import pg from "pg";
-import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { webhookIdFor } from "../../core/event-message.js";
-import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
+import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 /**
  * Temporal's state is lost mid-run (the dev server restarted in memory, as a
@@ -21,24 +16,12 @@ describe("reconciliation after Temporal lost its state", function () {
   // RECONCILE_DELIVERIES=200 measures a bigger wipe by hand; CI runs 20.
   const DELIVERIES = Number(process.env.RECONCILE_DELIVERIES ?? 20);
   const env = new DeliveryEnv();
-  let temporal: DevServer;
-  let port: number;
-  let logDir: string;
+  const temporal = new WipeableTemporal();
   let receiver: Receiver;
   let db: pg.Client;
 
-  const startTemporal = () =>
-    startDevServer({
-      port,
-      headless: true,
-      searchAttributes: searchAttributeCliArgs(),
-      logFile: path.join(logDir, `server-${Date.now()}.log`),
-    });
-
   before(async () => {
-    port = await freePort();
-    logDir = await mkdtemp(path.join(tmpdir(), "etp-reconcile-"));
-    temporal = await startTemporal();
+    await temporal.start();
     await env.start(
       [
         "--min-backoff-delay",
@@ -92,8 +75,7 @@ describe("reconciliation after Temporal lost its state", function () {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    await temporal.stop();
-    temporal = await startTemporal(); // same address, empty state
+    await temporal.wipe();
     const wipedAt = Date.now();
     const before = await queued(config.id);
     while ((await queued(config.id)) > 0) {
