@@ -1,9 +1,9 @@
-import { WorkflowNotFoundError } from "@temporalio/client";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { closeUnsent } from "../activities/unsent-deliveries.js";
 import type { EventMessage } from "../core/event-message.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import { CLOSED_FOR_GOOD, type Outcome, repairAll, workflowStatus } from "./reconcile-repairs.js";
 import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
 // Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
@@ -11,25 +11,6 @@ import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 // the same way. A waiting delivery whose workflow is gone is restarted from its first
 // send while its config and caps allow (its caps count from when it was accepted), or
 // closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
-
-export type Outcome = "running" | "restarted" | "closed" | "failed";
-
-/** Why a workflow that is no longer running left its delivery queued, when that rules out a restart. */
-export const CLOSED_FOR_GOOD: Record<string, string> = {
-  TERMINATED: "workflow terminated",
-  CANCELLED: "cancelled",
-  COMPLETED: "workflow completed without closing its row",
-};
-
-/** The workflow's status name, or MISSING when Temporal has no such workflow. */
-export async function workflowStatus(rt: ProcessContext, workflowId: string): Promise<string> {
-  try {
-    return (await rt.temporal.workflow.getHandle(workflowId).describe()).status.name;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return "MISSING";
-    throw err;
-  }
-}
 
 interface UnsentRow {
   webhook_id: string;
@@ -62,7 +43,7 @@ export class UnsentReconciler {
       rows.length < options.retryBatchSize || !last
         ? undefined
         : { at: last.next_try_at, id: last.webhook_id };
-    return Promise.all(rows.map((row) => this.repair(row).catch((err: unknown) => this.failed(row, err))));
+    return repairAll(rows, (row) => this.repair(row).catch((err: unknown) => this.failed(row, err)));
   }
 
   private async repair(row: UnsentRow): Promise<Outcome> {

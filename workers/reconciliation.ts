@@ -6,7 +6,8 @@ import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
-import { CLOSED_FOR_GOOD, UnsentReconciler, workflowStatus } from "./reconcile-unsent.js";
+import { CLOSED_FOR_GOOD, repairAll, workflowStatus } from "./reconcile-repairs.js";
+import { UnsentReconciler } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
@@ -26,9 +27,6 @@ export interface ReconcileReport {
   /** Repairs that failed for a reason that may pass (Temporal or the database unavailable); tried next round. */
   failed: number;
 }
-
-/** Deliveries checked and repaired at once within a tick. */
-const PARALLEL_REPAIRS = 8;
 
 interface QueuedRow {
   id: string;
@@ -65,18 +63,11 @@ export class Reconciler {
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
-    for (let i = 0; i < deliveries.length; i += PARALLEL_REPAIRS) {
-      await Promise.all(
-        deliveries.slice(i, i + PARALLEL_REPAIRS).map(async (row) => {
-          const outcome = await this.repair(row).catch((err: unknown) => this.failed(row, err));
-          report.checked++;
-          report[outcome]++;
-          reconciled.inc({ outcome });
-        }),
-      );
-    }
+    const outcomes = await repairAll(deliveries, (row) =>
+      this.repair(row).catch((err: unknown) => this.failed(row, err)),
+    );
     // Deliveries whose first send waits have no attempt row: walked apart.
-    for (const outcome of await this.unsent.tick(cutoff)) {
+    for (const outcome of [...outcomes, ...(await this.unsent.tick(cutoff))]) {
       report.checked++;
       report[outcome]++;
       reconciled.inc({ outcome });
