@@ -40,16 +40,6 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
   });
 }
 
-/** When a waiting delivery was accepted, if it ever waited before its first send. */
-export async function unsentAcceptedAt(pool: pg.Pool, webhookId: string): Promise<Date | undefined> {
-  const { rows } = await pool.query<{ accepted_at: Date }>({
-    name: "unsent-accepted-at",
-    text: "SELECT accepted_at FROM unsent_deliveries WHERE webhook_id = $1",
-    values: [webhookId],
-  });
-  return rows[0]?.accepted_at;
-}
-
 /** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */
 export async function closeUnsent(pool: pg.Pool, webhookId: string, reason: string): Promise<number> {
   const { rowCount } = await pool.query({
