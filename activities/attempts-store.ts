@@ -61,7 +61,8 @@ export async function firstAttemptAt(db: PrismaClient, webhookId: string): Promi
 export interface NewAttempt {
   webhookId: string;
   config: Config;
-  payload: string;
+  /** The stored event sent (core/stored-events.ts); the row references it instead of a copy. */
+  eventId: string;
   statusCode: number;
   /** How long the send took; absent when nothing was sent. */
   durationMs?: number | undefined;
@@ -76,7 +77,7 @@ export interface NewAttempt {
 
 /** The attempts table's columns in the shape of Prisma's Attempt (its enum names, not the stored values). */
 const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId", config, payload,
-  status_code AS "statusCode", duration_ms AS "durationMs", retry_attempt AS "retryAttempt",
+  event_id AS "eventId", status_code AS "statusCode", duration_ms AS "durationMs", retry_attempt AS "retryAttempt",
   CASE status WHEN 'to retry' THEN 'toRetry' ELSE status::text END AS status,
   next_retry_after AS "nextRetryAfter", error, replay_of AS "replayOf", workflow_id AS "workflowId",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -94,7 +95,7 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
     // So is a wait before the first send (unsent-deliveries.ts).
     text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")}),
         unsent_sent AS (${UNSENT_SENT.replace("$1::uuid", "$2::uuid")})
-      INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, duration_ms,
+      INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
         retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
       ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
@@ -104,7 +105,7 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
       a.webhookId,
       a.config.id,
       JSON.stringify(configSnapshot(a.config)),
-      a.payload,
+      a.eventId,
       a.statusCode,
       a.durationMs ?? null,
       a.status,
@@ -130,7 +131,7 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
     webhookId: a.webhookId,
     configId: a.config.id,
     config: configSnapshot(a.config),
-    payload: a.payload,
+    eventId: a.eventId,
     statusCode: a.statusCode,
     durationMs: a.durationMs ?? null,
     retryAttempt: a.retryAttempt,

@@ -6,6 +6,7 @@ import type { Logger } from "../common/logger.js";
 import { findConfig } from "../core/config-rows.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
+import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import {
   claimForRetry,
@@ -68,15 +69,15 @@ export function createDeliveryActivities({
     return rateLimit.acquire(configId, new URL(endpoint).host);
   };
 
-  const post = (config: Config, input: SendAttemptInput, body: string): Promise<SendResult> => {
+  const post = (config: Config, input: SendAttemptInput, event: StoredEvent): Promise<SendResult> => {
     const workflowId = Context.current().info.workflowExecution?.workflowId;
     if (workflowId) onPost?.(workflowId);
     return sendWebhook({
       endpoint: config.endpoint,
       webhookId: input.webhookId,
-      body,
+      body: event.body,
       secrets: activeSecrets(config, new Date()),
-      idempotencyKey: input.event.idempotency_key,
+      idempotencyKey: event.idempotencyKey,
       test: false,
       timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,
       egress,
@@ -104,7 +105,7 @@ export function createDeliveryActivities({
   const record = async (
     input: SendAttemptInput,
     config: Config,
-    body: string,
+    eventId: string,
     result: SendResult,
     now: Date,
   ) => {
@@ -126,7 +127,7 @@ export function createDeliveryActivities({
       {
         webhookId: input.webhookId,
         config,
-        payload: body,
+        eventId,
         statusCode: result.statusCode,
         ...(usable && !result.permanent ? { durationMs: result.durationMs } : {}),
         retryAttempt: input.retryAttempt,
@@ -150,7 +151,7 @@ export function createDeliveryActivities({
   const waitForPermission = async (
     input: SendAttemptInput,
     config: Config,
-    body: string,
+    eventId: string,
     waitMs: number,
   ): Promise<SendOutcome> => {
     const now = Date.now();
@@ -162,7 +163,7 @@ export function createDeliveryActivities({
       }`;
       if (input.retryAttempt > 0) await failPending(prisma, input.webhookId, reason);
       else {
-        await recordUnsentWait(pool, unsentWait(input, config, body, reason, now));
+        await recordUnsentWait(pool, unsentWait(input, config, eventId, reason, now));
         await closeUnsent(pool, input.webhookId, reason);
       }
       return { skipped: reason };
@@ -172,21 +173,46 @@ export function createDeliveryActivities({
     else
       await recordUnsentWait(
         pool,
-        unsentWait(input, config, body, "waiting for the rate limit service", now + waitMs),
+        unsentWait(input, config, eventId, "waiting for the rate limit service", now + waitMs),
       );
     return { waitMs };
   };
 
-  const unsentWait = (input: SendAttemptInput, config: Config, body: string, reason: string, at: number) => ({
+  const unsentWait = (
+    input: SendAttemptInput,
+    config: Config,
+    eventId: string | null,
+    reason: string,
+    at: number,
+  ) => ({
     webhookId: input.webhookId,
     configId: config.id,
     workflowId: Context.current().info.workflowExecution?.workflowId ?? "",
-    payload: body,
+    eventId,
     replayOf: input.replayOf,
     acceptedAt: new Date(input.acceptedAt ?? Date.now()),
     reason,
     nextTryAt: new Date(at),
   });
+
+  /**
+   * The delivery's stored event. A delivery started before events were stored by
+   * reference carries the event itself: it is stored here, once per send (idempotent).
+   */
+  const eventRefOf = async (input: SendAttemptInput): Promise<EventRef> => {
+    if (input.eventRef) return input.eventRef;
+    if (input.event) return (await storeEvent(pool, input.event)).ref;
+    throw ApplicationFailure.nonRetryable(`webhook ${input.webhookId}: the delivery names no event`);
+  };
+
+  /** Ends a delivery that can never send, with a row that says why (a first send has none yet). */
+  const endUnsendable = async (input: SendAttemptInput, config: Config, reason: string) => {
+    if (input.retryAttempt > 0) await failPending(prisma, input.webhookId, reason);
+    else {
+      await recordUnsentWait(pool, unsentWait(input, config, null, reason, Date.now()));
+      await closeUnsent(pool, input.webhookId, reason);
+    }
+  };
 
   /**
    * POSTs attempt `retryAttempt` once and inserts its row. Before the POST, one statement
@@ -253,20 +279,28 @@ export function createDeliveryActivities({
       await releaseClaim(pool, claim);
       return { skipped: reason };
     }
-    const body = JSON.stringify(input.event);
+    const ref = await eventRefOf(input);
     if (input.rateLimited && URL.canParse(config.endpoint)) {
       const waitMs = await permission(config.id, config.endpoint);
       if (waitMs > 0) {
         await releaseClaim(pool, claim);
-        return waitForPermission(input, config, body, waitMs);
+        return waitForPermission(input, config, ref.id, waitMs);
       }
+    }
+    // Read once permission is taken: a send that waits never loads the bytes.
+    const event = await readStoredEvent(pool, ref.id);
+    if (!event) {
+      const reason = `event ${ref.id} is no longer stored (retention removed it)`;
+      await endUnsendable(input, config, reason);
+      await releaseClaim(pool, claim);
+      return { skipped: reason };
     }
     // A row written by SQL or an older version can hold an endpoint no URL parser takes,
     // and the egress policy may deny where it leads: neither can succeed on a retry.
     const usable = URL.canParse(config.endpoint);
     progress.posted = usable;
     const result: SendResult = usable
-      ? await post(config, input, body)
+      ? await post(config, input, event)
       : {
           statusCode: 0,
           error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,
@@ -276,7 +310,7 @@ export function createDeliveryActivities({
     const now = new Date();
     // The POST is made: a failed write must not fail the activity, whose retry would POST again.
     const { row, decision } = await writeAfterPost(
-      () => record(input, config, body, result, now),
+      () => record(input, config, ref.id, result, now),
       deadline,
       logger,
       { webhookId: input.webhookId, retryAttempt: input.retryAttempt },

@@ -1,6 +1,7 @@
 // Data exchanged between the consumer, the delivery workflow and its
 // activities. Plain JSON only: it goes through Temporal's payload converter.
 import type { EventMessage } from "../core/event-message.js";
+import type { EventRef } from "../core/stored-events.js";
 
 /** The retry policy in force when the delivery started (the worker's flags). */
 export interface DeliveryPolicy {
@@ -18,7 +19,13 @@ export interface DeliveryPolicy {
 export interface DeliveryInput {
   webhookId: string;
   configId: string;
-  event: EventMessage;
+  /** The stored event (core/stored-events.ts): the send reads what it POSTs from there. */
+  eventRef?: EventRef;
+  /**
+   * The event itself, in deliveries started before events were stored by reference: the
+   * send stores it on its first use and goes on by reference.
+   */
+  event?: EventMessage;
   policy: DeliveryPolicy;
   /** Task queue of the HTTP send activities (scaled apart from workflow tasks). */
   sendTaskQueue: string;

@@ -1,5 +1,6 @@
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import { UNREFERENCED_EVENT_MS } from "../core/stored-events.js";
 
 /** Rows per statement, so cleanup never holds long locks on a big table. */
 export const MAINTENANCE_BATCH = 5000;
@@ -72,17 +73,37 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
     );
   }
 
+  /**
+   * Stored events (core/stored-events.ts) no attempt or unsent row references any more,
+   * once UNREFERENCED_EVENT_MS old: an event lives as long as the rows that sent it, and a
+   * just-accepted one is never taken before its first send writes its row.
+   */
+  function purgeEvents(): Promise<number> {
+    const cutoff = new Date(Date.now() - UNREFERENCED_EVENT_MS);
+    return inBatches(
+      () => prisma.$executeRaw`
+        DELETE FROM events WHERE id IN (
+          SELECT e.id FROM events e
+           WHERE e.created_at < ${cutoff}
+             AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = e.id)
+             AND NOT EXISTS (SELECT 1 FROM unsent_deliveries u WHERE u.event_id = e.id)
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
+  }
+
   return {
     async purgeFinishedAttempts(
       input: RetentionInput,
-    ): Promise<{ success: number; failed: number; claims: number; unsent: number }> {
+    ): Promise<{ success: number; failed: number; claims: number; unsent: number; events: number }> {
       const result = {
         success: await purge("success", input.successDelayMs),
         failed: await purge("failed", input.failedDelayMs),
         claims: await purgeClaims(),
         unsent: await purgeUnsent(input.failedDelayMs),
+        // After the rows: an event whose last row went just now goes in the same run.
+        events: await purgeEvents(),
       };
-      if (result.success || result.failed || result.claims || result.unsent)
+      if (Object.values(result).some((n) => n > 0))
         logger.info(result, "retention: attempts purged");
       return result;
     },

@@ -1,10 +1,11 @@
 import { ApplicationFailure, Context } from "@temporalio/activity";
+import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
-import type { EventMessage } from "../core/event-message.js";
 import { recoveriesFinished, recoveryDeliveries } from "../core/metrics.js";
 import { replayWorkflowId } from "../core/replay-ids.js";
-import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import { describeFailure, PermanentStartFailure, permanentFailureOf } from "../core/start-failures.js";
+import { type DeliveryEvent, eventOfRow } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 
 /** Failed deliveries taken up per activity call (one page of the walk). */
@@ -23,13 +24,14 @@ export interface RecoverPageResult {
 
 interface Candidate {
   webhookId: string;
-  payload: string;
+  eventId: string | null;
+  payload: string | null;
 }
 
 /** Starts (idempotently) the delivery that replays `replayOf`; `started` false when it already ran. */
 export type StartReplay = (
   config: Config,
-  event: EventMessage,
+  event: DeliveryEvent,
   workflowId: string,
   replayOf: string,
 ) => Promise<{ started: boolean }>;
@@ -42,12 +44,13 @@ export type StartReplay = (
  */
 export function createRecoveryActivities(deps: {
   prisma: PrismaClient;
+  pool: pg.Pool;
   logger: Logger;
   /** Starts one replayed delivery; the worker passes the consumer's own start. */
   startReplay: StartReplay;
   ratePerSecond: number;
 }) {
-  const { prisma, logger, startReplay } = deps;
+  const { prisma, pool, logger, startReplay } = deps;
   const spacingMs = 1000 / deps.ratePerSecond;
 
   /**
@@ -58,8 +61,8 @@ export function createRecoveryActivities(deps: {
    */
   const candidates = (configId: string, since: Date, until: Date, types: string[], cursor: string) =>
     prisma.$queryRaw<Candidate[]>`
-      SELECT a.webhook_id::text AS "webhookId", a.payload
-        FROM attempts a
+      SELECT a.webhook_id::text AS "webhookId", a.event_id AS "eventId", a.payload
+        FROM attempts a LEFT JOIN events e ON e.id = a.event_id
        WHERE a.config_id = ${configId}::uuid
          AND a.status = 'failed'
          AND a.updated_at >= ${since} AND a.updated_at < ${until}
@@ -68,7 +71,7 @@ export function createRecoveryActivities(deps: {
          AND NOT EXISTS (SELECT 1 FROM attempts n
                           WHERE n.webhook_id = a.webhook_id AND n.retry_attempt > a.retry_attempt)
          AND NOT EXISTS (SELECT 1 FROM attempts r WHERE r.replay_of = a.webhook_id)
-         AND (cardinality(${types}::text[]) = 0 OR (a.payload::jsonb ->> 'type') = ANY(${types}::text[]))
+         AND (cardinality(${types}::text[]) = 0 OR coalesce(e.type, a.payload::jsonb ->> 'type') = ANY(${types}::text[]))
        ORDER BY a.webhook_id
        LIMIT ${RECOVERY_PAGE}`;
 
@@ -93,12 +96,13 @@ export function createRecoveryActivities(deps: {
         next = Math.max(next, Date.now()) + spacingMs;
         Context.current().heartbeat(c.webhookId);
         try {
-          const event = JSON.parse(c.payload) as EventMessage;
+          const event = await eventOfRow(pool, c);
+          if (!event) throw new PermanentStartFailure("its event is no longer stored", "event");
           const workflowId = replayWorkflowId(c.webhookId, recovery.idempotencyKey);
           const { started } = await startReplay(config, event, workflowId, c.webhookId);
           counts[started ? "started" : "already_started"]++;
         } catch (err) {
-          const permanent = err instanceof SyntaxError ? err : permanentFailureOf(err);
+          const permanent = permanentFailureOf(err);
           // Temporal or the database unavailable: the page is tried again (the starts
           // made so far are found as already started).
           if (!permanent) throw err;

@@ -9,8 +9,8 @@ export interface UnsentWait {
   webhookId: string;
   configId: string;
   workflowId: string;
-  /** The event as it will be sent. */
-  payload: string;
+  /** The stored event it will send (core/stored-events.ts); null when that is gone. */
+  eventId: string | null;
   replayOf?: string | undefined;
   acceptedAt: Date;
   reason: string;
@@ -22,8 +22,9 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
   await pool.query({
     name: "unsent-wait",
     text: `INSERT INTO unsent_deliveries
-             (webhook_id, config_id, workflow_id, payload, replay_of, accepted_at, reason, next_try_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             (webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, reason,
+              next_try_at)
+           VALUES ($1, $2, $3, $4, CASE WHEN $4::text IS NULL THEN '' END, $5, $6, $7, $8)
            ON CONFLICT (webhook_id) DO UPDATE
              SET reason = EXCLUDED.reason, next_try_at = EXCLUDED.next_try_at, updated_at = now()
              WHERE unsent_deliveries.state = 'waiting'`,
@@ -31,7 +32,7 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
       w.webhookId,
       w.configId,
       w.workflowId,
-      w.payload,
+      w.eventId,
       w.replayOf ?? null,
       w.acceptedAt,
       w.reason,

@@ -5,7 +5,7 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { Replayer } from "./replay.js";
-import { attemptJson, cursorJson, unsentDeliveryJson } from "./serialize.js";
+import { attemptJson, cursorJson, unsentDeliveryJson, WITH_EVENT_BODY } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
 const DEFAULT_PAGE = 100;
@@ -20,6 +20,7 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
       where: { ...where, ...afterCursor("createdAt", page) },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: page.pageSize + 1,
+      include: WITH_EVENT_BODY,
     });
     const { items, next } = pageOf(rows, page, (a) => a.createdAt);
     return cursorJson(items.map(attemptJson), { pageSize: page.pageSize, next });
@@ -48,7 +49,11 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
   r.get("/webhooks/:webhookId", allowQuery(), async (req, res) => {
     const webhookId = String(req.params.webhookId);
     const attempts = UUID_RE.test(webhookId)
-      ? await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } })
+      ? await prisma.attempt.findMany({
+          where: { webhookId },
+          orderBy: { retryAttempt: "asc" },
+          include: WITH_EVENT_BODY,
+        })
       : [];
     const last = attempts.at(-1);
     if (!last) {

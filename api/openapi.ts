@@ -361,7 +361,7 @@ export const openapi = {
           app: { type: "string" },
           version: { type: "string" },
           type: { type: "string" },
-          payload: { description: "any JSON, at most 128 levels deep and 256 KiB in all" },
+          payload: { description: "any JSON, at most 128 levels deep and 2 MiB in all (the event as JSON)" },
         },
       },
       Ingested: {

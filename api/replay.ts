@@ -1,7 +1,7 @@
 import type { PrismaClient } from "../common/db/database.js";
-import type { EventMessage } from "../core/event-message.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { replayWorkflowId } from "../core/replay-ids.js";
+import { eventOfRow } from "../core/stored-events.js";
 import { startDelivery } from "../workers/start-delivery.js";
 import { ApiError, notFound, validation } from "./errors.js";
 
@@ -30,7 +30,8 @@ export function createReplayer(rt: ProcessContext, prisma: PrismaClient): Replay
     if (!config) throw new ApiError(409, "CONFLICT", `config ${first.configId} of this webhook was deleted`);
     if (!config.active)
       throw new ApiError(409, "CONFLICT", `config ${config.id} is inactive; activate it to replay`);
-    const event = JSON.parse(first.payload) as EventMessage;
+    const event = await eventOfRow(rt.db.pool, first);
+    if (!event) throw new ApiError(409, "CONFLICT", `the event of webhook ${webhookId} is no longer stored`);
     const workflowId = replayWorkflowId(webhookId, key);
     const { webhookId: newId, started } = await startDelivery(rt, config, event, workflowId, webhookId);
     return { webhookID: newId, replayOf: webhookId, workflowID: workflowId, created: started };

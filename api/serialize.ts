@@ -21,12 +21,18 @@ export function configJson(c: Config) {
   };
 }
 
-export function attemptJson(a: Attempt) {
+/** An attempt row with the body of the event it references (rows since events are stored by reference). */
+export type AttemptWithEvent = Attempt & { event?: { body: string } | null };
+
+/** Reads attempt rows with what attemptJson needs (Prisma's `include`). */
+export const WITH_EVENT_BODY = { event: { select: { body: true } } } as const;
+
+export function attemptJson(a: AttemptWithEvent) {
   return {
     id: a.id,
     webhookID: a.webhookId,
     config: a.config,
-    payload: a.payload,
+    payload: a.payload ?? a.event?.body ?? "",
     statusCode: a.statusCode,
     retryAttempt: a.retryAttempt,
     status: fromDbStatus(a.status),

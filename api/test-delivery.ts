@@ -5,7 +5,9 @@ import { sendWebhook } from "../activities/http-send.js";
 import { activeSecrets } from "../activities/secrets.js";
 import type { Database } from "../common/db/database.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import type { Attempt, Config } from "../generated/prisma/client.js";
+import { storeEvent } from "../core/stored-events.js";
+import type { Config } from "../generated/prisma/client.js";
+import type { AttemptWithEvent } from "./serialize.js";
 
 /**
  * GET /configs/{id}/test: one signed test event through the same send code as
@@ -17,7 +19,7 @@ export async function sendTestDelivery(
   config: Config,
   timeoutMs: number,
   egress: EgressPolicy,
-): Promise<Attempt> {
+): Promise<AttemptWithEvent> {
   const webhookId = randomUUID();
   const event = {
     idempotency_key: `test-${webhookId}`,
@@ -28,6 +30,8 @@ export async function sendTestDelivery(
     payload: { data: "test" },
   };
   const body = JSON.stringify(event);
+  // Stored like every event sent, so its row references it as theirs do.
+  const { ref } = await storeEvent(db.pool, event);
   const result = await sendWebhook({
     endpoint: config.endpoint,
     webhookId,
@@ -38,10 +42,10 @@ export async function sendTestDelivery(
     timeoutMs,
     egress,
   });
-  return recordAttempt(db, {
+  const row = await recordAttempt(db, {
     webhookId,
     config,
-    payload: body,
+    eventId: ref.id,
     statusCode: result.statusCode,
     ...(result.permanent ? {} : { durationMs: result.durationMs }),
     retryAttempt: 0,
@@ -49,4 +53,5 @@ export async function sendTestDelivery(
     nextRetryAfter: null,
     error: result.error ?? null,
   });
+  return { ...row, event: { body } };
 }

@@ -74,8 +74,8 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
  * The delivery's key within a config: the idempotency key when it is short and
  * plain, else a hash of it (or of the message when it has none).
  */
-export function deliveryKey(event: EventMessage, data: Uint8Array): string {
-  const ik = event.idempotency_key;
+export function deliveryKey(idempotencyKey: string, data: Uint8Array): string {
+  const ik = idempotencyKey;
   if (ik && ik.length <= 100 && /^[\w.:@-]+$/.test(ik)) return ik;
   return `sha256-${createHash("sha256")
     .update(ik || data)

@@ -11,19 +11,21 @@ import { PermanentStartFailure } from "./start-failures.js";
 //   six values of at most 255 characters stay far below;
 // - the static summary: documented at 200 bytes (not enforced by the dev server);
 // - one payload: refused above 2 MiB (limit.blobSize.error), warned about above
-//   256 KiB; every send and claim carries the event again, so a delivery's
-//   history holds it about twice per attempt.
-// The workflow input always keeps the event whole: only what Temporal indexes
-// or shows in lists is shortened.
+//   256 KiB. Deliveries carry their event by reference (core/stored-events.ts): an
+//   input or activity argument is a few hundred bytes whatever the event's size.
+// The event itself is bounded by the product (MAX_EVENT_BYTES), not by Temporal.
 
 export const KEYWORD_MAX_CHARS = 255;
 export const SUMMARY_MAX_BYTES = 200;
 /**
- * Largest event (normalised, as JSON) a delivery takes: Temporal's warning
- * threshold for one payload. Fifteen attempts then keep a history under its
- * 10 MiB warning and far from the 50 MiB limit that terminates a workflow.
+ * Largest event (normalised, as JSON) a delivery takes: 2 MiB. Twice the largest message
+ * NATS and Kafka carry by default (1 MiB), so every event a default broker delivers fits,
+ * whatever normalisation adds; POST /events takes the same. Beyond it, a worker would hold
+ * more per send in flight (at most --max-concurrent-sends × the bound) for bodies that
+ * most receivers' front proxies refuse anyway (1 MiB is a common default). Events are
+ * stored once (core/stored-events.ts): the bound no longer weighs on Temporal's history.
  */
-export const MAX_EVENT_BYTES = 256 * 1024;
+export const MAX_EVENT_BYTES = 2 * 1024 * 1024;
 /**
  * Deepest nesting of objects and arrays in a payload. Far more than any event
  * we know of, and well inside what every JSON encoder on the path handles
@@ -81,7 +83,7 @@ export function checkEventBounds(event: EventMessage): void {
   const bytes = Buffer.byteLength(JSON.stringify(event));
   if (bytes > MAX_EVENT_BYTES) {
     throw new PermanentStartFailure(
-      `the event is ${bytes} bytes as JSON; deliveries take at most ${MAX_EVENT_BYTES} (MAX_EVENT_BYTES, 256 KiB)`,
+      `the event is ${bytes} bytes as JSON; deliveries take at most ${MAX_EVENT_BYTES} (MAX_EVENT_BYTES, 2 MiB)`,
       "event",
     );
   }

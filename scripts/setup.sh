@@ -104,11 +104,22 @@ ensure_redis() {
   wait_port Redis 6379 15
 }
 
+# Messages up to 8 MiB, so that the product's own event bound (2 MiB, core/start-limits.ts)
+# decides what is refused, with a dead letter naming it, not the server's 1 MiB default.
+NATS_MAX_PAYLOAD=8388608
+
 ensure_nats() {
-  port_open 4222 && return 0
+  if port_open 4222; then
+    # Started by an earlier setup with the server's default message size: started again.
+    curl -fsS http://127.0.0.1:8222/varz 2>/dev/null | grep -q "\"max_payload\": *$NATS_MAX_PAYLOAD" && return 0
+    log "restarting NATS to allow messages of $NATS_MAX_PAYLOAD bytes"
+    pkill -f "nats-server -js -a 127.0.0.1 -p 4222" || true
+    for _ in $(seq 1 50); do port_open 4222 || break; sleep 0.2; done
+  fi
   mkdir -p "$STATE_DIR/nats"
+  printf 'max_payload: %s\n' "$NATS_MAX_PAYLOAD" >"$STATE_DIR/nats/nats.conf"
   log "starting NATS with JetStream on 127.0.0.1:4222 (monitoring :8222)"
-  nohup nats-server -js -a 127.0.0.1 -p 4222 -m 8222 -sd "$STATE_DIR/nats" \
+  nohup nats-server -js -a 127.0.0.1 -p 4222 -m 8222 -sd "$STATE_DIR/nats" -c "$STATE_DIR/nats/nats.conf" \
     >"$STATE_DIR/nats/nats.log" 2>&1 &
   wait_port NATS 4222 15
 }

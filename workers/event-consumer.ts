@@ -84,7 +84,7 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
       {
         topic: msg.topic,
         type: keyword(event.type),
-        key: deliveryKey(event, msg.data),
+        key: deliveryKey(event.idempotency_key, msg.data),
         configs: starts.configs,
         started,
         eager,

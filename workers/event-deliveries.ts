@@ -6,6 +6,7 @@ import { subscriptionsMatching } from "../core/event-types.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, type FailureSource, permanentFailureOf } from "../core/start-failures.js";
 import { checkEventBounds } from "../core/start-limits.js";
+import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
@@ -65,11 +66,18 @@ export async function startEventDeliveries(
   } catch (err) {
     return { configs: targets.length, started: [], failures: [failed(err)] };
   }
-  const key = deliveryKey(event, data);
+  // Stored once for all its configs; its deliveries carry the reference.
+  let stored: DeliveryEvent;
+  try {
+    stored = await storeEvent(rt.db.pool, event);
+  } catch (err) {
+    return { configs: targets.length, started: [], failures: [failed(err)] };
+  }
+  const key = deliveryKey(event.idempotency_key, data);
   const settled = await Promise.allSettled(
     targets.map(async (c) => {
       const workflowId = deliveryWorkflowId(c.id, key);
-      return { configId: c.id, workflowId, ...(await startDelivery(rt, c, event, workflowId)) };
+      return { configId: c.id, workflowId, ...(await startDelivery(rt, c, stored, workflowId)) };
     }),
   );
   const result: EventStarts = { configs: targets.length, started: [], failures: [] };

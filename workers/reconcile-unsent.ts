@@ -1,8 +1,8 @@
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { closeUnsent } from "../activities/unsent-deliveries.js";
-import type { EventMessage } from "../core/event-message.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import { eventOfRow } from "../core/stored-events.js";
 import { CLOSED_FOR_GOOD, type Outcome, repairAll, workflowStatus } from "./reconcile-repairs.js";
 import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
@@ -16,7 +16,8 @@ interface UnsentRow {
   webhook_id: string;
   config_id: string;
   workflow_id: string;
-  payload: string;
+  event_id: string | null;
+  payload: string | null;
   replay_of: string | null;
   accepted_at: Date;
   next_try_at: Date;
@@ -32,7 +33,7 @@ export class UnsentReconciler {
     const { options, db } = this.rt;
     const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
     const rows = await db.prisma.$queryRaw<UnsentRow[]>`
-      SELECT webhook_id, config_id, workflow_id, payload, replay_of, accepted_at, next_try_at
+      SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, next_try_at
         FROM unsent_deliveries
        WHERE state = 'waiting' AND next_try_at < ${cutoff}
          AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
@@ -59,12 +60,8 @@ export class UnsentReconciler {
       firstAttemptAt: row.accepted_at,
       now: Date.now(),
     });
-    let event: EventMessage | undefined;
-    try {
-      event = JSON.parse(row.payload) as EventMessage;
-    } catch {
-      reason ??= "stored payload is not JSON";
-    }
+    const event = await eventOfRow(this.rt.db.pool, { eventId: row.event_id, payload: row.payload });
+    if (!event) reason ??= "its event is no longer stored";
     if (reason || !config || !event)
       return this.close(row, `${reason} (never sent; workflow ${status.toLowerCase()})`, status);
     const { started } = await startDelivery(

@@ -1,9 +1,10 @@
 import { failPending, summarize } from "../activities/attempts-store.js";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
-import { deliveryKey, type EventMessage, webhookIdFor } from "../core/event-message.js";
+import { deliveryKey, webhookIdFor } from "../core/event-message.js";
 import { reconciled } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
+import { eventOfRow } from "../core/stored-events.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
 import { CLOSED_FOR_GOOD, repairAll, workflowStatus } from "./reconcile-repairs.js";
@@ -115,17 +116,15 @@ export class Reconciler {
     const row = await this.rt.db.prisma.attempt.findFirst({
       where: { webhookId },
       orderBy: { retryAttempt: "asc" },
-      select: { configId: true, payload: true, replayOf: true },
+      select: { configId: true, payload: true, eventId: true, replayOf: true },
     });
     if (!row || row.replayOf) return undefined;
-    let event: EventMessage;
-    try {
-      event = JSON.parse(row.payload) as EventMessage;
-    } catch {
-      return undefined;
-    }
-    if (typeof event?.idempotency_key !== "string" || !event.idempotency_key) return undefined;
-    const candidate = deliveryWorkflowId(row.configId, deliveryKey(event, Buffer.alloc(0)));
+    const event = await eventOfRow(this.rt.db.pool, row);
+    if (!event?.idempotencyKey) return undefined;
+    const candidate = deliveryWorkflowId(
+      row.configId,
+      deliveryKey(event.idempotencyKey, Buffer.alloc(0)),
+    );
     return webhookIdFor(candidate) === webhookId ? candidate : undefined;
   }
 
@@ -169,12 +168,8 @@ export class Reconciler {
       firstAttemptAt: first.createdAt,
       now: Date.now(),
     });
-    let event: EventMessage | undefined;
-    try {
-      event = JSON.parse(last.payload) as EventMessage;
-    } catch {
-      reason ??= "stored payload is not JSON";
-    }
+    const event = await eventOfRow(this.rt.db.pool, last);
+    if (!event) reason ??= "its event is no longer stored";
     if (reason || !config || !event)
       return this.close(webhookId, `${reason} (workflow ${workflow.toLowerCase()})`, workflow);
     const attempts = rows.map(summarize);

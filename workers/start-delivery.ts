@@ -4,10 +4,11 @@
 // reconciliation's restarts all start deliveries here.
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
-import { type EventMessage, webhookIdFor } from "../core/event-message.js";
+import { webhookIdFor } from "../core/event-message.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { endpointHost } from "../core/start-failures.js";
 import { keyword, summary } from "../core/start-limits.js";
+import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import {
@@ -53,11 +54,11 @@ export interface RestartOptions {
   acceptedAt?: string;
 }
 
-/** Starts (idempotently) the delivery workflow of one event to one config. */
+/** Starts (idempotently) the delivery workflow of one stored event to one config. */
 export async function startDelivery(
   rt: ProcessContext,
   config: Config,
-  event: EventMessage,
+  event: DeliveryEvent,
   workflowId: string,
   replayOf?: string,
   restart?: RestartOptions,
@@ -83,7 +84,7 @@ export async function startDelivery(
         {
           webhookId,
           configId: config.id,
-          event,
+          eventRef: event.ref,
           policy: deliveryPolicy(rt),
           sendTaskQueue: sendQueue(rt.options.taskQueue),
           ...(replayOf ? { replayOf } : {}),
@@ -95,7 +96,7 @@ export async function startDelivery(
       ],
       // A restart may reuse the id of its closed workflow; a new delivery never does.
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
-      // Shortened to Temporal's limits; the input above keeps the event whole.
+      // Shortened to Temporal's limits; the input carries the event's reference only.
       staticSummary: summary(`${event.type} → ${host}`),
       typedSearchAttributes: [
         { key: WebhookConfigId, value: config.id },

@@ -6,13 +6,14 @@ import { CLAIM_LEASE_MS, claimBeforeSend } from "../../activities/send-claims.js
 import { openDatabase } from "../../common/db/database.js";
 import { findActiveConfigs } from "../../core/config-rows.js";
 import { subscriptionsMatching } from "../../core/event-types.js";
+import { readStoredEvent, storeEventBody } from "../../core/stored-events.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase } from "../../test/support/postgres.js";
 import { Receiver, signedWith } from "../../test/support/receiver.js";
 
 // The database and HTTP work a delivery cannot skip, with the product's own functions:
-// the consumer's query for an event's configs, the send's read of its config (with its
-// attempt row and send claim), the signed POST to a receiver that verifies every signature, and
+// the consumer's query for an event's configs and its store of the event, the send's read
+// of its config (with its attempt row and send claim) and of the stored event, the signed POST to a receiver that verifies every signature, and
 // the attempt row's INSERT. io-floor.js runs it without Temporal; temporal-floor.js runs
 // it inside the floor's workflows, to show what it leaves of the floor.
 
@@ -56,6 +57,8 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
     matchConfigs: (eventType) => findActiveConfigs(db.pool, subscriptionsMatching(eventType)),
     async send(configId, body, idempotencyKey, local) {
       const webhookId = randomUUID();
+      // The consumer stores the event once; the send reads back what it signs.
+      const { id: eventId } = await storeEventBody(db.pool, body, IO_EVENT_TYPE, idempotencyKey);
       // A delivery's send takes its claim in the statement that reads its config.
       const { config } = await claimBeforeSend(db.pool, configId, {
         webhookId,
@@ -64,10 +67,12 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
         leaseMs: CLAIM_LEASE_MS,
       });
       if (!config) throw new Error(`config ${configId} is gone`);
+      const event = await readStoredEvent(db.pool, eventId);
+      if (!event) throw new Error(`event ${eventId} is gone`);
       const result = await sendWebhook({
         endpoint: config.endpoint,
         webhookId,
-        body,
+        body: event.body,
         secrets: activeSecrets(config, new Date()),
         idempotencyKey,
         test: false,
@@ -75,7 +80,7 @@ export async function openDeliveryIo(): Promise<DeliveryIo> {
       await recordAttempt(db, {
         webhookId,
         config,
-        payload: body,
+        eventId,
         statusCode: result.statusCode,
         durationMs: result.durationMs,
         retryAttempt: 0,

@@ -8,6 +8,7 @@ import { recordAttempt } from "../../activities/attempts-store.js";
 import { claimBeforeSend, releaseClaim, renewClaim } from "../../activities/send-claims.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
 import { findActiveConfigs, findConfig } from "../../core/config-rows.js";
+import { storeEventBody } from "../../core/stored-events.js";
 import type { Config } from "../../generated/prisma/client.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
@@ -16,6 +17,8 @@ describe("delivery rows in plain SQL", function () {
   let testDb: TestDatabase;
   let db: Database;
   let config: Config;
+  /** The stored event every row here references. */
+  let eventId: string;
 
   before(async () => {
     testDb = await createTestDatabase();
@@ -30,6 +33,7 @@ describe("delivery rows in plain SQL", function () {
         previousSecretExpiresAt: new Date(Date.now() + 60_000),
       },
     });
+    eventId = (await storeEventBody(db.pool, '{"a":1}', "orders.created", "")).id;
   });
   after(async () => {
     await db?.close();
@@ -81,7 +85,7 @@ describe("delivery rows in plain SQL", function () {
     await recordAttempt(db, {
       webhookId,
       config,
-      payload: "{}",
+      eventId,
       statusCode: 200,
       retryAttempt: 0,
       status: "success",
@@ -135,7 +139,7 @@ describe("delivery rows in plain SQL", function () {
       const row = await recordAttempt(db, {
         webhookId,
         config,
-        payload: '{"a":1}',
+        eventId,
         statusCode: status === "success" ? 204 : 503,
         durationMs: 12,
         retryAttempt: 0,
@@ -161,7 +165,7 @@ describe("delivery rows in plain SQL", function () {
       recordAttempt(db, {
         webhookId,
         config,
-        payload: "{}",
+        eventId,
         statusCode,
         retryAttempt: 0,
         status: "success",

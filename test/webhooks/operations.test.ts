@@ -119,15 +119,40 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
 
     it("purges old finished rows when it runs, and leaves queued rows to their workflows", async () => {
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.maintenance"] });
-      const insert = (status: string, configId: string, ageHours: number, webhookId = randomUUID()) =>
+      // Stored events (core/stored-events.ts), stored `ageHours` ago.
+      const event = (name: string, ageHours: number) =>
         sql(
-          `INSERT INTO attempts (id, webhook_id, config_id, config, payload, status_code, retry_attempt, status, next_retry_after, created_at, updated_at)
-           VALUES ($1, $2, $3, '{}', '{}', 500, 0, $4::attempt_status, now() + interval '1 hour', now() - make_interval(hours => $5), now() - make_interval(hours => $5))
-           RETURNING id`,
-          [randomUUID(), webhookId, configId, status, ageHours],
+          `INSERT INTO events (id, type, idempotency_key, body, bytes, created_at)
+           VALUES ($1, 'ledger.maintenance', '', '{}', 2, now() - make_interval(hours => $2)) RETURNING id`,
+          [`test:${name}:${randomUUID()}`, ageHours],
         ).then((rows) => (rows[0] as { id: string }).id);
-      const oldSuccess = await insert("success", config.id, 800);
-      const recentSuccess = await insert("success", config.id, 1);
+      const events = {
+        oldOrphan: await event("old-orphan", 24 * 8),
+        youngOrphan: await event("young-orphan", 1),
+        ofPurgedRow: await event("of-purged-row", 900),
+        ofKeptRow: await event("of-kept-row", 900),
+        ofWaitingDelivery: await event("of-waiting-delivery", 900),
+      };
+      const insert = (
+        status: string,
+        configId: string,
+        ageHours: number,
+        webhookId = randomUUID(),
+        eventId: string | null = null,
+      ) =>
+        sql(
+          `INSERT INTO attempts (id, webhook_id, config_id, config, payload, event_id, status_code, retry_attempt, status, next_retry_after, created_at, updated_at)
+           VALUES ($1, $2, $3, '{}', CASE WHEN $6::text IS NULL THEN '{}' END, $6, 500, 0, $4::attempt_status, now() + interval '1 hour', now() - make_interval(hours => $5), now() - make_interval(hours => $5))
+           RETURNING id`,
+          [randomUUID(), webhookId, configId, status, ageHours, eventId],
+        ).then((rows) => (rows[0] as { id: string }).id);
+      const oldSuccess = await insert("success", config.id, 800, randomUUID(), events.ofPurgedRow);
+      const recentSuccess = await insert("success", config.id, 1, randomUUID(), events.ofKeptRow);
+      await sql(
+        `INSERT INTO unsent_deliveries (webhook_id, config_id, workflow_id, event_id, reason, accepted_at, next_try_at)
+         VALUES ($1, $2, 'test', $3, 'waiting for the rate limit service', now(), now() + interval '1 hour')`,
+        [randomUUID(), config.id, events.ofWaitingDelivery],
+      );
       const oldFailed = await insert("failed", config.id, 2200);
       const queuedOfDeletedConfig = await insert("to retry", randomUUID(), 1);
       // Send claims: done two days ago, lapsed two days ago, held (still live), done an hour ago.
@@ -173,6 +198,13 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
         [Object.values(claims)],
       );
       expect(kept.map((r) => r.webhook_id).sort()).to.deep.equal([claims.oldHeld, claims.recentDone].sort());
+      // An event stays while a row references it, and a week after it was stored otherwise.
+      const storedEvents = await sql<{ id: string }>("SELECT id FROM events WHERE id = ANY($1)", [
+        Object.values(events),
+      ]);
+      expect(storedEvents.map((r) => r.id).sort()).to.deep.equal(
+        [events.youngOrphan, events.ofKeptRow, events.ofWaitingDelivery].sort(),
+      );
     });
   });
 });

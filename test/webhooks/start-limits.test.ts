@@ -54,7 +54,7 @@ describe("what a delivery's workflow start carries (core/start-limits.ts)", () =
     for (let i = 0; i < 128; i++) ok = [ok];
     expect(() => checkEventBounds(event(ok))).not.to.throw();
     expect(() => checkEventBounds(event("x".repeat(MAX_EVENT_BYTES)))).to.throw(
-      /deliveries take at most 262144 \(MAX_EVENT_BYTES, 256 KiB\)$/,
+      /deliveries take at most 2097152 \(MAX_EVENT_BYTES, 2 MiB\)$/,
     );
     expect(() => checkEventBounds(event("x".repeat(MAX_EVENT_BYTES - 200)))).not.to.throw();
   });
