@@ -103,8 +103,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
         // After the rows: an event whose last row went just now goes in the same run.
         events: await purgeEvents(),
       };
-      if (Object.values(result).some((n) => n > 0))
-        logger.info(result, "retention: attempts purged");
+      if (Object.values(result).some((n) => n > 0)) logger.info(result, "retention: attempts purged");
       return result;
     },
   };

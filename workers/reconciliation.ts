@@ -121,10 +121,7 @@ export class Reconciler {
     if (!row || row.replayOf) return undefined;
     const event = await eventOfRow(this.rt.db.pool, row);
     if (!event?.idempotencyKey) return undefined;
-    const candidate = deliveryWorkflowId(
-      row.configId,
-      deliveryKey(event.idempotencyKey, Buffer.alloc(0)),
-    );
+    const candidate = deliveryWorkflowId(row.configId, deliveryKey(event.idempotencyKey, Buffer.alloc(0)));
     return webhookIdFor(candidate) === webhookId ? candidate : undefined;
   }
 
