@@ -50,8 +50,6 @@ export interface DeliveryResume {
   retryAttempt: number;
   /** The attempts made so far, oldest first (what the `attempts` query answers). */
   attempts: AttemptSummary[];
-  /** A close signal the previous run received and had not acted on yet. */
-  closing?: string;
 }
 
 /** What a re-send's claim needs: the delivery's ids and policy, never its event. */

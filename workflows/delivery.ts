@@ -51,9 +51,9 @@ export const PATCHES = {
 /** Past this many events a run hands over to a new one, whatever the server suggests. */
 const MAX_HISTORY_EVENTS = 10_000;
 /**
- * Past this size too: each send carries the event (up to 256 KiB) into the history, so a
- * run hands over after a few sends of a large event and stays under 2 MiB, whatever the
- * attempt count.
+ * Past this size too. A delivery carries its event by reference (core/stored-events.ts)
+ * and stays far below; one started before that carries the event (up to 256 KiB) into
+ * each send, and hands over after a few sends of a large event, under 2 MiB per run.
  */
 const MAX_HISTORY_BYTES = 1024 * 1024;
 
@@ -90,8 +90,9 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   const { sendAttempt, claimRetry, rateLimitWait, closeDelivery } = activities(input);
   const attempts: AttemptSummary[] = [...(input.resume?.attempts ?? [])];
   setHandler(attemptsQuery, () => attempts);
-  // A close that reached the previous run (continue-as-new) still holds.
-  let closing: string | undefined = input.resume?.closing;
+  // Acted on before any hand-over (both continue-as-new sites check it first, in the same
+  // activation as the signal), so a next run never has a close to inherit.
+  let closing: string | undefined;
   setHandler(closeDeliverySignal, (reason) => {
     closing ??= reason;
   });
@@ -122,12 +123,9 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       info.historySize > MAX_HISTORY_BYTES
     );
   };
-  /** The next run picks up at `retryAttempt`, with the attempts so far and any close received. */
+  /** The next run picks up at `retryAttempt`, with the attempts so far. */
   const handOver = (retryAttempt: number) =>
-    continueAsNew<typeof deliverWebhook>({
-      ...input,
-      resume: { retryAttempt, attempts, ...(closing ? { closing } : {}) },
-    });
+    continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
   // Re-sends' activities need the delivery's ids and policy, not its event.
   const claimInput = (retryAttempt: number) => ({
     webhookId: input.webhookId,

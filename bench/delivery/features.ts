@@ -1,18 +1,27 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client, Connection } from "@temporalio/client";
 import { connect } from "nats";
+import type { DeliveryInput } from "../../activities/delivery-types.js";
 import { fromRoot } from "../../common/paths.js";
+import { parseEventMessage, webhookIdFor } from "../../core/event-message.js";
 import { testTemporal } from "../../test/support/temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "../../test/support/webhooks-server.js";
+import { sendQueue } from "../../workers/task-queues.js";
+import { deliverWebhook } from "../../workflows/delivery.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
 
 // bench/delivery/features: what the delivery features cost per delivery, in CPU ms by
 // component, against the broker path of the same process as the baseline (same script,
 // same machine minutes): events consumed from NATS (baseline), the same events through
 // POST /events, failed deliveries replayed by a bulk recovery, and the broker path again
-// with --tracing (spans to an OTLP sink in this process). CPU comes from /proc, so it does
-// not depend on what else runs.
+// with --tracing (spans to an OTLP sink in this process); then events of 1 KiB and 200 KiB
+// carried by reference (the product's path: stored once, the workflow carries the id)
+// against the same events carried by value in the workflow input, as deliveries started
+// before events were stored by reference (still run by today's workers; started by this
+// script, so their consumer work is not in the webhooks column). CPU comes from /proc, so
+// it does not depend on what else runs.
 // Usage: node dist/bench/delivery/features.js [events]
 
 const EVENTS = Number(process.argv[2] ?? 400);
@@ -60,14 +69,20 @@ async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 30
   }
 }
 
-const event = (type: string, key: string) => ({
+const event = (type: string, key: string, blobBytes = 0) => ({
   idempotency_key: key,
   date: new Date().toISOString(),
   app: "bench",
   version: "v1",
   type,
-  payload: { amount: 42 },
+  payload: blobBytes ? { amount: 42, blob: "x".repeat(blobBytes) } : { amount: 42 },
 });
+
+/** Event sizes of the by-reference scenarios (payload bytes; the envelope adds ~150). */
+const SIZES = [
+  ["1 KiB", 1024],
+  ["200 KiB", 200 * 1024],
+] as const;
 
 async function main(): Promise<void> {
   const temporalPids = await (await testTemporal()).pids();
@@ -183,6 +198,61 @@ async function main(): Promise<void> {
     await measure(traced, "broker, --tracing", () => publishAll(tracedTopic, "broker", `t-${run}`));
   } finally {
     await traced.stop();
+  }
+  const sizedTopic = `benchf-s-${run}`;
+  const sized = await start(sizedTopic, []);
+  const connection = await Connection.connect({ address: sized.temporalAddress });
+  const client = new Client({ connection });
+  try {
+    const configId = await createConfig(sized, "sized");
+    const publishSized = async (prefix: string, bytes: number) => {
+      const js = nc.jetstream();
+      for (let i = 0; i < EVENTS; i++)
+        await js.publish(sizedTopic, JSON.stringify(event("sized", `${prefix}-${i}`, bytes)));
+    };
+    // The input of a delivery started before events were stored: the event itself.
+    const startByValue = async (prefix: string, bytes: number) => {
+      for (let i = 0; i < EVENTS; i += 16)
+        await Promise.all(
+          Array.from({ length: Math.min(16, EVENTS - i) }, (_, j) => {
+            const e = parseEventMessage(
+              Buffer.from(JSON.stringify(event("sized", `${prefix}-${i + j}`, bytes))),
+            );
+            const workflowId = `delivery:${configId}:${e.idempotency_key}`;
+            const input: DeliveryInput = {
+              webhookId: webhookIdFor(workflowId),
+              configId,
+              event: e,
+              policy: {
+                minBackoffMs: 1000,
+                maxBackoffMs: 3_600_000,
+                abortAfterMs: 36_000_000,
+                maxAttempts: 15,
+                sendTimeoutMs: 30_000,
+              },
+              sendTaskQueue: sendQueue(sized.taskQueue),
+              acceptedAt: new Date().toISOString(),
+            };
+            return client.workflow.start(deliverWebhook, {
+              taskQueue: sized.taskQueue,
+              workflowId,
+              args: [input],
+            });
+          }),
+        );
+    };
+    const warm = hook.count();
+    await publishSized(`sw-${run}`, 1024);
+    await until("sized warm-up", () => hook.count() - warm >= EVENTS);
+    for (const [label, bytes] of SIZES) {
+      await measure(sized, `${label} event, by reference`, () => publishSized(`ref-${bytes}-${run}`, bytes));
+      await measure(sized, `${label} event, by value (as before)`, () =>
+        startByValue(`val-${bytes}-${run}`, bytes),
+      );
+    }
+  } finally {
+    await connection.close();
+    await sized.stop();
   }
   await nc.close();
   hook.close();
