@@ -25,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * A first send the rate limit service refuses waits before any attempt row exists. It is
  * a delivery all the same: GET /webhooks/{id} shows it waiting with the reason, cancel
- * ends it, a lost workflow is restarted or closed by reconciliation, and --abort-after
+ * and config deactivation end it, a lost workflow is restarted or closed by reconciliation, and --abort-after
  * counts from its acceptance.
  */
 describe("a first send that waits for the rate limit service", function () {
@@ -82,6 +82,34 @@ describe("a first send that waits for the rate limit service", function () {
     after(async () => {
       await env.stop();
       await temporal?.stop();
+    });
+
+    it("ends a waiting first send when its config is deactivated, with the reason, and never sends it", async () => {
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.deactivated"] });
+      await atSecondOfMinute(2, 40);
+      const events = [env.event({ type: "deactivated" }), env.event({ type: "deactivated" })];
+      for (const e of events) await env.publish(e);
+      const ids = events.map((e) => webhookOf(env, config.id, e.idempotency_key));
+      const get = async (id: string) => (await env.api.call("GET", `/webhooks/${id}`)).body.data;
+      let statuses: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        statuses = (await Promise.all(ids.map(get))).map((v) => v?.status);
+        if (statuses.includes("success") && statuses.includes("waiting")) break;
+        await sleep(100);
+      }
+      expect([...statuses].sort()).to.deep.equal(["success", "waiting"]);
+      const i = statuses.indexOf("waiting");
+
+      const d = await env.api.call("PUT", `/configs/${config.id}/deactivate`);
+      expect(d.status, d.text).to.equal(200);
+      const result = await env.result(config.id, events[i]!.idempotency_key);
+      expect(result).to.include({ status: "failed", attempts: 0, reason: "config deactivated" });
+      expect(await get(ids[i]!)).to.include({
+        status: "failed",
+        reason: "config deactivated",
+        attemptCount: 0,
+      });
+      expect(receiver.requests.filter((r) => r.headers["svc-webhook-id"] === ids[i])).to.have.length(0);
     });
 
     it("answers GET for each at once, cancels one, and restarts or closes every other one", async () => {
