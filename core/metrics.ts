@@ -153,7 +153,7 @@ export const eventsIngested = new Counter({
 
 export const reconciled = new Counter({
   name: "webhooks_reconciliation_total",
-  help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), failed (the repair itself failed; tried again next round)",
+  help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), ended (it had ended meanwhile: nothing to do), failed (the repair itself failed; tried again next round)",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

@@ -1,9 +1,8 @@
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { closeUnsent } from "../activities/unsent-deliveries.js";
 import type { ProcessContext } from "../core/process-context.js";
-import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { eventOfRow } from "../core/stored-events.js";
-import { CLOSED_FOR_GOOD, type Outcome, repairAll, workflowStatus } from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
 // Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
@@ -44,14 +43,21 @@ export class UnsentReconciler {
       rows.length < options.retryBatchSize || !last
         ? undefined
         : { at: last.next_try_at, id: last.webhook_id };
-    return repairAll(rows, (row) => this.repair(row).catch((err: unknown) => this.failed(row, err)));
+    return repairAll(rows, (row) => this.repair(row));
   }
 
-  private async repair(row: UnsentRow): Promise<Outcome> {
-    const status = await workflowStatus(this.rt, row.workflow_id);
-    if (status === "RUNNING") return "running";
-    const final = CLOSED_FOR_GOOD[status];
-    if (final) return this.close(row, final, status);
+  private repair(row: UnsentRow): Promise<Outcome> {
+    return repairDelivery(this.rt, {
+      webhookId: row.webhook_id,
+      what: "delivery waiting for its first send",
+      workflowId: () => Promise.resolve(row.workflow_id),
+      close: (reason) => closeUnsent(this.rt.db.pool, row.webhook_id, reason),
+      restart: (workflowId, status) => this.restart(row, workflowId, status),
+    });
+  }
+
+  /** Starts the delivery again from its first send when config and caps allow, else says why not. */
+  private async restart(row: UnsentRow, workflowId: string, status: string): Promise<Restart> {
     const config = await this.rt.db.prisma.config.findUnique({ where: { id: row.config_id } });
     let reason = whyNoFurtherTry({
       config,
@@ -63,42 +69,12 @@ export class UnsentReconciler {
     const event = await eventOfRow(this.rt.db.pool, { eventId: row.event_id, payload: row.payload });
     if (!event) reason ??= "its event is no longer stored";
     if (reason || !config || !event)
-      return this.close(row, `${reason} (never sent; workflow ${status.toLowerCase()})`, status);
-    const { started } = await startDelivery(
-      this.rt,
-      config,
-      event,
-      row.workflow_id,
-      row.replay_of ?? undefined,
-      {
-        webhookId: row.webhook_id,
-        acceptedAt: row.accepted_at.toISOString(),
-        resume: { retryAttempt: 0, attempts: [] },
-      },
-    );
-    this.rt.logger.warn(
-      { webhookId: row.webhook_id, workflowId: row.workflow_id, workflow: status, started },
-      "reconciliation restarted a delivery waiting for its first send",
-    );
-    return started ? "restarted" : "running";
-  }
-
-  private async close(row: UnsentRow, reason: string, workflow: string): Promise<"closed"> {
-    const closed = await closeUnsent(this.rt.db.pool, row.webhook_id, reason);
-    this.rt.logger.warn(
-      { webhookId: row.webhook_id, workflow, reason, closed },
-      "reconciliation closed a delivery waiting for its first send",
-    );
-    return "closed";
-  }
-
-  private async failed(row: UnsentRow, err: unknown): Promise<"closed" | "failed"> {
-    const permanent = permanentFailureOf(err);
-    if (permanent) return this.close(row, permanent.message, "NOT RESTARTABLE");
-    this.rt.logger.warn(
-      { webhookId: row.webhook_id, err: describeFailure(err) },
-      "reconciliation could not repair a waiting delivery; next round tries again",
-    );
-    return "failed";
+      return { close: `${reason} (never sent; workflow ${status.toLowerCase()})` };
+    const { started } = await startDelivery(this.rt, config, event, workflowId, row.replay_of ?? undefined, {
+      webhookId: row.webhook_id,
+      acceptedAt: row.accepted_at.toISOString(),
+      resume: { retryAttempt: 0, attempts: [] },
+    });
+    return started ? "started" : "already started";
   }
 }

@@ -3,11 +3,10 @@ import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { deliveryKey, webhookIdFor } from "../core/event-message.js";
 import { reconciled } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
-import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
-import { CLOSED_FOR_GOOD, repairAll, workflowStatus } from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
@@ -25,6 +24,8 @@ export interface ReconcileReport {
   running: number;
   restarted: number;
   closed: number;
+  /** Deliveries that had ended by the time they were looked at (their workflow or another reconciler). */
+  ended: number;
   /** Repairs that failed for a reason that may pass (Temporal or the database unavailable); tried next round. */
   failed: number;
 }
@@ -61,12 +62,10 @@ export class Reconciler {
     const last = rows.at(-1);
     this.cursor =
       rows.length < options.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
-    const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, failed: 0 };
+    const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, ended: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
-    const outcomes = await repairAll(deliveries, (row) =>
-      this.repair(row).catch((err: unknown) => this.failed(row, err)),
-    );
+    const outcomes = await repairAll(deliveries, (row) => this.repair(row));
     // Deliveries whose first send waits have no attempt row: walked apart.
     for (const outcome of [...outcomes, ...(await this.unsent.tick(cutoff))]) {
       report.checked++;
@@ -78,31 +77,17 @@ export class Reconciler {
     return report;
   }
 
-  private async repair(row: QueuedRow): Promise<"running" | "restarted" | "closed" | "failed"> {
-    const workflowId =
-      row.workflow_id ??
-      (await this.derivedWorkflowId(row.webhook_id)) ??
-      (await this.findWorkflow(row.webhook_id));
-    const status = workflowId ? await workflowStatus(this.rt, workflowId) : "MISSING";
-    if (status === "RUNNING") return "running";
-    const final = CLOSED_FOR_GOOD[status];
-    if (final) return this.close(row.webhook_id, final, status);
-    return this.restart(row.webhook_id, workflowId ?? `delivery-restart:${row.webhook_id}`, status);
-  }
-
-  /**
-   * One delivery's repair failed: a restart that can never start (its config row
-   * is unusable, Temporal refuses the input) closes the row with the reason; any
-   * other error leaves it for the next round. Either way the others go on.
-   */
-  private async failed(row: QueuedRow, err: unknown): Promise<"closed" | "failed"> {
-    const permanent = permanentFailureOf(err);
-    if (permanent) return this.close(row.webhook_id, permanent.message, "NOT RESTARTABLE");
-    this.rt.logger.warn(
-      { webhookId: row.webhook_id, err: describeFailure(err) },
-      "reconciliation could not repair a delivery; next round tries again",
-    );
-    return "failed";
+  private repair(row: QueuedRow): Promise<Outcome> {
+    return repairDelivery(this.rt, {
+      webhookId: row.webhook_id,
+      what: "delivery",
+      workflowId: async () =>
+        row.workflow_id ??
+        (await this.derivedWorkflowId(row.webhook_id)) ??
+        (await this.findWorkflow(row.webhook_id)),
+      close: (reason) => failPending(this.rt.db.prisma, row.webhook_id, reason),
+      restart: (workflowId, status) => this.restart(row.webhook_id, workflowId, status),
+    });
   }
 
   /**
@@ -133,18 +118,8 @@ export class Reconciler {
     return undefined;
   }
 
-  private async close(webhookId: string, reason: string, workflow: string): Promise<"closed"> {
-    const closed = await failPending(this.rt.db.prisma, webhookId, reason);
-    this.rt.logger.warn({ webhookId, workflow, reason, closed }, "reconciliation closed a delivery");
-    return "closed";
-  }
-
-  /** Starts the delivery again from its newest row when config and caps allow, else closes it. */
-  private async restart(
-    webhookId: string,
-    workflowId: string,
-    workflow: string,
-  ): Promise<"restarted" | "running" | "closed"> {
+  /** Starts the delivery again from its newest row when config and caps allow, else says why not. */
+  private async restart(webhookId: string, workflowId: string, workflow: string): Promise<Restart> {
     const { prisma } = this.rt.db;
     const rows = await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
     const first = rows[0];
@@ -154,7 +129,7 @@ export class Reconciler {
       !last ||
       !rows.some((r) => r.status === AttemptStatus.toRetry || r.status === AttemptStatus.retrying)
     )
-      return "closed"; // closed meanwhile by its own workflow or another reconciler
+      return "ended"; // closed meanwhile by its own workflow or another reconciler
     const policy = deliveryPolicy(this.rt);
     const config = await prisma.config.findUnique({ where: { id: last.configId } });
     const next = last.retryAttempt + 1;
@@ -167,21 +142,13 @@ export class Reconciler {
     });
     const event = await eventOfRow(this.rt.db.pool, last);
     if (!event) reason ??= "its event is no longer stored";
-    if (reason || !config || !event)
-      return this.close(webhookId, `${reason} (workflow ${workflow.toLowerCase()})`, workflow);
+    if (reason || !config || !event) return { close: `${reason} (workflow ${workflow.toLowerCase()})` };
     const attempts = rows.map(summarize);
     const { started } = await startDelivery(this.rt, config, event, workflowId, last.replayOf ?? undefined, {
       webhookId,
       resume: { retryAttempt: next, attempts },
     });
-    this.rt.logger.warn(
-      { webhookId, workflowId, workflow, retryAttempt: next, started },
-      started
-        ? "reconciliation restarted a delivery whose workflow was not running"
-        : "reconciliation found the delivery restarted meanwhile",
-    );
-    // Not started: another reconciler (or a redelivery) started the same workflow id first.
-    return started ? "restarted" : "running";
+    return started ? "started" : "already started";
   }
 }
 

@@ -2,7 +2,9 @@ import { expect } from "chai";
 import pg from "pg";
 import { webhookIdFor } from "../../core/event-message.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { metric } from "../support/poison.js";
 import { Receiver } from "../support/receiver.js";
+import { startWebhooks } from "../support/webhooks-server.js";
 import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 /**
@@ -15,6 +17,10 @@ describe("reconciliation after Temporal lost its state", function () {
   this.timeout(180_000);
   // RECONCILE_DELIVERIES=200 measures a bigger wipe by hand; CI runs 20.
   const DELIVERIES = Number(process.env.RECONCILE_DELIVERIES ?? 20);
+  const RECONCILE_FLAGS = [
+    ...["--min-backoff-delay", "3s", "--max-backoff-delay", "3s"],
+    ...["--retry-period", "300ms", "--reconcile-grace", "1s", "--max-attempts", "10"],
+  ];
   const env = new DeliveryEnv();
   const temporal = new WipeableTemporal();
   let receiver: Receiver;
@@ -22,21 +28,7 @@ describe("reconciliation after Temporal lost its state", function () {
 
   before(async () => {
     await temporal.start();
-    await env.start(
-      [
-        "--min-backoff-delay",
-        "3s",
-        "--max-backoff-delay",
-        "3s",
-        "--retry-period",
-        "300ms",
-        "--reconcile-grace",
-        "1s",
-        "--max-attempts",
-        "10",
-      ],
-      temporal.address,
-    );
+    await env.start(RECONCILE_FLAGS, temporal.address);
     receiver = await new Receiver().start();
     db = new pg.Client({ connectionString: env.api.db.url });
     await db.connect();
@@ -101,6 +93,69 @@ describe("reconciliation after Temporal lost its state", function () {
     }
     const metrics = await (await fetch(`${env.api.url}/metrics`)).text();
     expect(metrics).to.match(/webhooks_reconciliation_total\{outcome="restarted"\} [1-9]/);
+  });
+
+  it("counts each repair once when two processes reconcile the same rows", async () => {
+    // A second reconciling process on the same database, Temporal and task queue.
+    const second = await startWebhooks({
+      worker: true,
+      db: env.api.db,
+      temporalAddress: temporal.address,
+      args: [...RECONCILE_FLAGS, "--task-queue", env.api.taskQueue, "--no-consume", "--audit-topic", ""],
+    });
+    try {
+      const calls = new Map<string, number>();
+      receiver.respond = (req, res) => {
+        const id = String(req.headers["svc-webhook-id"]);
+        const n = (calls.get(id) ?? 0) + 1;
+        calls.set(id, n);
+        res.writeHead(n === 1 ? 500 : 200).end();
+      };
+      const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.twice"] });
+      for (let i = 0; i < DELIVERIES; i++) await env.publish(env.event({ type: "twice" }));
+      const deadline = Date.now() + 60_000;
+      while ((await queued(config.id)) < DELIVERIES) {
+        if (Date.now() > deadline) throw new Error(`only ${await queued(config.id)} deliveries queued`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const counts = async () => {
+        const out: Record<string, number> = {};
+        for (const outcome of ["restarted", "closed", "running", "ended"])
+          out[outcome] =
+            (await metric(env.api, "webhooks_reconciliation_total", { outcome })) +
+            (await metric(second, "webhooks_reconciliation_total", { outcome }));
+        return out;
+      };
+      const before = await counts();
+
+      await temporal.wipe();
+      const wipedAt = Date.now();
+      while ((await queued(config.id)) > 0) {
+        if (Date.now() - wipedAt > 90_000)
+          throw new Error(`${await queued(config.id)} deliveries still queued`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const after = await counts();
+      const delta = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k]!]));
+      console.log(`      two reconcilers after the wipe: ${JSON.stringify(delta)}`);
+      // Every delivery restarted once and succeeded: `restarted` counts the workflows that
+      // started, whichever process started each; nothing was closed.
+      const { rows } = await db.query(
+        `SELECT webhook_id, array_agg(retry_attempt ORDER BY retry_attempt) AS tries,
+                (array_agg(status::text ORDER BY retry_attempt DESC))[1] AS last
+           FROM attempts WHERE config_id = $1 GROUP BY webhook_id`,
+        [config.id],
+      );
+      expect(rows).to.have.length(DELIVERIES);
+      for (const r of rows) {
+        expect(r, r.webhook_id).to.deep.include({ tries: [0, 1], last: "success" });
+        expect(calls.get(r.webhook_id), r.webhook_id).to.equal(2);
+      }
+      expect(delta.restarted).to.equal(DELIVERIES);
+      expect(delta.closed).to.equal(0);
+    } finally {
+      await second.stop();
+    }
   });
 
   it("restarts a row written before rows named their workflow under the delivery's own id, never a second one", async () => {
