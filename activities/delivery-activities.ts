@@ -23,10 +23,13 @@ import type {
   ClaimInput,
   ClaimOutcome,
   CloseInput,
+  LocalFirstInput,
+  LocalFirstOutcome,
   SendAttemptInput,
   SendOutcome,
 } from "./delivery-types.js";
 import { type SendResult, sendWebhook } from "./http-send.js";
+import type { LocalFirstSends } from "./local-first.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim, renewClaim, type SendClaim } from "./send-claims.js";
@@ -48,6 +51,10 @@ export interface DeliveryDeps {
   egress: EgressPolicy;
   /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
   onPost?: (workflowId: string) => void;
+  /** Local first sends of this worker (--send-mode local-first): cool-downs and detached POSTs. */
+  localFirst?: LocalFirstSends;
+  /** Tells a delivery's workflow that its detached first send has written its row. */
+  firstSendSettled?: (workflowId: string) => Promise<void>;
 }
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
@@ -59,6 +66,8 @@ export function createDeliveryActivities({
   rateLimit,
   egress,
   onPost,
+  localFirst,
+  firstSendSettled,
 }: DeliveryDeps) {
   /** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
   const permission = (configId: string, endpoint: string): Promise<number> => {
@@ -223,7 +232,7 @@ export function createDeliveryActivities({
    * together; without permission nothing is sent, the claim is given back and the claimed
    * row is queued again until then.
    */
-  const send = async (input: SendAttemptInput): Promise<SendOutcome> => {
+  const send = async (input: SendAttemptInput, onPosting?: () => void): Promise<SendOutcome> => {
     const { workflowExecution, activityId, attempt } = Context.current().info;
     const deadline = writeDeadline();
     const claim: SendClaim = {
@@ -251,7 +260,7 @@ export function createDeliveryActivities({
       () => void renewClaim(pool, claim).catch(() => undefined),
       HEARTBEAT_EVERY_MS,
     );
-    const progress = { posted: false };
+    const progress = { posted: false, onPosting };
     try {
       return await sendClaimed(input, claim, config, deadline, progress);
     } catch (err) {
@@ -270,7 +279,7 @@ export function createDeliveryActivities({
     claim: SendClaim,
     config: Config | null,
     deadline: number,
-    progress: { posted: boolean },
+    progress: { posted: boolean; onPosting?: (() => void) | undefined },
   ): Promise<SendOutcome> => {
     if (!config?.active) {
       const reason = config ? "config deactivated" : "config deleted";
@@ -299,6 +308,7 @@ export function createDeliveryActivities({
     // and the egress policy may deny where it leads: neither can succeed on a retry.
     const usable = URL.canParse(config.endpoint);
     progress.posted = usable;
+    if (usable) progress.onPosting?.();
     const result: SendResult = usable
       ? await post(config, input, event)
       : {
@@ -352,6 +362,55 @@ export function createDeliveryActivities({
      * permission nothing is sent and the claimed row is queued again until then.
      */
     sendAttempt: (input: SendAttemptInput): Promise<SendOutcome> => heartbeating(() => send(input)),
+
+    /**
+     * The first send as a local activity (--send-mode local-first): the send above, given
+     * `budgetMs` to answer. Past it, the POST goes on detached, the workflow is told to
+     * hand over to the sends queue (whose send finds this one's row, or its claim), and
+     * the config cools down; a send that failed cools it down too. A config cooling down,
+     * or a worker with too many detached POSTs, hands over at once without sending.
+     */
+    async sendFirstLocally(input: LocalFirstInput): Promise<LocalFirstOutcome> {
+      const sends = localFirst;
+      const skip = sends ? sends.skipReason(input.configId) : "this worker takes no local first sends";
+      if (!sends || skip) return { handedOver: skip ?? "", detached: false };
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? "";
+      // The budget is the receiver's: it runs from the moment the POST leaves.
+      let timer: NodeJS.Timeout | undefined;
+      let posting = () => {};
+      const overBudget = new Promise<undefined>((r) => {
+        posting = () => {
+          timer = setTimeout(() => r(undefined), input.budgetMs);
+        };
+      });
+      const sending = send(input, () => posting());
+      const outcome = await Promise.race([sending, overBudget]).finally(() => clearTimeout(timer));
+      if (outcome) {
+        if ("attempt" in outcome && outcome.attempt.status !== "success")
+          sends.coolDown(
+            input.configId,
+            `a first send got ${outcome.attempt.statusCode || outcome.attempt.error}`,
+          );
+        return outcome;
+      }
+      const why = `no answer within ${input.budgetMs} ms`;
+      sends.coolDown(input.configId, `a first send had ${why}`);
+      sends.detach(
+        sending
+          .catch((err: unknown) =>
+            logger.warn({ webhookId: input.webhookId, err: String(err) }, "detached first send failed"),
+          )
+          .finally(() =>
+            firstSendSettled?.(workflowId).catch((err: unknown) =>
+              logger.debug(
+                { workflowId, err: String(err) },
+                "could not tell the workflow its first send ended",
+              ),
+            ),
+          ),
+      );
+      return { handedOver: why, detached: true };
+    },
 
     /**
      * Before a re-send: claims the queued row (`retrying`) and checks that the

@@ -38,6 +38,12 @@ export interface DeliveryInput {
   /** Send as local activities of the workflow worker (--send-mode local) instead of on sendTaskQueue. */
   localSends?: boolean;
   /**
+   * --send-mode local-first: the first send runs as a local activity of the workflow
+   * worker, and hands over to sendTaskQueue when it has no answer within this many ms
+   * (activities/local-first.ts); retries always go to sendTaskQueue.
+   */
+  localFirstBudgetMs?: number;
+  /**
    * Where a run picks the delivery up instead of at its first send: after a
    * continue-as-new, or when reconciliation restarts a delivery whose workflow
    * was lost. The run waits until the last attempt's next retry, claims it and
@@ -82,6 +88,17 @@ export type ClaimOutcome = { proceed: true } | { proceed: false; reason: string 
 
 /** What one send activity did: an attempt row, nothing (the delivery ends), or wait for the rate limit. */
 export type SendOutcome = { attempt: AttemptSummary } | { skipped: string } | { waitMs: number };
+
+/**
+ * What a local first send did: a send outcome within its budget, or handed over to the
+ * sends queue. `detached`: its POST is still out in the worker, which signals the workflow
+ * (firstSendSettledSignal) once its row is written; the queue's send then finds that row.
+ */
+export type LocalFirstOutcome = SendOutcome | { handedOver: string; detached: boolean };
+
+export interface LocalFirstInput extends SendAttemptInput {
+  budgetMs: number;
+}
 
 export interface CloseInput {
   webhookId: string;

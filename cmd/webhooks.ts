@@ -353,10 +353,18 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--send-mode <mode>",
-        "how new deliveries send: queue (activities on <task-queue>-sends) or local (local activities of the workflow worker)",
+        "how new deliveries send: local-first (the first send in the workflow worker, then <task-queue>-sends past --local-send-budget or to retry), queue (always <task-queue>-sends) or local (always the workflow worker)",
       )
-        .choices(["queue", "local"])
-        .default("queue"),
+        .choices(["local-first", "queue", "local"])
+        .default("local-first"),
+    )
+    .addOption(
+      new Option(
+        "--local-send-budget <duration>",
+        "local-first: how long a first send in the workflow worker may wait for its answer before the sends queue takes over",
+      )
+        .default(d("1s"), "1s")
+        .argParser(positiveDurationArg),
     )
     .option(
       "--no-eager-start",
@@ -481,6 +489,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
     maxDeliveriesInFlight: opt("maxDeliveriesInFlight"),
     sendMode: opt("sendMode"),
+    localSendBudget: opt("localSendBudget"),
     eagerStart: o.eagerStart !== false,
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),

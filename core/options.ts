@@ -7,7 +7,7 @@ import type { EgressOptions } from "./egress-policy.js";
 import type { TracingSettings } from "./tracing.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksOptions.sendMode). */
-export type SendMode = "queue" | "local";
+export type SendMode = "queue" | "local" | "local-first";
 
 /** Bearer-token checks of the REST API (api/auth.ts): the JWKS, optional issuer and audience, scopes. */
 export interface AuthOptions {
@@ -88,10 +88,13 @@ export interface WebhooksOptions {
   maxDeliveriesInFlight: number;
   /**
    * Where new deliveries send: `queue`, as activities on `<task-queue>-sends` (scaled
-   * apart), or `local`, as local activities of the workflow worker (fewer Temporal
-   * round trips per delivery, no separate send capacity).
+   * apart), `local`, as local activities of the workflow worker (fewer Temporal round
+   * trips per delivery, no separate send capacity), or `local-first` (the default): the
+   * first send local within localSendBudget, then the queue (activities/local-first.ts).
    */
   sendMode: SendMode;
+  /** --local-send-budget: how long a local first send may wait for its answer before it hands over. */
+  localSendBudget: number;
   /**
    * Whether deliveries this process starts ask for eager workflow start when it also
    * runs the delivery workflow worker (their first workflow task then runs here

@@ -10,6 +10,7 @@ import {
   Worker,
 } from "@temporalio/worker";
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
+import { LocalFirstSends } from "../activities/local-first.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
@@ -19,6 +20,7 @@ import type { BrokerPublisher } from "../core/broker/types.js";
 import { observeDeliveriesInFlight, observeWorkflowTaskSlots } from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
+import { firstSendSettledSignal } from "../workflows/delivery.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { startAutoDeactivation } from "./auto-deactivation.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
@@ -108,8 +110,14 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     : undefined;
   if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
   const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
+  const localFirst = new LocalFirstSends(options.maxConcurrentSends);
+  // Before the database closes (added later, so it runs sooner): detached first sends write their rows.
+  rt.shutdown.add("detached first sends", () => localFirst.drain());
   const deps = {
     onPost: (workflowId: string) => inFlight.posting(workflowId),
+    localFirst,
+    firstSendSettled: (workflowId: string) =>
+      rt.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
     prisma: rt.db.prisma,
     pool: rt.db.pool,
     logger,

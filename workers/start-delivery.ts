@@ -91,6 +91,9 @@ export async function startDelivery(
           acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
           ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
           ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
+          ...(rt.options.sendMode === "local-first"
+            ? { localFirstBudgetMs: rt.options.localSendBudget }
+            : {}),
           ...(restart ? { resume: restart.resume } : {}),
         },
       ],

@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -20,6 +21,7 @@ import type {
   AttemptSummary,
   DeliveryInput,
   DeliveryResult,
+  LocalFirstOutcome,
   SendOutcome,
 } from "../activities/delivery-types.js";
 import { LEGACY_SEND_BUDGET_MS, sendBudgetMs } from "../activities/send-budget.js";
@@ -35,6 +37,12 @@ export const attemptsQuery = defineQuery<AttemptSummary[]>("attempts");
  * `failed`. A send in flight completes first.
  */
 export const closeDeliverySignal = defineSignal<[reason: string]>("close");
+
+/**
+ * --send-mode local-first: the first send's POST, detached from its local activity past
+ * the budget, has written its row (activities/local-first.ts); the queue's send finds it.
+ */
+export const firstSendSettledSignal = defineSignal("first-send-settled");
 
 /**
  * Patch ids (see "Changing the delivery workflow" in the README). Workflows
@@ -62,11 +70,16 @@ const { deliveries } = proxySinks<DeliverySinks>();
 // Activity retries are for infrastructure failures only (database down, worker
 // lost); the endpoint's answer is always an attempt row, never an exception.
 const retry = { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" } as const;
+/** How long a send may take: its POST's timeout plus a bounded overhead (activities/send-budget.ts). */
+const sendBudgetOf = (input: DeliveryInput) =>
+  input.policy.sendTimeoutMs ? sendBudgetMs(input.policy.sendTimeoutMs) : LEGACY_SEND_BUDGET_MS;
+/** A local first send answers within its budget by itself; this only bounds one that is stuck. */
+const LOCAL_FIRST_MARGIN_MS = 10_000;
+
 const activities = (input: DeliveryInput) => {
-  // A send may take its POST's timeout plus a bounded overhead (activities/send-budget.ts);
-  // Temporal must not give up on it sooner. (Timeouts are not part of replay's checks.)
-  const sendTimeoutMs = input.policy.sendTimeoutMs;
-  const startToCloseTimeout = sendTimeoutMs ? sendBudgetMs(sendTimeoutMs) : LEGACY_SEND_BUDGET_MS;
+  // Temporal must not give up on a send sooner than it may take. (Timeouts are not part
+  // of replay's checks.)
+  const startToCloseTimeout = sendBudgetOf(input);
   return input.localSends
     ? // In the workflow worker: no activity task, one workflow task fewer per send.
       proxyLocalActivities<DeliveryActivities>({ startToCloseTimeout, retry })
@@ -88,6 +101,11 @@ const activities = (input: DeliveryInput) => {
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
   const { sendAttempt, claimRetry, rateLimitWait, closeDelivery } = activities(input);
+  const { sendFirstLocally } = proxyLocalActivities<DeliveryActivities>({
+    startToCloseTimeout: (input.localFirstBudgetMs ?? 0) + LOCAL_FIRST_MARGIN_MS,
+    // A local first send that fails for any reason hands over to the queue instead.
+    retry: { maximumAttempts: 1 },
+  });
   const attempts: AttemptSummary[] = [...(input.resume?.attempts ?? [])];
   setHandler(attemptsQuery, () => attempts);
   // Acted on before any hand-over (both continue-as-new sites check it first, in the same
@@ -95,6 +113,10 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   let closing: string | undefined;
   setHandler(closeDeliverySignal, (reason) => {
     closing ??= reason;
+  });
+  let firstSendSettled = false;
+  setHandler(firstSendSettledSignal, () => {
+    firstSendSettled = true;
   });
   /** A durable timer that a close signal cuts short (the same timer command as a plain sleep). */
   const wait = (ms: number) => condition(() => closing !== undefined, Math.max(1, ms));
@@ -162,6 +184,33 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
     return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
   };
 
+  // --send-mode local-first: the first send in this worker, within its budget; otherwise
+  // (no answer in time, a worker that takes none, a failure) on the sends queue. A POST
+  // still out past the budget is waited for (its signal, at most a send's own time): the
+  // queue's send then finds its row, or takes over its claim if it never came.
+  const handOverFirst = async (o: { handedOver: string; detached: boolean }, rateLimited: boolean) => {
+    setCurrentDetails(`first send handed to the sends queue: ${o.handedOver}`);
+    if (o.detached) await condition(() => firstSendSettled, sendBudgetOf(input));
+    return send(0, rateLimited);
+  };
+  const sendFirst = (rateLimited: boolean): Promise<SendOutcome> => {
+    const budgetMs = input.localFirstBudgetMs;
+    if (!budgetMs) return send(0, rateLimited);
+    deliveries.sendStarted();
+    return CancellationScope.nonCancellable(() =>
+      sendFirstLocally({ ...input, rateLimited, retryAttempt: 0, budgetMs }),
+    ).then(
+      (o: LocalFirstOutcome) => ("handedOver" in o ? handOverFirst(o, rateLimited) : o),
+      (err: unknown) => {
+        if (!(err instanceof ActivityFailure)) throw err;
+        return handOverFirst(
+          { handedOver: `local send failed: ${err.message}`, detached: false },
+          rateLimited,
+        );
+      },
+    );
+  };
+
   try {
     const start = input.resume?.retryAttempt ?? 0;
     if (start > 0) {
@@ -179,7 +228,7 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         await legacyGate();
         inSend = false;
       }
-      let outcome = await send(retryAttempt, inSend);
+      let outcome = await (retryAttempt === 0 ? sendFirst(inSend) : send(retryAttempt, inSend));
       deliveries.sendFinished();
       while ("waitMs" in outcome) {
         // Waiting for the rate limit is never an attempt; a long wait hands over to a

@@ -24,7 +24,8 @@ import { stopTestTemporal } from "../support/temporal.js";
 //   npm run record-histories -- [--set NAME] [scenario …]
 // (every scenario into CURRENT_SET when nothing is named).
 
-type Respond = (calls: number) => [number, Record<string, string>?];
+/** Status, headers and how long the receiver takes to answer (ms). */
+type Respond = (calls: number) => [number, Record<string, string>?, number?];
 type After = "deactivate" | "reactivate" | "replay" | "cancel" | "close-row" | "lose-workflow";
 
 interface Scenario {
@@ -34,6 +35,8 @@ interface Scenario {
   after?: After;
   /** Recorded with `--send-mode local` (sends as local activities). */
   local?: true;
+  /** Recorded with `--send-mode local-first` (the default since v4) and a 1 s budget. */
+  localFirst?: true;
   /** Recorded through the rate limit service, one send a second per config; this many events at once. */
   rateLimitedBurst?: number;
   /** Of a burst, record the run that continued as new (`first`) or the run that resumed (`last`). */
@@ -66,6 +69,9 @@ const scenarios: Scenario[] = [
     after: "lose-workflow",
   },
   { name: "local-retries-then-success", respond: (n) => [n <= 1 ? 500 : 200], local: true },
+  { name: "local-first-success", respond: () => [200], localFirst: true },
+  { name: "local-first-handed-over", respond: () => [200, {}, 2500], localFirst: true },
+  { name: "local-first-retries", respond: (n) => [n <= 1 ? 500 : 200], localFirst: true },
   { name: "rate-limit-waits", respond: () => [200], rateLimitedBurst: 3 },
   { name: "continued-as-new", respond: () => [200], rateLimitedBurst: 8, run: "first" },
   { name: "resumed-after-continue-as-new", respond: () => [200], rateLimitedBurst: 8, run: "last" },
@@ -77,9 +83,17 @@ const scenarios: Scenario[] = [
   },
 ];
 
-type Group = "queue" | "local" | "rate-limited" | "long-retries";
+type Group = "queue" | "local" | "local-first" | "rate-limited" | "long-retries";
 const groupOf = (s: Scenario): Group =>
-  s.local ? "local" : s.rateLimitedBurst ? "rate-limited" : s.longRetries ? "long-retries" : "queue";
+  s.local
+    ? "local"
+    : s.localFirst
+      ? "local-first"
+      : s.rateLimitedBurst
+        ? "rate-limited"
+        : s.longRetries
+          ? "long-retries"
+          : "queue";
 /** The rate-limited and long-retries groups' server suggests continue-as-new this early, so a burst of 8 (or a run of retries) hands over. */
 const SUGGEST_CONTINUE_AS_NEW_AT = 40;
 
@@ -95,7 +109,7 @@ async function main(): Promise<void> {
   await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
   try {
-    for (const group of ["queue", "local", "rate-limited", "long-retries"] as const) {
+    for (const group of ["queue", "local", "local-first", "rate-limited", "long-retries"] as const) {
       const members = chosen.filter((s) => groupOf(s) === group);
       if (members.length) await record(members, group, receiver, dir);
     }
@@ -126,7 +140,9 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
       "300ms",
       "--reconcile-grace",
       "1s",
-      ...(kind === "local" ? ["--send-mode", "local"] : []),
+      // Every group but local-first records the send mode it is named for (queue otherwise).
+      ...["--send-mode", kind === "local" || kind === "local-first" ? kind : "queue"],
+      ...(kind === "local-first" ? ["--local-send-budget", "1s"] : []),
       ...(ratelimit ? ["--ratelimit-addr", ratelimit.grpcAddress] : []),
     ],
     server?.address,
@@ -139,8 +155,8 @@ async function record(group: Scenario[], kind: Group, receiver: Receiver, dir: s
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: [`ledger.${type}`] });
       let calls = 0;
       receiver.respond = (_req, res) => {
-        const [status, headers] = s.respond(++calls);
-        res.writeHead(status, headers).end();
+        const [status, headers, delayMs] = s.respond(++calls);
+        setTimeout(() => res.writeHead(status, headers).end(), delayMs ?? 0);
       };
       const events = Array.from({ length: s.rateLimitedBurst ?? 1 }, (_, i) =>
         env.event({ type, idempotency_key: `history-${s.name}${i ? `-${i}` : ""}` }),

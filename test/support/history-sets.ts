@@ -23,4 +23,7 @@ export const SCENARIOS = [
   "continued-as-new",
   "resumed-after-continue-as-new",
   "continued-as-new-while-retrying",
+  "local-first-success",
+  "local-first-handed-over",
+  "local-first-retries",
 ] as const;
