@@ -15,13 +15,13 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // --worker` through Temporal workflows to a local receiver that verifies every
 // signature. Baseline in the same script: the same signed send code called
 // directly (no broker, no Temporal, no database) at the same concurrency.
-// Usage: node dist/bench/delivery/run.js [events] [pending-retries] [send-mode: queue|local]
+// Usage: node dist/bench/delivery/run.js [events] [pending-retries] [send-mode: local-first|queue|local]
 // (pending 0 skips the parked-deliveries run). TEST_TEMPORAL=server runs it on the
 // production Temporal server (scripts/temporal-server.sh) instead of the dev server.
 
 const EVENTS = Number(process.argv[2] ?? 2000);
 const PENDING = Number(process.argv[3] ?? 10_000);
-const SEND_MODE = process.argv[4] ?? "queue";
+const SEND_MODE = process.argv[4] ?? "local-first";
 const SERVER = process.env.TEST_TEMPORAL === "server" ? "server" : "dev";
 const SERVER_LABEL = SERVER === "server" ? "Temporal server (PostgreSQL)" : "Temporal dev server";
 const SECRET = Buffer.alloc(24, 9).toString("base64");

@@ -9,6 +9,8 @@ import { fromRoot } from "../../common/paths.js";
 // back in the same sitting, so the ratio deliveries/floor holds on a noisy machine.
 // A second ratio is against the floor with a delivery's database and HTTP work: what
 // deliveries lose beyond it is the broker, the consumer and the delivery workflow.
+// The default send mode, local-first, is measured with the floor of local sends (a fast
+// receiver is sent to locally) and printed with its ratio to local.
 // Usage: node dist/bench/delivery/servers.js [events=1000] [floor-workflows=400] [rounds=1]
 
 const EVENTS = process.argv[2] ?? "1000";
@@ -16,9 +18,11 @@ const FLOOR = process.argv[3] ?? "400";
 const ROUNDS = Number(process.argv[4] ?? 1);
 
 /** The floor variant of the same shape as deliveries in each send mode (both start eagerly). */
-const FLOOR_VARIANT = { queue: 1, local: 3 } as const;
+const FLOOR_VARIANT = { queue: 1, local: 3, "local-first": 3 } as const;
 /** The same with a delivery's database and HTTP work (temporal-floor.ts, delivery-io.ts). */
-const FLOOR_IO_VARIANT = { queue: 4, local: 5 } as const;
+const FLOOR_IO_VARIANT = { queue: 4, local: 5, "local-first": 5 } as const;
+/** The default (local-first, sent locally by a fast receiver) against both fixed modes. */
+const MODES = ["local-first", "queue", "local"] as const;
 
 function runScript(script: string, args: string[], server: "dev" | "server"): Promise<void> {
   const env = { ...process.env, TEST_TEMPORAL: server === "server" ? "server" : "" };
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round + 1}: floor on the ${named(server)}…\n`);
       await runScript("temporal-floor.js", [FLOOR], server);
       const floor = result(`delivery-temporal-floor${suffix}.json`).rows;
-      for (const mode of ["queue", "local"] as const) {
+      for (const mode of MODES) {
         process.stderr.write(
           `round ${round + 1}: deliveries, --send-mode ${mode}, on the ${named(server)}…\n`,
         );
@@ -91,9 +95,9 @@ async function main(): Promise<void> {
     "| server | send mode | deliveries/s | floor/s | ratio | CPU-cost ratio | floor with a delivery's I/O/s | ratio to it | p99 at half rate | worker CPU ms (floor) | Temporal CPU ms (floor) | PostgreSQL CPU ms (floor) |",
   );
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-  const summary = [];
+  const summary: { server: string; mode: string; deliveries: number }[] = [];
   for (const server of ["dev", "server"]) {
-    for (const mode of ["queue", "local"]) {
+    for (const mode of MODES) {
       const rs = rows.filter((r) => r.server === server && r.mode === mode);
       const m = (k: string) => median(rs.map((r) => r[k] as number));
       const s = {
@@ -119,6 +123,12 @@ async function main(): Promise<void> {
         `| ${server === "dev" ? "dev server (SQLite, in memory)" : "production server (PostgreSQL)"} | ${mode} | ${s.deliveries.toFixed(0)} | ${s.floor.toFixed(0)} | ${s.ratio.toFixed(2)} | ${s.cpuRatio.toFixed(2)} | ${s.floorIo.toFixed(0)} | ${s.ratioIo.toFixed(2)} | ${s.pacedP99.toFixed(0)} ms at ${s.pacedRate}/s | ${s.workerMs.toFixed(1)} (${s.floorWorkerMs.toFixed(1)}) | ${s.serverMs.toFixed(1)} (${s.floorServerMs.toFixed(1)}) | ${s.postgresMs.toFixed(1)} (${s.floorPostgresMs.toFixed(1)}) |`,
       );
     }
+  }
+  for (const server of ["dev", "server"]) {
+    const rate = (mode: string) => summary.find((x) => x.server === server && x.mode === mode)!.deliveries;
+    console.log(
+      `${server === "dev" ? "dev server" : "production server"}: local-first / local = ${(rate("local-first") / rate("local")).toFixed(2)}, local-first / queue = ${(rate("local-first") / rate("queue")).toFixed(2)}`,
+    );
   }
   const out = fromRoot("bench", "results", "delivery-servers.json");
   await writeFile(
