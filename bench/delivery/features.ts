@@ -11,6 +11,7 @@ import { startWebhooks, type WebhooksUnderTest } from "../../test/support/webhoo
 import { sendQueue } from "../../workers/task-queues.js";
 import { deliverWebhook } from "../../workflows/delivery.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
+import { type HistoryShape, historyShape } from "./history-shape.js";
 
 // bench/delivery/features: what the delivery features cost per delivery, in CPU ms by
 // component, against the broker path of the same process as the baseline (same script,
@@ -20,8 +21,10 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // carried by reference (the product's path: stored once, the workflow carries the id)
 // against the same events carried by value in the workflow input, as deliveries started
 // before events were stored by reference (still run by today's workers; started by this
-// script, so their consumer work is not in the webhooks column). CPU comes from /proc, so
-// it does not depend on what else runs.
+// script, so their consumer work is not in the webhooks column; both through the sends
+// queue). The other scenarios run in the default send mode (local-first). CPU comes from
+// /proc, so it does not depend on what else runs. A second table gives what Temporal did
+// per delivery, from a sample of each scenario's histories (history-shape.ts).
 // Usage: node dist/bench/delivery/features.js [events]
 
 const EVENTS = Number(process.argv[2] ?? 400);
@@ -31,7 +34,12 @@ interface Row {
   deliveries: number;
   seconds: number;
   cpuMsPerDelivery: Record<string, number>;
+  /** Per delivery, from a sample of its histories (JSON, as the Web UI downloads them). */
+  shape?: HistoryShape;
 }
+
+/** Deliveries whose histories are read for the shape of each scenario. */
+const SHAPE_SAMPLE = 20;
 
 /** A receiver that answers `status()` and counts requests per idempotency-key prefix. */
 async function receiver(status: () => number) {
@@ -111,7 +119,15 @@ async function main(): Promise<void> {
       ],
     });
 
-  const measure = async (api: WebhooksUnderTest, scenario: string, run: () => Promise<void>) => {
+  /** The workflow ids of the first SHAPE_SAMPLE deliveries of `prefix` to `configId`. */
+  const sample = (configId: string, prefix: string) =>
+    Array.from({ length: Math.min(SHAPE_SAMPLE, EVENTS) }, (_, i) => `delivery:${configId}:${prefix}-${i}`);
+  const measure = async (
+    api: WebhooksUnderTest,
+    scenario: string,
+    run: () => Promise<void>,
+    shapeOf?: string[],
+  ) => {
     const pid = api.process.child.pid;
     const cpu = new CpuMeter((p, comm) => {
       if (p === pid) return "webhooks (API + worker)";
@@ -134,8 +150,15 @@ async function main(): Promise<void> {
         Object.entries(ms).map(([k, v]) => [k, Number((v / EVENTS).toFixed(2))]),
       ),
     };
+    if (shapeOf) {
+      const connection = await Connection.connect({ address: api.temporalAddress });
+      row.shape = await historyShape(new Client({ connection }), shapeOf);
+      await connection.close();
+    }
     rows.push(row);
-    process.stderr.write(`${scenario}: ${JSON.stringify(row.cpuMsPerDelivery)}\n`);
+    process.stderr.write(
+      `${scenario}: ${JSON.stringify(row.cpuMsPerDelivery)} ${JSON.stringify(row.shape ?? {})}\n`,
+    );
   };
 
   const createConfig = async (api: WebhooksUnderTest, type: string) => {
@@ -159,14 +182,24 @@ async function main(): Promise<void> {
   const plainTopic = `benchf-${run}`;
   const plain = await start(plainTopic, []);
   try {
-    await createConfig(plain, "broker");
-    await createConfig(plain, "http");
+    const brokerId = await createConfig(plain, "broker");
+    const httpId = await createConfig(plain, "http");
     const recoverId = await createConfig(plain, "recover");
     // Warm-up (JIT, connections), not measured.
     await publishAll(plainTopic, "broker", `warm-${run}`);
     await until("warm-up", () => hook.count() >= EVENTS);
-    await measure(plain, "broker (baseline)", () => publishAll(plainTopic, "broker", `b-${run}`));
-    await measure(plain, "POST /events", () => postAll(plain, "http", `h-${run}`));
+    await measure(
+      plain,
+      "broker (baseline)",
+      () => publishAll(plainTopic, "broker", `b-${run}`),
+      sample(brokerId, `b-${run}`),
+    );
+    await measure(
+      plain,
+      "POST /events",
+      () => postAll(plain, "http", `h-${run}`),
+      sample(httpId, `h-${run}`),
+    );
     // Failed deliveries, then their recovery.
     failing = true;
     const since = new Date(Date.now() - 1000).toISOString();
@@ -191,16 +224,22 @@ async function main(): Promise<void> {
   const tracedTopic = `benchf-t-${run}`;
   const traced = await start(tracedTopic, ["--tracing"]);
   try {
-    await createConfig(traced, "broker");
+    const tracedId = await createConfig(traced, "broker");
     const warm = hook.count();
     await publishAll(tracedTopic, "broker", `tw-${run}`);
     await until("traced warm-up", () => hook.count() - warm >= EVENTS);
-    await measure(traced, "broker, --tracing", () => publishAll(tracedTopic, "broker", `t-${run}`));
+    await measure(
+      traced,
+      "broker, --tracing",
+      () => publishAll(tracedTopic, "broker", `t-${run}`),
+      sample(tracedId, `t-${run}`),
+    );
   } finally {
     await traced.stop();
   }
   const sizedTopic = `benchf-s-${run}`;
-  const sized = await start(sizedTopic, []);
+  // Both carried through the sends queue, as deliveries of the previous version were by default.
+  const sized = await start(sizedTopic, ["--send-mode", "queue"]);
   const connection = await Connection.connect({ address: sized.temporalAddress });
   const client = new Client({ connection });
   try {
@@ -245,9 +284,17 @@ async function main(): Promise<void> {
     await publishSized(`sw-${run}`, 1024);
     await until("sized warm-up", () => hook.count() - warm >= EVENTS);
     for (const [label, bytes] of SIZES) {
-      await measure(sized, `${label} event, by reference`, () => publishSized(`ref-${bytes}-${run}`, bytes));
-      await measure(sized, `${label} event, by value (as before)`, () =>
-        startByValue(`val-${bytes}-${run}`, bytes),
+      await measure(
+        sized,
+        `${label} event, by reference`,
+        () => publishSized(`ref-${bytes}-${run}`, bytes),
+        sample(configId, `ref-${bytes}-${run}`),
+      );
+      await measure(
+        sized,
+        `${label} event, by value (as before)`,
+        () => startByValue(`val-${bytes}-${run}`, bytes),
+        sample(configId, `val-${bytes}-${run}`),
       );
     }
   } finally {
@@ -268,6 +315,17 @@ async function main(): Promise<void> {
     const t = total(r.cpuMsPerDelivery);
     console.log(
       `| ${r.scenario} | ${components.map((c) => (r.cpuMsPerDelivery[c] ?? 0).toFixed(2)).join(" | ")} | ${t.toFixed(2)} | ${(t / total(base)).toFixed(2)} |`,
+    );
+  }
+  console.log(`\nWhat Temporal did per delivery (mean of ${SHAPE_SAMPLE} histories per scenario)\n`);
+  console.log(
+    "| scenario | workflow tasks | activities | local activities | search attribute updates | history events | history KiB |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  for (const r of rows.filter((r) => r.shape)) {
+    const h = r.shape!;
+    console.log(
+      `| ${r.scenario} | ${h.workflowTasks} | ${h.activities} | ${h.localActivities} | ${h.searchAttributeUpdates} | ${h.historyEvents} | ${(h.historyBytes / 1024).toFixed(1)} |`,
     );
   }
   mkdirSync(fromRoot("bench", "results"), { recursive: true });
