@@ -74,7 +74,8 @@ describe("scaling by task queue and surviving a killed worker", function () {
   });
 
   it("completes every delivery on the remaining worker, with one attempt row each", async () => {
-    const flow = await startWorker("workflows,maintenance", true);
+    // Sends on the sends queue from the first attempt (not the default local-first).
+    const flow = await startWorker("workflows,maintenance", true, ["--send-mode", "queue"]);
     const sendA = await startWorker("sends", false);
     const sendB = await startWorker("sends", false);
     // Slow answers keep sends in flight on both send workers when one dies.

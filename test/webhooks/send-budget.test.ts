@@ -15,7 +15,8 @@ describe("the send activity's timeout follows --send-timeout", function () {
 
   before(async () => {
     await receiver.start();
-    await env.start(["--send-timeout", "2m"]);
+    // Queue mode: every send is an activity on the sends queue with that timeout.
+    await env.start(["--send-mode", "queue", "--send-timeout", "2m"]);
   });
   after(async () => {
     await env.stop();

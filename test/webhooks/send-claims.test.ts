@@ -66,7 +66,8 @@ describe("a live worker never POSTs the same attempt twice", function () {
       };
       // One send slot: while it holds the first POST, this process polls for no other send,
       // so the retry cannot go to a poll the paused process left open on the server.
-      await env.start(["--send-timeout", "2m", "--max-concurrent-sends", "1"]);
+      // Queue mode: the first send is an activity Temporal can start a second execution of.
+      await env.start(["--send-mode", "queue", "--send-timeout", "2m", "--max-concurrent-sends", "1"]);
     });
     after(async () => {
       if (env.api?.process.child.pid) signalAll(env.api.process.child.pid, "SIGCONT");
