@@ -5,7 +5,7 @@ import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { findConfig } from "../core/config-rows.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
+import { firstSends, recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
 import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import {
@@ -373,7 +373,10 @@ export function createDeliveryActivities({
     async sendFirstLocally(input: LocalFirstInput): Promise<LocalFirstOutcome> {
       const sends = localFirst;
       const skip = sends ? sends.skipReason(input.configId) : "this worker takes no local first sends";
-      if (!sends || skip) return { handedOver: skip ?? "", detached: false };
+      if (!sends || skip) {
+        firstSends.inc({ outcome: "skipped" });
+        return { handedOver: skip ?? "", detached: false };
+      }
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? "";
       // The budget is the receiver's: it runs from the moment the POST leaves.
       let timer: NodeJS.Timeout | undefined;
@@ -386,6 +389,7 @@ export function createDeliveryActivities({
       const sending = send(input, () => posting());
       const outcome = await Promise.race([sending, overBudget]).finally(() => clearTimeout(timer));
       if (outcome) {
+        firstSends.inc({ outcome: "local" });
         if ("attempt" in outcome && outcome.attempt.status !== "success")
           sends.coolDown(
             input.configId,
@@ -393,6 +397,7 @@ export function createDeliveryActivities({
           );
         return outcome;
       }
+      firstSends.inc({ outcome: "over_budget" });
       const why = `no answer within ${input.budgetMs} ms`;
       sends.coolDown(input.configId, `a first send had ${why}`);
       sends.detach(

@@ -63,6 +63,29 @@ new Gauge({
   },
 });
 
+/** First sends of --send-mode local-first by where they went (activities/local-first.ts). */
+export const firstSends = new Counter({
+  name: "webhooks_first_sends_total",
+  help: "First sends of local-first deliveries: local (answered within --local-send-budget in the workflow worker), over_budget (moved to the sends queue, POST kept), skipped (sent through the queue: config cooling down or too many POSTs out)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+/** POSTs of local first sends still out past their budget in this process. */
+let detachedFirstSends: { detachedCount: number } | undefined;
+export function observeDetachedFirstSends(sends: typeof detachedFirstSends): void {
+  detachedFirstSends = sends;
+}
+
+new Gauge({
+  name: "webhooks_first_sends_detached",
+  help: "POSTs of local first sends still out past --local-send-budget in this process (at most --max-concurrent-sends)",
+  registers: [registry],
+  collect() {
+    this.set(detachedFirstSends?.detachedCount ?? 0);
+  },
+});
+
 /** Deliveries of this process with a send in flight (workers/deliveries-in-flight.ts); unset where it runs no workflow worker. */
 let deliveriesInFlight: { size: number; waiting: number } | undefined;
 export function observeDeliveriesInFlight(count: typeof deliveriesInFlight): void {

@@ -17,7 +17,11 @@ import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
-import { observeDeliveriesInFlight, observeWorkflowTaskSlots } from "../core/metrics.js";
+import {
+  observeDeliveriesInFlight,
+  observeDetachedFirstSends,
+  observeWorkflowTaskSlots,
+} from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
@@ -214,6 +218,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
   if (polls.has("workflows")) {
     observeWorkflowTaskSlots(workflowSlots);
     observeDeliveriesInFlight(inFlight);
+    observeDetachedFirstSends(localFirst);
   }
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
@@ -223,6 +228,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
       rt.inFlight = undefined;
       observeWorkflowTaskSlots(undefined);
       observeDeliveriesInFlight(undefined);
+      observeDetachedFirstSends(undefined);
       return connection.close();
     });
   done.catch((err) => {

@@ -1,6 +1,7 @@
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { metric } from "../support/poison.js";
 import { Receiver } from "../support/receiver.js";
 
 interface HistoryEvent {
@@ -161,5 +162,14 @@ describe("--send-mode local-first (the default)", function () {
       `      ${sent.length} deliveries to hanging receivers, ${waitedHere} waited out their budget here`,
     );
     expect(waitedHere).to.be.greaterThan(0);
+  });
+
+  it("counts first sends by where they went, and shows the POSTs still out", async () => {
+    const count = (outcome: string) => metric(env.api, "webhooks_first_sends_total", { outcome });
+    expect(await count("local")).to.be.greaterThan(100);
+    expect(await count("over_budget")).to.be.greaterThan(0);
+    expect(await count("skipped")).to.be.greaterThan(0);
+    const text = await (await fetch(`${env.api.url}/metrics`)).text();
+    expect(text).to.match(/^webhooks_first_sends_detached \d+$/m);
   });
 });
