@@ -49,7 +49,8 @@ async function run(o: Flags): Promise<void> {
   });
   shutdown.add("database", () => db.close());
 
-  const server = new EntityServer(new PrismaEntityManager(db.prisma), {}, logger);
+  // Lists are read in plain SQL on the pool Prisma runs on, where that gives exactly its rows.
+  const server = new EntityServer(new PrismaEntityManager(db.prisma, { pool: db.pool }), {}, logger);
   bindProductTables(server, o.writable ?? []);
   if (o.username !== undefined && o.password !== undefined) server.setCredentials(o.username, o.password);
 
