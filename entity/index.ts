@@ -26,6 +26,7 @@ export {
   type UrlOptions,
 } from "./client/url-generator.js";
 export { createEntityRouter, type EntityRouterOptions } from "./http/express-adapter.js";
+export { entityFastPath } from "./http/fast-path.js";
 export { PrismaEntityManager } from "./prisma/prisma-entity-manager.js";
 export type { ActionContext, ActionHandler } from "./server/actions.js";
 export type { EntityManager, EntityRepository, FieldInfo, FieldType, Row } from "./server/entity-manager.js";

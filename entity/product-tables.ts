@@ -41,18 +41,36 @@ export function redactSecrets(row: Row): Row {
   return redact(row) as Row;
 }
 
+const SECRET_KEYS: ReadonlySet<string> = new Set(SECRET_FIELDS);
+
+/** The value itself when it holds no secret key: only what changes is copied (this runs on every rendered row). */
 function redact(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redact);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const next = redact(value[i]);
+      if (next !== value[i]) {
+        out ??= value.slice();
+        out[i] = next;
+      }
+    }
+    return out ?? value;
+  }
   if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype)
     return value;
+  const obj = value as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
-  for (const [key, v] of Object.entries(value)) {
-    const secret = (SECRET_FIELDS as readonly string[]).includes(key);
-    const next = secret ? undefined : redact(v);
-    if (secret || next !== v) out ??= { ...(value as Record<string, unknown>) };
-    if (out) {
-      if (secret) delete out[key];
-      else out[key] = next;
+  for (const key of Object.keys(obj)) {
+    if (SECRET_KEYS.has(key)) {
+      out ??= { ...obj };
+      delete out[key];
+      continue;
+    }
+    const v = obj[key];
+    const next = redact(v);
+    if (next !== v) {
+      out ??= { ...obj };
+      out[key] = next;
     }
   }
   return out ?? value;

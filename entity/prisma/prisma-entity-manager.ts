@@ -9,7 +9,9 @@ import type {
 } from "../server/entity-manager.js";
 import { type ModelInfo, readDataModel } from "./data-model.js";
 import { GetBatcher } from "./get-batcher.js";
+import { ListBatcher } from "./list-batcher.js";
 import { isInvalidInput, isRecordNotFound, mapPrismaError } from "./prisma-errors.js";
+import { SqlListReader, type SqlPool } from "./sql-list.js";
 
 /** The subset of a Prisma model delegate the repository uses. */
 interface ModelDelegate {
@@ -23,6 +25,12 @@ interface ModelDelegate {
 export interface PrismaEntityManagerOptions {
   /** Models to use instead of what is read from the client (e.g. for a client built another way). */
   models?: ModelInfo[];
+  /**
+   * The pg pool the client's adapter runs on: lists are then read in plain SQL where
+   * that gives exactly Prisma's rows (entity/prisma/sql-list.ts), skipping Prisma's
+   * per-row cost; everything else still goes through Prisma.
+   */
+  pool?: SqlPool;
 }
 
 /**
@@ -34,11 +42,14 @@ export interface PrismaEntityManagerOptions {
 export class PrismaEntityManager implements EntityManager {
   private readonly models: Map<string, ModelInfo>;
 
+  private readonly pool: SqlPool | undefined;
+
   constructor(
     private readonly prisma: object,
     options: PrismaEntityManagerOptions = {},
   ) {
     this.models = options.models ? new Map(options.models.map((m) => [m.name, m])) : readDataModel(prisma);
+    this.pool = options.pool;
   }
 
   entityClasses(): string[] {
@@ -65,7 +76,12 @@ export class PrismaEntityManager implements EntityManager {
     if (model.uniqueFields && !model.uniqueFields.has(identifier)) {
       throw new Error(`identifier "${identifier}" of ${entityClass} must be @id or @unique`);
     }
-    return new PrismaRepository(entityClass, identifier, fields, delegate);
+    // Declared field types change how requests are parsed, not what the columns hold: the model's own are read.
+    const sql =
+      this.pool && model.table
+        ? SqlListReader.of(this.pool, model.fields, model.table, identifier)
+        : undefined;
+    return new PrismaRepository(entityClass, identifier, fields, delegate, sql);
   }
 }
 
@@ -82,17 +98,26 @@ function mergeFields(discovered: FieldInfo[], declared: Record<string, string>, 
 
 class PrismaRepository implements EntityRepository {
   private readonly batcher: GetBatcher<Row>;
+  private readonly lists: ListBatcher<Row>;
 
   constructor(
     readonly entityClass: string,
     readonly identifier: string,
     readonly fields: readonly FieldInfo[],
     private readonly delegate: ModelDelegate,
+    sql?: SqlListReader,
   ) {
     this.batcher = new GetBatcher<Row>(
       (ids) => this.delegate.findMany({ where: { [identifier]: { in: ids } } }),
       (id) => this.delegate.findUnique({ where: this.where(id) }),
       (row) => String(row[identifier]),
+    );
+    const findMany = (where: Row, skip: number, take: number) =>
+      this.delegate.findMany({ where, skip, take, orderBy: { [identifier]: "asc" } });
+    this.lists = new ListBatcher<Row>(
+      sql
+        ? async (where, skip, take) => (await sql.list(where, skip, take)) ?? findMany(where, skip, take)
+        : findMany,
     );
   }
 
@@ -111,12 +136,7 @@ class PrismaRepository implements EntityRepository {
 
   async list(query: ListQuery): Promise<Row[]> {
     try {
-      return await this.delegate.findMany({
-        where: query.where,
-        skip: query.skip,
-        take: query.take,
-        orderBy: { [this.identifier]: "asc" },
-      });
+      return await this.lists.list(query.where, query.skip, query.take);
     } catch (err) {
       return mapPrismaError(err);
     }

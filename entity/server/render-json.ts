@@ -1,5 +1,5 @@
 import type { EntityServerError } from "./errors.js";
-import { isBytes, isDecimalLike, isPlainObject, nonFiniteText } from "./render-values.js";
+import { isBytes, isDecimalLike, isoText, isPlainObject, nonFiniteText } from "./render-values.js";
 
 /**
  * JSON rendering. One entity is a flat object of its fields; a list is an
@@ -9,7 +9,7 @@ import { isBytes, isDecimalLike, isPlainObject, nonFiniteText } from "./render-v
  * empty lists are kept.
  */
 export function renderJson(value: unknown): string {
-  return JSON.stringify(toJsonValue(value));
+  return jsonText(value);
 }
 
 export function renderJsonError(err: EntityServerError): string {
@@ -23,32 +23,61 @@ export function renderJsonError(err: EntityServerError): string {
   });
 }
 
-function toJsonValue(value: unknown): unknown {
+/**
+ * The JSON text of a value, written in one pass: no converted copy is built,
+ * and dates do not send JSON.stringify down its slow path (toJSON calls),
+ * which for a list of rows cost more than the rest of the rendering.
+ */
+function jsonText(value: unknown): string {
   switch (typeof value) {
     case "string":
+      return JSON.stringify(value);
     case "boolean":
-      return value;
+      return value ? "true" : "false";
     case "number":
-      return Number.isFinite(value) ? value : nonFiniteText(value);
+      return Number.isFinite(value) ? String(value) : `"${nonFiniteText(value)}"`;
     case "bigint":
-      return value.toString();
+      return `"${value}"`;
     case "undefined":
-      return null;
+      return "null";
     case "object": {
-      if (value === null) return null;
-      if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-      if (Array.isArray(value)) return value.map(toJsonValue);
-      if (isBytes(value))
-        return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64");
-      if (isDecimalLike(value)) return value.toFixed();
-      if (isPlainObject(value)) {
-        const out: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v);
-        return out;
+      if (value === null) return "null";
+      if (value instanceof Date) return Number.isNaN(value.getTime()) ? "null" : `"${isoText(value)}"`;
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) out += i === 0 ? jsonText(value[i]) : `,${jsonText(value[i])}`;
+        return `${out}]`;
       }
-      return String(value);
+      if (isBytes(value))
+        return `"${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64")}"`;
+      if (isDecimalLike(value)) return JSON.stringify(value.toFixed());
+      if (isPlainObject(value)) {
+        let out = "{";
+        for (const key of Object.keys(value)) {
+          const v = value[key];
+          // An own "__proto__" key (JSON.parse makes one) has never been rendered: copied into a
+          // plain object, it set that object's prototype instead of a property.
+          if (v === undefined || key === "__proto__") continue;
+          out += `${out.length === 1 ? "" : ","}${keyText(key)}:${jsonText(v)}`;
+        }
+        return `${out}}`;
+      }
+      return JSON.stringify(String(value));
     }
     default:
-      return String(value);
+      return JSON.stringify(String(value));
   }
+}
+
+// Field names repeat on every row; keys of JSON values are the caller's data, so the cache is capped.
+const KEY_TEXT = new Map<string, string>();
+const KEY_TEXT_MAX = 10_000;
+
+function keyText(key: string): string {
+  let text = KEY_TEXT.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key);
+    if (KEY_TEXT.size < KEY_TEXT_MAX) KEY_TEXT.set(key, text);
+  }
+  return text;
 }

@@ -1,5 +1,5 @@
 import type { EntityServerError } from "./errors.js";
-import { isBytes, isDecimalLike, isPlainObject, nonFiniteText } from "./render-values.js";
+import { isBytes, isDecimalLike, isoText, isPlainObject, nonFiniteText } from "./render-values.js";
 
 /**
  * XML rendering (compact, UTF-8, no indentation: whitespace inside values is
@@ -63,7 +63,7 @@ function element(name: string, value: unknown, attrs = ""): string {
       if (value instanceof Date) {
         return Number.isNaN(value.getTime())
           ? `<${name}${attrs} nil="true"/>`
-          : leaf("datetime", value.toISOString());
+          : leaf("datetime", isoText(value));
       }
       if (isBytes(value)) {
         return leaf(

@@ -94,6 +94,48 @@ describe("entity rendering", () => {
     expect(json.nested).to.deep.equal(awkward.nested);
   });
 
+  it("writes JSON text exactly: every value kind, odd keys, dates out of the four-digit years", () => {
+    const value = {
+      text: 'quo"te \\ \n \u0000 \ud800 ☃ 😀',
+      empty: "",
+      zero: 0,
+      negZero: -0,
+      big: 2n ** 70n,
+      float: 1e21,
+      small: 1e-7,
+      nan: Number.NaN,
+      inf: Number.NEGATIVE_INFINITY,
+      yes: true,
+      nothing: null,
+      missing: undefined,
+      dates: [
+        new Date(Date.UTC(2026, 10, 27, 5, 30, 14, 5)),
+        new Date(-62198755200000),
+        new Date(Date.UTC(10000, 0, 1)),
+        new Date(Number.NaN),
+        new Date(Date.UTC(1000, 0, 1)),
+      ],
+      // biome-ignore lint/suspicious/noSparseArray: a hole renders as null
+      list: [1, undefined, , "x", [], {}],
+      bytes: new Uint8Array([0, 1, 254, 255]),
+      decimal: { toFixed: () => "12.50", isNaN: () => false },
+      // JSON.parse makes "__proto__" an own key; it has never been rendered
+      json: JSON.parse('{"__proto__":{"a":1},"2":"two","1":"one","k":{"deep":[null]}}'),
+      nullProto: Object.assign(Object.create(null), { b: 1, a: "x" }),
+      other: new Map(),
+    };
+    expect(renderJson(value)).to.equal(
+      '{"text":"quo\\"te \\\\ \\n \\u0000 \\ud800 ☃ 😀","empty":"","zero":0,"negZero":0,' +
+        '"big":"1180591620717411303424","float":1e+21,"small":1e-7,"nan":"NaN","inf":"-Infinity","yes":true,' +
+        '"nothing":null,"dates":["2026-11-27T05:30:14.005Z","-000001-01-01T00:00:00.000Z",' +
+        '"+010000-01-01T00:00:00.000Z",null,"1000-01-01T00:00:00.000Z"],"list":[1,null,null,"x",[],{}],' +
+        '"bytes":"AAH+/w==","decimal":"12.50","json":{"1":"one","2":"two","k":{"deep":[null]}},' +
+        '"nullProto":{"b":1,"a":"x"},"other":"[object Map]"}',
+    );
+    expect(renderJson([value, awkward])).to.equal(`[${renderJson(value)},${renderJson(awkward)}]`);
+    expect(renderJson(undefined)).to.equal("null");
+  });
+
   it("marks a collection so that a one-element list is still a list", () => {
     const xml = renderXmlCollection("user", [{ id: 1, user: "a field named like the alias" }]);
     expect(XMLValidator.validate(xml)).to.equal(true);

@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import express from "express";
+import pg from "pg";
 import { listen, type RunningServer } from "../../common/http-server.js";
 import { createEntityRouter } from "../../entity/http/express-adapter.js";
 import { PrismaEntityManager } from "../../entity/prisma/prisma-entity-manager.js";
@@ -9,20 +10,24 @@ import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 
 export interface Harness {
   db: TestDatabase;
+  pool: pg.Pool;
   prisma: PrismaClient;
+  /** Reads lists in plain SQL on the pool, as the entity-server command does. */
   manager: PrismaEntityManager;
 }
 
-/** A fresh migrated database on the real PostgreSQL and a Prisma client on it. */
+/** A fresh migrated database on the real PostgreSQL and a Prisma client on a pool, as the command opens them. */
 export async function openHarness(): Promise<Harness> {
   const db = await createTestDatabase();
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 5 }) });
-  return { db, prisma, manager: new PrismaEntityManager(prisma) };
+  const pool = new pg.Pool({ connectionString: db.url, max: 5 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return { db, pool, prisma, manager: new PrismaEntityManager(prisma, { pool }) };
 }
 
 export async function closeHarness(h: Harness | undefined): Promise<void> {
   if (!h) return;
   await h.prisma.$disconnect();
+  await h.pool.end();
   await h.db.drop();
 }
 
