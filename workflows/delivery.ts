@@ -187,28 +187,19 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   // --send-mode local-first: the first send in this worker, within its budget; otherwise
   // (no answer in time, a worker that takes none, a failure) on the sends queue. A POST
   // still out past the budget is waited for (its signal, at most a send's own time): the
-  // queue's send then finds its row, or takes over its claim if it never came.
+  // queue's send then finds its row, or takes over its claim if it never came. The fast
+  // path adds no promise of its own (see above): the hand-over is the slow path.
+  const localFirstBudgetMs = input.localFirstBudgetMs;
+  const sendFirstLocal = (rateLimited: boolean, budgetMs: number): Promise<LocalFirstOutcome> => {
+    deliveries.sendStarted();
+    return CancellationScope.nonCancellable(() =>
+      sendFirstLocally({ ...input, rateLimited, retryAttempt: 0, budgetMs }),
+    );
+  };
   const handOverFirst = async (o: { handedOver: string; detached: boolean }, rateLimited: boolean) => {
     setCurrentDetails(`first send handed to the sends queue: ${o.handedOver}`);
     if (o.detached) await condition(() => firstSendSettled, sendBudgetOf(input));
     return send(0, rateLimited);
-  };
-  const sendFirst = (rateLimited: boolean): Promise<SendOutcome> => {
-    const budgetMs = input.localFirstBudgetMs;
-    if (!budgetMs) return send(0, rateLimited);
-    deliveries.sendStarted();
-    return CancellationScope.nonCancellable(() =>
-      sendFirstLocally({ ...input, rateLimited, retryAttempt: 0, budgetMs }),
-    ).then(
-      (o: LocalFirstOutcome) => ("handedOver" in o ? handOverFirst(o, rateLimited) : o),
-      (err: unknown) => {
-        if (!(err instanceof ActivityFailure)) throw err;
-        return handOverFirst(
-          { handedOver: `local send failed: ${err.message}`, detached: false },
-          rateLimited,
-        );
-      },
-    );
   };
 
   try {
@@ -228,7 +219,17 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         await legacyGate();
         inSend = false;
       }
-      let outcome = await (retryAttempt === 0 ? sendFirst(inSend) : send(retryAttempt, inSend));
+      let outcome: LocalFirstOutcome;
+      try {
+        outcome = await (retryAttempt === 0 && localFirstBudgetMs
+          ? sendFirstLocal(inSend, localFirstBudgetMs)
+          : send(retryAttempt, inSend));
+      } catch (err) {
+        // Only a local first send fails over to the queue; any other send's failure ends the run.
+        if (!(retryAttempt === 0 && localFirstBudgetMs && err instanceof ActivityFailure)) throw err;
+        outcome = { handedOver: `local send failed: ${err.message}`, detached: false };
+      }
+      if ("handedOver" in outcome) outcome = await handOverFirst(outcome, inSend);
       deliveries.sendFinished();
       while ("waitMs" in outcome) {
         // Waiting for the rate limit is never an attempt; a long wait hands over to a
