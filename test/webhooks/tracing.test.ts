@@ -68,8 +68,7 @@ describe("delivery traces (--tracing, exported over OTLP)", function () {
       `consume ${env.topic}`,
       "StartWorkflow:deliverWebhook",
       "RunWorkflow:deliverWebhook",
-      // The default send mode's first send: a local activity of the workflow worker.
-      "RunActivity:sendFirstLocally",
+      "RunActivity:sendAttempt",
       "POST",
     ]);
     expect(consume!.parentSpanId).to.equal(callerSpan);
