@@ -170,11 +170,7 @@ export function createDeliveryActivities({
       const reason = `abort-after window exhausted while waiting for the rate limit service${
         input.retryAttempt === 0 ? " (never sent)" : ""
       }`;
-      if (input.retryAttempt > 0) await failPending(prisma, input.webhookId, reason);
-      else {
-        await recordUnsentWait(pool, unsentWait(input, config, eventId, reason, now));
-        await closeUnsent(pool, input.webhookId, reason);
-      }
+      await endUnsendable(input, config, reason, eventId);
       return { skipped: reason };
     }
     if (input.retryAttempt > 0)
@@ -214,11 +210,19 @@ export function createDeliveryActivities({
     throw ApplicationFailure.nonRetryable(`webhook ${input.webhookId}: the delivery names no event`);
   };
 
-  /** Ends a delivery that can never send, with a row that says why (a first send has none yet). */
-  const endUnsendable = async (input: SendAttemptInput, config: Config, reason: string) => {
+  /**
+   * Ends a delivery that can never send, with a row that says why: a first send has none
+   * yet, so it gets a closed unsent row (naming its stored event, when that still exists).
+   */
+  const endUnsendable = async (
+    input: SendAttemptInput,
+    config: Config,
+    reason: string,
+    eventId: string | null,
+  ) => {
     if (input.retryAttempt > 0) await failPending(prisma, input.webhookId, reason);
     else {
-      await recordUnsentWait(pool, unsentWait(input, config, null, reason, Date.now()));
+      await recordUnsentWait(pool, unsentWait(input, config, eventId, reason, Date.now()));
       await closeUnsent(pool, input.webhookId, reason);
     }
   };
@@ -300,7 +304,7 @@ export function createDeliveryActivities({
     const event = await readStoredEvent(pool, ref.id);
     if (!event) {
       const reason = `event ${ref.id} is no longer stored (retention removed it)`;
-      await endUnsendable(input, config, reason);
+      await endUnsendable(input, config, reason, null);
       await releaseClaim(pool, claim);
       return { skipped: reason };
     }

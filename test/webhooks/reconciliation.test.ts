@@ -50,6 +50,15 @@ describe("reconciliation after Temporal lost its state", function () {
       ).rows[0].n,
     );
 
+  /** Waits (at most 60 s) until all DELIVERIES of the config wait for a retry. */
+  const untilAllQueued = async (configId: string) => {
+    const deadline = Date.now() + 60_000;
+    while ((await queued(configId)) < DELIVERIES) {
+      if (Date.now() > deadline) throw new Error(`only ${await queued(configId)} deliveries queued`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
   it("restarts every queued delivery from its row; each completes once, nothing stays queued", async () => {
     // Each delivery fails twice, then succeeds: the wipe comes while all wait for a retry.
     const calls = new Map<string, number>();
@@ -61,11 +70,7 @@ describe("reconciliation after Temporal lost its state", function () {
     };
     const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.wiped"] });
     for (let i = 0; i < DELIVERIES; i++) await env.publish(env.event({ type: "wiped" }));
-    const deadline = Date.now() + 60_000;
-    while ((await queued(config.id)) < DELIVERIES) {
-      if (Date.now() > deadline) throw new Error(`only ${await queued(config.id)} deliveries queued`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await untilAllQueued(config.id);
 
     await temporal.wipe();
     const wipedAt = Date.now();
@@ -113,11 +118,7 @@ describe("reconciliation after Temporal lost its state", function () {
       };
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.twice"] });
       for (let i = 0; i < DELIVERIES; i++) await env.publish(env.event({ type: "twice" }));
-      const deadline = Date.now() + 60_000;
-      while ((await queued(config.id)) < DELIVERIES) {
-        if (Date.now() > deadline) throw new Error(`only ${await queued(config.id)} deliveries queued`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await untilAllQueued(config.id);
       const counts = async () => {
         const out: Record<string, number> = {};
         for (const outcome of ["restarted", "closed", "running", "ended"])
