@@ -13,7 +13,8 @@
 // --only takes name prefixes; a name ending in `$` is that scenario alone (redis-1desc$).
 // The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
 // or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
-// The service runs its default process count (one per usable core) except in 1proc-*.
+// The service runs its default process count (one per usable core) except in 1proc-*, and
+// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*.
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
@@ -136,6 +137,8 @@ interface Scenario {
   rate?: number;
   /** Extra settings for the service. */
   env?: Record<string, string>;
+  /** Extra node arguments for the service (after BENCH_SERVICE_NODE_ARGS; its serving processes get them too). */
+  nodeArgs?: string[];
   /** Run by the Go reference (the twin of the scenario named without `ref-`). */
   reference?: boolean;
   /** Run by the grpc-js floor (grpc-floor-server.ts) instead of the service. */
@@ -245,6 +248,7 @@ class Service implements Serving {
     redis: string,
     probe: ReturnType<typeof allocProbe>,
     extraEnv: Record<string, string> = {},
+    extraNodeArgs: string[] = [],
   ) {
     const cmd = fileURLToPath(new URL("../../cmd/ratelimit.js", import.meta.url));
     // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
@@ -252,6 +256,7 @@ class Service implements Serving {
     const nodeArgs = [
       ...probe.nodeArgs,
       ...(process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean),
+      ...extraNodeArgs,
     ];
     this.child = spawn(process.execPath, [...nodeArgs, cmd], {
       env: {
@@ -632,6 +637,8 @@ async function main(): Promise<void> {
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
   const oneProcess = { RATELIMIT_PROCESSES: "1" };
   const young16 = { NODE_OPTIONS: "--max-semi-space-size=16" };
+  // Node's young generation here and V8's own old-generation growth (0: V8 chooses).
+  const v8Heap = ["--max-semi-space-size=16", "--heap-growing-percent=0"];
   const statsd = await startStatsdSink();
   process.env.STATSD_HOST = "127.0.0.1";
   process.env.STATSD_PORT = String(statsd.port);
@@ -693,9 +700,20 @@ async function main(): Promise<void> {
       env: batched,
     },
     { name: `redis-1desc-at-${o.rate}rps`, backend: "redis", descriptors: 1, rate: o.rate },
-    // Node's own young generation (2 x 16 MB) instead of the 2 x 8 MB the service picks for its
+    // Node's own young generation (2 x 16 MB) instead of the 2 x 4 MB the service picks for its
     // serving processes (ratelimit/processes/heap-flags.ts): what that choice costs and saves.
     { name: "young16-redis-1desc", backend: "redis", descriptors: 1, env: young16 },
+    // Neither of the service's heap flags (Node's and V8's own sizing): what both cost and save.
+    { name: "v8heap-redis-1desc", backend: "redis", descriptors: 1, nodeArgs: v8Heap },
+    { name: "1proc-v8heap-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess, nodeArgs: v8Heap },
+    // A process serving by itself started with the serving processes' young generation, as
+    // ratelimit/README.md suggests (it cannot size its own after start).
+    {
+      name: "1proc-young4-redis-1desc",
+      backend: "redis",
+      descriptors: 1,
+      env: { ...oneProcess, NODE_OPTIONS: "--max-semi-space-size=4" },
+    },
     {
       name: `young16-redis-1desc-at-${o.rate}rps`,
       backend: "redis",
@@ -747,7 +765,7 @@ async function main(): Promise<void> {
     const twinOf = (s: Scenario): Scenario | undefined => {
       const env = s.env ?? {};
       const plain = Object.keys(env).every((k) => k === "KVSTORE_PIPELINE_WINDOW");
-      if (s.backend !== "redis" || s.needs || s.floor || !plain) return undefined;
+      if (s.backend !== "redis" || s.needs || s.floor || s.nodeArgs || !plain) return undefined;
       return { ...s, name: `ref-${s.name}`, reference: true };
     };
     scenarios = scenarios.flatMap((s) => {
@@ -801,7 +819,7 @@ async function main(): Promise<void> {
           ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
           : s.floor
             ? new GrpcFloorService(s.floorProcesses, probe)
-            : new Service(base, s.backend, o.redis, probe, s.env);
+            : new Service(base, s.backend, o.redis, probe, s.env, s.nodeArgs);
         try {
           await svc.ready();
           const r = await drive(svc, s, o, allocDir);
@@ -853,8 +871,8 @@ async function main(): Promise<void> {
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (1proc-* and floor-* compare with the same shape's reference).
-    const twin = x.scenario.replace(/^1proc-/, "").replace(/^floorN?-/, "redis-");
+    // The reference twin of this shape (1proc-*, young16-*, v8heap-* and floor-* compare with the same shape's).
+    const twin = x.scenario.replace(/^(1proc-|young\d+-|v8heap-)+/, "").replace(/^floorN?-/, "redis-");
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
