@@ -20,7 +20,8 @@ const PLACES = 64;
 /** Why the fast path gives up: the request is read by ts-proto instead. */
 const NOT_PLAIN = Symbol("not plain");
 
-let buf: Buffer;
+const NO_BYTES = Buffer.alloc(0);
+let buf: Buffer = NO_BYTES;
 let pos = 0;
 let place = 0;
 
@@ -104,5 +105,8 @@ export function decodeRequest(bytes: Buffer): RateLimitRequest {
   } catch (err) {
     if (err !== NOT_PLAIN) throw err;
     return RateLimitRequest.decode(bytes);
+  } finally {
+    // Not kept until the next call: the bytes may be a slice of a large read.
+    buf = NO_BYTES;
   }
 }
