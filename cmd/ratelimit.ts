@@ -3,9 +3,11 @@
 // is imported only where calls are served, so the primary of RATELIMIT_PROCESSES stays small.
 
 import cluster from "node:cluster";
+import v8 from "node:v8";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import { createServiceLogger } from "../ratelimit/log.js";
+import { ownHeapFlags } from "../ratelimit/processes/heap-flags.js";
 import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes/primary.js";
 import type { RunningService } from "../ratelimit/runner.js";
 import { loadSettings, SettingsError } from "../ratelimit/settings/environment.js";
@@ -55,6 +57,8 @@ async function main(): Promise<void> {
   }
   const logger = createServiceLogger(settings);
   warnNotices(settings, logger);
+  // Serving by itself: no primary gave this process the serving heap flags on its command line.
+  for (const flag of ownHeapFlags()) v8.setFlagsFromString(flag);
   const { startService } = await import("../ratelimit/runner.js");
   const running = await startService(settings, logger);
   logger.warn(

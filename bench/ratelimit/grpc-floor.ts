@@ -10,15 +10,23 @@ const LISTENING = /^listening (\d+)$/m;
 
 export class GrpcFloorService {
   readonly pullStatsUrl = "";
+  /** With `probe`, it loads alloc-probe.ts as ours does (alloc-count.ts). */
+  readonly counted: boolean;
   address = "";
   private readonly server: ServiceProcess;
 
   /** `processes` node:cluster processes on one port (1: the process serves alone). */
-  constructor(processes = 1) {
-    this.server = new ServiceProcess({ file: process.execPath, cwd: process.cwd() }, [
-      fileURLToPath(new URL("./grpc-floor-server.js", import.meta.url)),
-      String(processes),
-    ]);
+  constructor(processes = 1, probe?: { nodeArgs: string[]; env: Record<string, string> }) {
+    this.counted = probe !== undefined;
+    this.server = new ServiceProcess(
+      { file: process.execPath, cwd: process.cwd() },
+      [
+        ...(probe?.nodeArgs ?? []),
+        fileURLToPath(new URL("./grpc-floor-server.js", import.meta.url)),
+        String(processes),
+      ],
+      probe?.env,
+    );
   }
 
   async ready(): Promise<void> {

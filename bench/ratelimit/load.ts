@@ -3,15 +3,18 @@
 // private servers these need are started here and stopped at the end, or the
 // scenario is skipped with the reason), drives ShouldRateLimit over gRPC at a fixed
 // concurrency (closed loop) or a fixed rate (open loop), and prints decisions per
-// second, p50/p99 latency and the service's RSS as a table; the results (each run
-// and the medians) go to bench/results/ratelimit-<time>.json.
+// second, p50/p99 latency, the service's CPU per request, peak RSS (the largest serving
+// process's) and the bytes its serving processes allocate per request (alloc-probe.ts)
+// as a table; the results (each run and the medians) go to bench/results/ratelimit-<time>.json.
 //
 //   node dist/bench/ratelimit/load.js [--seconds 10] [--repeats 3] [--concurrency 64]
 //     [--connections 4] [--rate 5000] [--paced-connections 2] [--redis 127.0.0.1:6379] [--only name,name]
 //     [--generator node|h2load|ghz] [--reference on|off] [--floor on|off]
+// --only takes name prefixes; a name ending in `$` is that scenario alone (redis-1desc$).
 // The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
 // or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
-// The service runs its default process count (one per usable core) except in 1proc-*.
+// The service runs its default process count (one per usable core) except in 1proc-*, and
+// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*.
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
@@ -50,6 +53,7 @@ import { startMemcached } from "../../test/support/memcached.js";
 import { freePort } from "../../test/support/ports.js";
 import { RedisClusterGroup, SingleRedis } from "../../test/support/redis-servers.js";
 import { cpuSeconds, maxPeakRssMb, processFamily, rssMb } from "../support/proc.js";
+import { allocatedBytes, allocProbe } from "./alloc-count.js";
 import { ghzBinary, runGhz } from "./ghz.js";
 import { GrpcFloorService } from "./grpc-floor.js";
 import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
@@ -133,6 +137,8 @@ interface Scenario {
   rate?: number;
   /** Extra settings for the service. */
   env?: Record<string, string>;
+  /** Extra node arguments for the service (after BENCH_SERVICE_NODE_ARGS; its serving processes get them too). */
+  nodeArgs?: string[];
   /** Run by the Go reference (the twin of the scenario named without `ref-`). */
   reference?: boolean;
   /** Run by the grpc-js floor (grpc-floor-server.ts) instead of the service. */
@@ -160,11 +166,15 @@ interface RunResult {
   peakRssMb: number;
   /** The largest of the serving processes' peaks (the primary of RATELIMIT_PROCESSES only supervises). */
   peakRssMbPerProcess: number;
+  /** Bytes the serving processes allocated on V8's heap per request (alloc-probe.ts); null for the reference. */
+  allocBytesPerCall: number | null;
 }
 
 /** What a run needs of the service under test, ours or the reference. */
 interface Serving {
   address: string;
+  /** Node processes that load alloc-probe.ts (ours, the floor), so their allocation is counted. */
+  readonly counted: boolean;
   pullStatsUrl: string;
   ready(): Promise<void>;
   pids(): number[];
@@ -178,6 +188,7 @@ interface Serving {
  * (its /stats has no counters): the node generator counts them from the replies.
  */
 class ReferenceService implements Serving {
+  readonly counted = false;
   pullStatsUrl = "";
   private process: ReferenceProcess | undefined;
   constructor(
@@ -222,6 +233,7 @@ class ReferenceService implements Serving {
 }
 
 class Service implements Serving {
+  readonly counted = true;
   readonly child: ChildProcess;
   output = "";
   address = "";
@@ -230,13 +242,26 @@ class Service implements Serving {
   /** The Prometheus scrape URL with USE_PULL_STATS. */
   pullStatsUrl = "";
 
-  constructor(root: string, backend: Backend, redis: string, extraEnv: Record<string, string> = {}) {
+  constructor(
+    root: string,
+    backend: Backend,
+    redis: string,
+    probe: ReturnType<typeof allocProbe>,
+    extraEnv: Record<string, string> = {},
+    extraNodeArgs: string[] = [],
+  ) {
     const cmd = fileURLToPath(new URL("../../cmd/ratelimit.js", import.meta.url));
     // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+    // On the command line, so the serving processes of RATELIMIT_PROCESSES get them too.
+    const nodeArgs = [
+      ...probe.nodeArgs,
+      ...(process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean),
+      ...extraNodeArgs,
+    ];
     this.child = spawn(process.execPath, [...nodeArgs, cmd], {
       env: {
         ...process.env,
+        ...probe.env,
         RUNTIME_ROOT: root,
         RUNTIME_WATCH_ROOT: "false",
         HOST: "127.0.0.1",
@@ -372,12 +397,22 @@ class RawGrpcClient {
 
 type DriveResult = Omit<RunResult, "rssMb" | "peakRssMb" | "peakRssMbPerProcess">;
 
+/** The processes that answer calls: a primary's children, or the one process. */
+const servingPids = (family: number[]) => (family.length > 1 ? family.slice(1) : family);
+
+/** The service's CPU seconds and allocated bytes so far (NaN: not counted, the reference). */
+async function usage(svc: Serving, pids: number[], dir: string): Promise<{ cpu: number; alloc: number }> {
+  const cpu = cpuSeconds(pids);
+  return { cpu, alloc: svc.counted ? await allocatedBytes(dir, servingPids(pids)) : Number.NaN };
+}
+
 function summarize(
   s: Scenario,
   sorted: Float64Array,
   errors: number,
   seconds: number,
   cpu: number,
+  alloc: number,
 ): DriveResult {
   const ok = sorted.length;
   return {
@@ -390,6 +425,7 @@ function summarize(
     p50Ms: Number(percentile(sorted, 50).toFixed(3)),
     p99Ms: Number(percentile(sorted, 99).toFixed(3)),
     serviceCpuUsPerRequest: Math.round((cpu * 1e6) / Math.max(1, ok + errors)),
+    allocBytesPerCall: Number.isFinite(alloc) ? Math.round(alloc / Math.max(1, ok + errors)) : null,
   };
 }
 
@@ -407,7 +443,7 @@ function startScraper(svc: Serving): NodeJS.Timeout | undefined {
 }
 
 /** h2load drives the service: one warm-up run (not measured), then the measured one. */
-async function driveH2load(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
+async function driveH2load(svc: Serving, s: Scenario, o: Options, dir: string): Promise<DriveResult> {
   const frame = RawGrpcClient.frame(makeRequest(1, s.descriptors));
   const plan = { address: svc.address, connections: o.connections, concurrency: o.concurrency };
   await runH2load({ ...plan, seconds: 2, concurrency: Math.min(o.concurrency, 16) }, frame);
@@ -419,22 +455,23 @@ async function driveH2load(svc: Serving, s: Scenario, o: Options): Promise<Drive
   const errorsBefore = await svc.errorCount();
   const scraper = startScraper(svc);
   const pids = svc.pids();
-  const cpuBefore = cpuSeconds(pids);
+  const before = await usage(svc, pids, dir);
   // Open loop: evenly paced requests (h2load.ts says why not --rps); closed loop: -c/-m.
   const log = paced
     ? await runH2loadPaced(paced, spacingMs, frame)
     : await runH2load({ ...plan, seconds: o.seconds }, frame);
-  const cpu = cpuSeconds(pids) - cpuBefore;
+  const after = await usage(svc, pids, dir);
   clearInterval(scraper);
   const serviceErrors = (await svc.errorCount()) - errorsBefore;
   // A call answered with a gRPC error is an HTTP 200 to h2load: take it out of the latencies' count.
   const latencies = log.latenciesMs.subarray(0, Math.max(0, log.latenciesMs.length - serviceErrors));
   const seconds = paced ? (log.lastStartUs - log.firstStartUs) / 1e6 : o.seconds;
-  return summarize(s, latencies, log.failed + serviceErrors, seconds, cpu);
+  const failed = log.failed + serviceErrors;
+  return summarize(s, latencies, failed, seconds, after.cpu - before.cpu, after.alloc - before.alloc);
 }
 
 /** ghz drives the service: one warm-up run (not measured), then the measured one. */
-async function driveGhz(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
+async function driveGhz(svc: Serving, s: Scenario, o: Options, dir: string): Promise<DriveResult> {
   const message = RateLimitRequest.encode(makeRequest(1, s.descriptors)).finish();
   const address = svc.address;
   await runGhz(o.ghz!, { address, seconds: 2, connections: o.connections, concurrency: 16 }, message);
@@ -445,16 +482,18 @@ async function driveGhz(svc: Serving, s: Scenario, o: Options): Promise<DriveRes
       : { address, seconds: o.seconds, connections: o.pacedConnections, concurrency: 64, rate: s.rate };
   const scraper = startScraper(svc);
   const pids = svc.pids();
-  const cpuBefore = cpuSeconds(pids);
+  const before = await usage(svc, pids, dir);
   const result = await runGhz(o.ghz!, plan, message);
-  const cpu = cpuSeconds(pids) - cpuBefore;
+  const after = await usage(svc, pids, dir);
   clearInterval(scraper);
-  return summarize(s, result.latenciesMs, result.failed, result.seconds, cpu);
+  const { latenciesMs, failed, seconds } = result;
+  return summarize(s, latenciesMs, failed, seconds, after.cpu - before.cpu, after.alloc - before.alloc);
 }
 
-async function drive(svc: Serving, s: Scenario, o: Options): Promise<DriveResult> {
-  if (o.generator === "h2load") return driveH2load(svc, s, o);
-  if (o.generator === "ghz") return driveGhz(svc, s, o);
+/** Drives `svc` for one run of `s`; `dir` is where alloc-probe.ts writes (alloc-count.ts). */
+async function drive(svc: Serving, s: Scenario, o: Options, dir: string): Promise<DriveResult> {
+  if (o.generator === "h2load") return driveH2load(svc, s, o, dir);
+  if (o.generator === "ghz") return driveGhz(svc, s, o, dir);
   const address = svc.address;
   const clients = Array.from({ length: o.connections }, () => new RawGrpcClient(address));
   // Values cycle over 10 000 users, so counters are real keys without growing forever.
@@ -481,7 +520,7 @@ async function drive(svc: Serving, s: Scenario, o: Options): Promise<DriveResult
 
   const scraper = startScraper(svc);
   const pids = svc.pids();
-  const cpuBefore = cpuSeconds(pids);
+  const before = await usage(svc, pids, dir);
   const started = performance.now();
   const end = started + o.seconds * 1000;
   let sent = 0;
@@ -517,10 +556,11 @@ async function drive(svc: Serving, s: Scenario, o: Options): Promise<DriveResult
     await Promise.all(inflight);
   }
   const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuSeconds(pids) - cpuBefore;
+  const after = await usage(svc, pids, dir);
   clearInterval(scraper);
   for (const c of clients) c.close();
-  return summarize(s, Float64Array.from(latencies).sort(), errors, seconds, cpu);
+  const sorted = Float64Array.from(latencies).sort();
+  return summarize(s, sorted, errors, seconds, after.cpu - before.cpu, after.alloc - before.alloc);
 }
 
 const median = (xs: number[]) => {
@@ -597,6 +637,8 @@ async function main(): Promise<void> {
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
   const oneProcess = { RATELIMIT_PROCESSES: "1" };
   const young16 = { NODE_OPTIONS: "--max-semi-space-size=16" };
+  // Node's young generation here and V8's own old-generation growth (0: V8 chooses).
+  const v8Heap = ["--max-semi-space-size=16", "--heap-growing-percent=0"];
   const statsd = await startStatsdSink();
   process.env.STATSD_HOST = "127.0.0.1";
   process.env.STATSD_PORT = String(statsd.port);
@@ -658,9 +700,20 @@ async function main(): Promise<void> {
       env: batched,
     },
     { name: `redis-1desc-at-${o.rate}rps`, backend: "redis", descriptors: 1, rate: o.rate },
-    // Node's own young generation (2 x 16 MB) instead of the 2 x 8 MB the service picks for its
+    // Node's own young generation (2 x 16 MB) instead of the 2 x 4 MB the service picks for its
     // serving processes (ratelimit/processes/heap-flags.ts): what that choice costs and saves.
     { name: "young16-redis-1desc", backend: "redis", descriptors: 1, env: young16 },
+    // Neither of the service's heap flags (Node's and V8's own sizing): what both cost and save.
+    { name: "v8heap-redis-1desc", backend: "redis", descriptors: 1, nodeArgs: v8Heap },
+    { name: "1proc-v8heap-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess, nodeArgs: v8Heap },
+    // A process serving by itself started with the serving processes' young generation, as
+    // ratelimit/README.md suggests (it cannot size its own after start).
+    {
+      name: "1proc-young4-redis-1desc",
+      backend: "redis",
+      descriptors: 1,
+      env: { ...oneProcess, NODE_OPTIONS: "--max-semi-space-size=4" },
+    },
     {
       name: `young16-redis-1desc-at-${o.rate}rps`,
       backend: "redis",
@@ -684,7 +737,9 @@ async function main(): Promise<void> {
       env: oneProcess,
     },
   ];
-  let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => s.name.startsWith(x)));
+  const chosen = (name: string, x: string) =>
+    x.endsWith("$") ? name === x.slice(0, -1) : name.startsWith(x);
+  let scenarios = all.filter((s) => o.only.length === 0 || o.only.some((x) => chosen(s.name, x)));
   // The grpc-js floor of every request shape that a chosen closed-loop scenario runs, and of
   // the open loop when one runs, first.
   if (o.floor === "on") {
@@ -710,7 +765,7 @@ async function main(): Promise<void> {
     const twinOf = (s: Scenario): Scenario | undefined => {
       const env = s.env ?? {};
       const plain = Object.keys(env).every((k) => k === "KVSTORE_PIPELINE_WINDOW");
-      if (s.backend !== "redis" || s.needs || s.floor || !plain) return undefined;
+      if (s.backend !== "redis" || s.needs || s.floor || s.nodeArgs || !plain) return undefined;
       return { ...s, name: `ref-${s.name}`, reference: true };
     };
     scenarios = scenarios.flatMap((s) => {
@@ -754,21 +809,23 @@ async function main(): Promise<void> {
   mkdirSync(path.join(base, "config"), { recursive: true });
   writeFileSync(path.join(base, "config", "bench.yaml"), CONFIG);
   const results: RunResult[] = [];
+  const allocDir = path.join(base, "alloc");
+  mkdirSync(allocDir);
+  const probe = allocProbe(allocDir);
   try {
     for (let rep = 0; rep < o.repeats; rep++) {
       for (const s of scenarios) {
         const svc: Serving = s.reference
           ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
           : s.floor
-            ? new GrpcFloorService(s.floorProcesses)
-            : new Service(base, s.backend, o.redis, s.env);
+            ? new GrpcFloorService(s.floorProcesses, probe)
+            : new Service(base, s.backend, o.redis, probe, s.env, s.nodeArgs);
         try {
           await svc.ready();
-          const r = await drive(svc, s, o);
+          const r = await drive(svc, s, o, allocDir);
           const family = svc.pids();
           const [rss, peakRss] = rssMb(family);
-          // The serving processes: a primary's children, or the one process.
-          const perProcess = maxPeakRssMb(family.length > 1 ? family.slice(1) : family);
+          const perProcess = maxPeakRssMb(servingPids(family));
           const row = {
             ...r,
             rssMb: Number(rss.toFixed(1)),
@@ -777,7 +834,7 @@ async function main(): Promise<void> {
           };
           results.push(row);
           process.stderr.write(
-            `run ${rep + 1}/${o.repeats} ${s.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.serviceCpuUsPerRequest} µs service CPU/request, ${row.errors} errors\n`,
+            `run ${rep + 1}/${o.repeats} ${s.name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.serviceCpuUsPerRequest} µs service CPU/request, peak RSS ${row.peakRssMbPerProcess} MB per serving process, ${row.allocBytesPerCall ?? "-"} B allocated/request, ${row.errors} errors\n`,
           );
         } finally {
           await svc.stop();
@@ -796,6 +853,7 @@ async function main(): Promise<void> {
 
   const summary = scenarios.map((s) => {
     const runs = results.filter((r) => r.scenario === s.name);
+    const counted = runs.flatMap((r) => (r.allocBytesPerCall === null ? [] : [r.allocBytesPerCall]));
     return {
       scenario: s.name,
       runs: runs.length,
@@ -806,14 +864,15 @@ async function main(): Promise<void> {
       serviceCpuUsPerRequest: median(runs.map((r) => r.serviceCpuUsPerRequest)),
       peakRssMb: median(runs.map((r) => r.peakRssMb)),
       peakRssMbPerProcess: median(runs.map((r) => r.peakRssMbPerProcess)),
+      allocBytesPerCall: counted.length ? Math.round(median(counted)) : null,
       errors: runs.reduce((a, r) => a + r.errors, 0),
     };
   });
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (1proc-* and floor-* compare with the same shape's reference).
-    const twin = x.scenario.replace(/^1proc-/, "").replace(/^floorN?-/, "redis-");
+    // The reference twin of this shape (1proc-*, young16-*, v8heap-* and floor-* compare with the same shape's).
+    const twin = x.scenario.replace(/^(1proc-|young\d+-|v8heap-)+/, "").replace(/^floorN?-/, "redis-");
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];

@@ -59,6 +59,12 @@ export interface DescriptorNode {
 /** One nesting level: entries by `key` or `key_value`, plus the wildcard entries in config order. */
 export interface DescriptorLevel {
   byKey: Map<string, DescriptorNode>;
+  /**
+   * `byKey` by a request entry's key, then value: `exact.get(k)?.get(v)` is `byKey.get(`${k}_${v}`)`
+   * without building that string on every call. Each composite is entered under every
+   * split at one of its `_`.
+   */
+  exact: Map<string, Map<string, DescriptorNode>>;
   wildcards: DescriptorNode[];
 }
 
@@ -103,7 +109,20 @@ const ALLOWED_KEYS = new Set([
   "metadata",
 ]);
 
-const newLevel = (): DescriptorLevel => ({ byKey: new Map(), wildcards: [] });
+const newLevel = (): DescriptorLevel => ({ byKey: new Map(), exact: new Map(), wildcards: [] });
+
+function addNode(level: DescriptorLevel, composite: string, node: DescriptorNode): void {
+  level.byKey.set(composite, node);
+  for (let i = composite.indexOf("_"); i >= 0; i = composite.indexOf("_", i + 1)) {
+    const key = composite.slice(0, i);
+    let values = level.exact.get(key);
+    if (!values) {
+      values = new Map();
+      level.exact.set(key, values);
+    }
+    values.set(composite.slice(i + 1), node);
+  }
+}
 
 /** Builds the configuration from all files together; the first problem found is thrown. */
 export function buildConfig(files: ConfigFile[], mergeDomainConfig: boolean): RateLimitConfig {
@@ -325,7 +344,7 @@ function loadDescriptors(
       shareThreshold,
       level: newLevel(),
     };
-    level.byKey.set(finalKey, entry);
+    addNode(level, finalKey, entry);
     if (isWildcard) level.wildcards.push(entry);
     loadDescriptors(entry.level, `${fullKey}.`, field(d, "descriptors"), fail);
   }

@@ -18,10 +18,40 @@
 
 import type { CounterOp, CounterStore } from "./counter-store.js";
 
+/** One `increment` call: its counts, filled in as its keys' replies come back. */
+class Counts {
+  private left: number;
+  private failed = false;
+  readonly promise: Promise<number[]>;
+  private resolve!: (counts: number[]) => void;
+  private reject!: (err: unknown) => void;
+
+  constructor(readonly out: number[]) {
+    this.left = out.length;
+    this.promise = new Promise<number[]>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    if (this.left === 0) this.resolve(out);
+  }
+
+  set(i: number, count: number): void {
+    this.out[i] = count;
+    if (--this.left === 0 && !this.failed) this.resolve(this.out);
+  }
+
+  fail(err: unknown): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.reject(err);
+  }
+}
+
+/** An increment waiting for its key's in-flight one: where its count goes. */
 interface Waiter {
   addend: number;
-  resolve(count: number): void;
-  reject(err: unknown): void;
+  counts: Counts;
+  index: number;
 }
 
 /** The increments waiting for the key's in-flight one, sent as the next batch. */
@@ -41,14 +71,16 @@ export class CoalescingCounterStore implements CounterStore {
 
   constructor(private readonly inner: CounterStore) {}
 
-  async increment(ops: CounterOp[]): Promise<number[]> {
-    const out: number[] = new Array(ops.length);
-    const now: number[] = [];
-    const waits: Promise<unknown>[] = [];
-    for (let i = 0; i < ops.length; i++) {
+  increment(ops: CounterOp[]): Promise<number[]> {
+    const n = ops.length;
+    const counts = new Counts(new Array(n));
+    // The ops that go now (their keys had nothing in flight), by their index in `ops`.
+    let now: number[] | undefined;
+    for (let i = 0; i < n; i++) {
       const op = ops[i]!;
       if (!this.inflight.has(op.key)) {
         this.inflight.set(op.key, null);
+        now ??= [];
         now.push(i);
         continue;
       }
@@ -57,37 +89,25 @@ export class CoalescingCounterStore implements CounterStore {
         queue = { op, waiters: [] };
         this.inflight.set(op.key, queue);
       }
-      const waiters = queue.waiters;
-      waits.push(
-        new Promise<void>((resolve, reject) =>
-          waiters.push({
-            addend: op.addend,
-            resolve: (count) => {
-              out[i] = count;
-              resolve();
-            },
-            reject,
-          }),
-        ),
-      );
+      queue.waiters.push({ addend: op.addend, counts, index: i });
     }
-    if (now.length) {
-      const direct = now.length === ops.length ? ops : now.map((i) => ops[i]!);
-      waits.push(
-        this.inner.increment(direct).then(
-          (counts) => {
-            for (let j = 0; j < now.length; j++) out[now[j]!] = counts[j]!;
-            for (const i of now) this.next(ops[i]!.key);
-          },
-          (err) => {
-            for (const i of now) this.next(ops[i]!.key);
-            throw err;
-          },
-        ),
-      );
-    }
-    await Promise.all(waits);
-    return out;
+    if (now) this.direct(ops, now, counts);
+    return counts.promise;
+  }
+
+  /** Sends the ops at `now` (all of `ops` when they all go) at once, and frees their keys after. */
+  private direct(ops: CounterOp[], now: number[], counts: Counts): void {
+    const sent = now.length === ops.length ? ops : now.map((i) => ops[i]!);
+    this.inner.increment(sent).then(
+      (replies) => {
+        for (let j = 0; j < now.length; j++) counts.set(now[j]!, replies[j]!);
+        for (const i of now) this.next(ops[i]!.key);
+      },
+      (err) => {
+        counts.fail(err);
+        for (const i of now) this.next(ops[i]!.key);
+      },
+    );
   }
 
   /** The key's increment came back: free the key, or send what queued up at the end of the next turn. */
@@ -133,12 +153,12 @@ export class CoalescingCounterStore implements CounterStore {
         let running = count! - total;
         for (const w of queue.waiters) {
           running += w.addend;
-          w.resolve(running);
+          w.counts.set(w.index, running);
         }
         this.next(key);
       },
       (err) => {
-        for (const w of queue.waiters) w.reject(err);
+        for (const w of queue.waiters) w.counts.fail(err);
         this.next(key);
       },
     );

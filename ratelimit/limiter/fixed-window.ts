@@ -7,24 +7,14 @@ import type { RateLimitDescriptor } from "../../proto/gen/envoy/extensions/commo
 import {
   RateLimitResponse_Code,
   type RateLimitResponse_DescriptorStatus,
-  RateLimitResponse_RateLimit_Unit,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
+import type { Duration } from "../../proto/gen/google/protobuf/duration.js";
 import { UNIT_SECONDS, type Unit } from "../config/rules.js";
-import { ruleStats, type StatsStore } from "../stats/store.js";
+import type { StatsStore } from "../stats/store.js";
 import { cacheKey, secondsUntilReset } from "./cache-key.js";
 import type { CounterOp, CounterStore } from "./counter-store.js";
 import type { OverLimitCache } from "./local-cache.js";
 import type { MatchedLimit } from "./matcher.js";
-
-export const UNIT_ENUM: Record<Unit, RateLimitResponse_RateLimit_Unit> = {
-  SECOND: RateLimitResponse_RateLimit_Unit.SECOND,
-  MINUTE: RateLimitResponse_RateLimit_Unit.MINUTE,
-  HOUR: RateLimitResponse_RateLimit_Unit.HOUR,
-  DAY: RateLimitResponse_RateLimit_Unit.DAY,
-  WEEK: RateLimitResponse_RateLimit_Unit.WEEK,
-  MONTH: RateLimitResponse_RateLimit_Unit.MONTH,
-  YEAR: RateLimitResponse_RateLimit_Unit.YEAR,
-};
 
 export interface FixedWindowOptions {
   cacheKeyPrefix: string;
@@ -47,9 +37,28 @@ export function okStatus(): RateLimitResponse_DescriptorStatus {
   };
 }
 
+/**
+ * The time until the window ends, as answered: one object per unit and second, shared by the
+ * answers of that second (read only), so a call does not build one nor its bigint.
+ */
+class ResetDurations {
+  private readonly last = new Map<Unit, { seconds: number; duration: Duration }>();
+
+  get(nowSeconds: number, unit: Unit): Duration {
+    const seconds = secondsUntilReset(nowSeconds, unit);
+    let last = this.last.get(unit);
+    if (last?.seconds !== seconds) {
+      last = { seconds, duration: { seconds: BigInt(seconds), nanos: 0 } };
+      this.last.set(unit, last);
+    }
+    return last.duration;
+  }
+}
+
 export class FixedWindowLimiter {
   private readonly now: () => number;
   private readonly random: () => number;
+  private readonly resets = new ResetDurations();
 
   constructor(
     private readonly store: CounterStore,
@@ -72,10 +81,11 @@ export class FixedWindowLimiter {
   ): Promise<RateLimitResponse_DescriptorStatus[]> {
     const nowSeconds = Math.floor(this.now() / 1000);
     const n = descriptors.length;
+    // "" for a descriptor without a counter.
     const keys: string[] = new Array(n);
-    const localHit: boolean[] = new Array(n).fill(false);
     const local = this.opts.localCache;
-    let anyLocalHit = false;
+    let localHit: boolean[] | undefined;
+    let counted = 0;
 
     for (let i = 0; i < n; i++) {
       const limit = limits[i];
@@ -83,77 +93,88 @@ export class FixedWindowLimiter {
         keys[i] = "";
         continue;
       }
-      keys[i] = cacheKey(
+      const key = cacheKey(
         this.opts.cacheKeyPrefix,
         domain,
         descriptors[i]!,
         limit.sharePatterns,
         limit.unit,
         nowSeconds,
+        limit.keyMemo,
       );
-      this.stats.add(ruleStats(limit.statsKey).totalHits, addends[i]!);
-      if (local?.has(keys[i]!)) {
+      keys[i] = key;
+      this.stats.add(limit.stats.totalHits, addends[i]!);
+      if (local?.has(key)) {
+        localHit ??= new Array(n).fill(false);
         localHit[i] = true;
-        anyLocalHit = true;
-      }
+      } else counted++;
     }
 
     // Which increments to send (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT changes them).
     // A copy only when the pre-check may change it; otherwise the requested addends are sent.
-    const effective = this.opts.stopCacheKeyIncrementWhenOverlimit ? addends.slice() : addends;
+    let effective = addends;
     if (this.opts.stopCacheKeyIncrementWhenOverlimit) {
-      if (anyLocalHit) effective.fill(0);
-      else {
-        const toRead: { key: string; perSecond: boolean }[] = [];
-        const idx: number[] = [];
-        for (let i = 0; i < n; i++) {
-          if (keys[i]) {
-            toRead.push({ key: keys[i]!, perSecond: limits[i]!.unit === "SECOND" });
-            idx.push(i);
-          }
-        }
-        if (toRead.length) {
-          const current = await this.store.get(toRead);
-          const marked = new Set<number>();
-          idx.forEach((i, j) => {
-            if (current[j]! + addends[i]! > limits[i]!.requestsPerUnit) marked.add(i);
-          });
-          if (marked.size) for (const i of idx) if (!marked.has(i)) effective[i] = 0;
-        }
-      }
+      effective = addends.slice();
+      if (localHit) effective.fill(0);
+      else await this.zeroUnlessOver(keys, limits, addends, effective);
     }
 
-    const ops: CounterOp[] = [];
-    const opIndex: number[] = [];
-    for (let i = 0; i < n; i++) {
-      if (!keys[i] || localHit[i]) continue;
-      const unit = limits[i]!.unit!;
-      const jitterMax = this.opts.expirationJitterMaxSeconds;
-      const jitter = jitterMax > 0 ? Math.floor(this.random() * jitterMax) : 0;
-      ops.push({
-        key: keys[i]!,
-        addend: effective[i]!,
-        expireSeconds: UNIT_SECONDS[unit] + jitter,
-        perSecond: unit === "SECOND",
-      });
-      opIndex.push(i);
-    }
-    const results = ops.length ? await this.store.increment(ops) : [];
+    // The counts after the increments, by descriptor (0 where nothing was counted).
     const after: number[] = new Array(n).fill(0);
-    opIndex.forEach((i, j) => {
-      after[i] = results[j]!;
-    });
+    if (counted > 0) {
+      const ops: CounterOp[] = new Array(counted);
+      const jitterMax = this.opts.expirationJitterMaxSeconds;
+      for (let i = 0, j = 0; i < n; i++) {
+        if (!keys[i] || localHit?.[i]) continue;
+        const unit = limits[i]!.unit!;
+        const jitter = jitterMax > 0 ? Math.floor(this.random() * jitterMax) : 0;
+        ops[j++] = {
+          key: keys[i]!,
+          addend: effective[i]!,
+          expireSeconds: UNIT_SECONDS[unit] + jitter,
+          perSecond: unit === "SECOND",
+        };
+      }
+      const results = await this.store.increment(ops);
+      for (let i = 0, j = 0; i < n; i++) if (keys[i] && !localHit?.[i]) after[i] = results[j++]!;
+    }
 
     const statuses: RateLimitResponse_DescriptorStatus[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const limit = limits[i];
-      if (!keys[i] || !limit?.unit) {
-        statuses[i] = okStatus();
-        continue;
-      }
-      statuses[i] = this.status(limit, keys[i]!, localHit[i]!, after[i]!, addends[i]!, nowSeconds);
+      statuses[i] =
+        keys[i] && limit?.unit
+          ? this.status(limit, keys[i]!, localHit?.[i] ?? false, after[i]!, addends[i]!, nowSeconds)
+          : okStatus();
     }
     return statuses;
+  }
+
+  /**
+   * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: reads the counters first; when any descriptor
+   * would go over its limit, only those are incremented (the others' `effective` become 0).
+   */
+  private async zeroUnlessOver(
+    keys: string[],
+    limits: (MatchedLimit | undefined)[],
+    addends: number[],
+    effective: number[],
+  ): Promise<void> {
+    const toRead: { key: string; perSecond: boolean }[] = [];
+    const idx: number[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i]) {
+        toRead.push({ key: keys[i]!, perSecond: limits[i]!.unit === "SECOND" });
+        idx.push(i);
+      }
+    }
+    if (!toRead.length) return;
+    const current = await this.store.get(toRead);
+    const marked = new Set<number>();
+    idx.forEach((i, j) => {
+      if (current[j]! + addends[i]! > limits[i]!.requestsPerUnit) marked.add(i);
+    });
+    if (marked.size) for (const i of idx) if (!marked.has(i)) effective[i] = 0;
   }
 
   private status(
@@ -166,7 +187,7 @@ export class FixedWindowLimiter {
   ): RateLimitResponse_DescriptorStatus {
     const unit = limit.unit!;
     const L = limit.requestsPerUnit;
-    const stats = ruleStats(limit.statsKey);
+    const stats = limit.stats;
     const nearThreshold = Math.floor(Math.fround(Math.fround(L) * Math.fround(this.opts.nearLimitRatio)));
     const before = after - hits;
     let code = RateLimitResponse_Code.OK;
@@ -198,9 +219,9 @@ export class FixedWindowLimiter {
 
     return {
       code,
-      currentLimit: { requestsPerUnit: L, unit: UNIT_ENUM[unit], name: limit.name },
+      currentLimit: limit.currentLimit,
       limitRemaining: remaining,
-      durationUntilReset: { seconds: BigInt(secondsUntilReset(nowSeconds, unit)), nanos: 0 },
+      durationUntilReset: this.resets.get(nowSeconds, unit),
       quota: undefined,
     };
   }

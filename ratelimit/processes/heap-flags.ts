@@ -1,15 +1,39 @@
 // V8 heap flags of the serving processes, chosen by the service so an operator need not.
-// Node's default young generation (two 16 MB semi-spaces) fills under load; with 8 MB
-// semi-spaces a serving process peaked at 122 MB instead of 135 MB at exactly 5 000 calls/s,
-// at the same closed-loop throughput (ratelimit/README.md, "Against the Go reference").
-// An operator's own choice, on the command line or in NODE_OPTIONS, is kept as given.
+// Under load most of a serving process's memory is garbage: the young generation, and
+// old-generation garbage waiting for a mark-compact (grpc-js on node:http2 leaves a few KB
+// per call there, with native memory of its streams that is freed only with it). V8's own
+// sizing lets the old generation grow to several times what survives before collecting it.
+// Two flags bound both: semi-spaces of 4 MB (Node's: 16 MB), and an old generation that may
+// grow by 70 % over what survived the last mark-compact (ratelimit/README.md, Memory of a
+// serving process). An operator's own value of either, on node's command line or in
+// NODE_OPTIONS, is kept as given.
+// The serving processes of a primary get both on their command line. A process that serves
+// by itself sets the old-generation flag when it starts (V8 reads it at every mark-compact);
+// its young generation is the one it was started with (V8 sizes it once, at start).
 
-export const SERVING_SEMI_SPACE_MB = 8;
+export const SERVING_SEMI_SPACE_MB = 4;
+export const SERVING_HEAP_GROWING_PERCENT = 70;
 
-/** Node's arguments for a serving process: the primary's, plus the heap flag unless one was given. */
+const FLAGS = [
+  ["max-semi-space-size", SERVING_SEMI_SPACE_MB],
+  ["heap-growing-percent", SERVING_HEAP_GROWING_PERCENT],
+] as const;
+
+/** True when `args` set the V8 flag `name` (dashes or underscores). */
+function given(name: string, args: string[]): boolean {
+  const flag = new RegExp(`^--${name.replace(/-/g, "[-_]")}\\b`);
+  return args.some((a) => flag.test(a));
+}
+
+/** Node's arguments for a serving process: the primary's, plus each heap flag not given. */
 export function servingExecArgv(execArgv: string[], nodeOptions = process.env.NODE_OPTIONS ?? ""): string[] {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((a) =>
-    /^--max[-_]semi[-_]space[-_]size\b/.test(a),
-  );
-  return given ? execArgv : [...execArgv, `--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`];
+  const args = [...execArgv, ...nodeOptions.split(/\s+/)];
+  const added = FLAGS.filter(([name]) => !given(name, args)).map(([name, value]) => `--${name}=${value}`);
+  return [...execArgv, ...added];
+}
+
+/** The heap flags a process serving by itself sets on itself at start (with v8.setFlagsFromString). */
+export function ownHeapFlags(execArgv = process.execArgv): string[] {
+  const name = "heap-growing-percent";
+  return given(name, execArgv) ? [] : [`--${name}=${SERVING_HEAP_GROWING_PERCENT}`];
 }

@@ -20,8 +20,19 @@ import { GrpcHealth } from "./grpc-health.js";
 import { createGrpcServerTls, type GrpcServerTls } from "./grpc-tls.js";
 import type { Health } from "./health.js";
 import { addLazyReflection } from "./reflection.js";
+import { decodeRequest } from "./request-decoding.js";
+import { encodeResponse } from "./response-encoding.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
+
+/** The generated service with this service's own reading and writing of its messages (less garbage per call). */
+const SERVICE: typeof RateLimitServiceService = {
+  shouldRateLimit: {
+    ...RateLimitServiceService.shouldRateLimit,
+    requestDeserialize: decodeRequest,
+    responseSerialize: encodeResponse,
+  },
+};
 
 export interface GrpcListener {
   server: grpc.Server;
@@ -54,7 +65,7 @@ export async function startGrpcServer(
     options.interceptors = [clientSanInterceptor(settings.grpcClientTlsSan, logger)];
   const server = new grpc.Server(options);
 
-  server.addService(RateLimitServiceService, {
+  server.addService(SERVICE, {
     shouldRateLimit(
       call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
       callback: grpc.sendUnaryData<RateLimitResponse>,

@@ -21,6 +21,8 @@ import { responseMetadata } from "./dynamic-metadata.js";
 export const MAX_UINT32 = 4_294_967_295;
 /** The empty raw body and header values of every response: one shared, never-written buffer. */
 const EMPTY_BYTES = Buffer.alloc(0);
+/** The header lists of a response that adds none: shared, so frozen. */
+const NO_HEADERS: HeaderValue[] = Object.freeze([]) as unknown as HeaderValue[];
 
 /** A request the service refuses (empty domain, no descriptors, no configuration). */
 export class ServiceError extends Error {
@@ -58,9 +60,19 @@ export class RateLimitService {
     return this.config;
   }
 
+  /** One async function: each one more would cost every call another promise and frame. */
   async shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
     try {
-      return await this.decide(request);
+      if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
+      const n = request.descriptors.length;
+      if (n === 0) throw new ServiceError("rate limit descriptor list must not be empty");
+      const config = this.config;
+      if (!config) throw new ServiceError("no rate limit configuration loaded");
+      const limits: (MatchedLimit | undefined)[] = new Array(n);
+      const addends: number[] = new Array(n);
+      const unlimited = this.match(config, request, limits, addends);
+      const statuses = await this.limiter.doLimit(request.domain, request.descriptors, limits, addends);
+      return this.respond(request, statuses, limits, unlimited);
     } catch (err) {
       if (err instanceof CacheError) this.stats.inc(SERVICE_STATS.redisError);
       else this.stats.inc(SERVICE_STATS.serviceError);
@@ -68,18 +80,19 @@ export class RateLimitService {
     }
   }
 
-  private async decide(request: RateLimitRequest): Promise<RateLimitResponse> {
-    if (request.domain === "") throw new ServiceError("rate limit domain must not be empty");
-    if (request.descriptors.length === 0)
-      throw new ServiceError("rate limit descriptor list must not be empty");
-    const config = this.config;
-    if (!config) throw new ServiceError("no rate limit configuration loaded");
-
+  /**
+   * Fills the limit of each descriptor (undefined: none, unlimited or replaced) and the hits
+   * to add; returns which descriptors are unlimited (undefined when none is).
+   */
+  private match(
+    config: RateLimitConfig,
+    request: RateLimitRequest,
+    limits: (MatchedLimit | undefined)[],
+    addends: number[],
+  ): boolean[] | undefined {
     const descriptors = request.descriptors;
     const n = descriptors.length;
-    const limits: (MatchedLimit | undefined)[] = new Array(n);
-    const unlimited: boolean[] = new Array(n).fill(false);
-    const addends: number[] = new Array(n);
+    let unlimited: boolean[] | undefined;
     const requestAddend = Math.max(1, request.hitsAddend);
     let replacing: Set<string> | undefined;
 
@@ -97,6 +110,7 @@ export class RateLimitService {
           for (const name of limit.replaces) replacing.add(name);
         }
         if (limit.unlimited) {
+          unlimited ??= new Array(n).fill(false);
           unlimited[i] = true;
           limits[i] = undefined;
           continue;
@@ -110,10 +124,19 @@ export class RateLimitService {
         if (name && replacing.has(name)) limits[i] = undefined;
       }
     }
+    return unlimited;
+  }
 
-    const statuses = await this.limiter.doLimit(request.domain, descriptors, limits, addends);
-    for (let i = 0; i < n; i++) {
-      if (unlimited[i]) statuses[i]!.limitRemaining = MAX_UINT32;
+  /** The overall code, headers, metadata and global shadow mode around the limiter's statuses. */
+  private respond(
+    request: RateLimitRequest,
+    statuses: RateLimitResponse_DescriptorStatus[],
+    limits: (MatchedLimit | undefined)[],
+    unlimited: boolean[] | undefined,
+  ): RateLimitResponse {
+    const n = statuses.length;
+    if (unlimited) {
+      for (let i = 0; i < n; i++) if (unlimited[i]) statuses[i]!.limitRemaining = MAX_UINT32;
     }
 
     // Overall: any non-quota descriptor over its limit, or every quota-mode descriptor over.
@@ -132,7 +155,7 @@ export class RateLimitService {
         ? RateLimitResponse_Code.OVER_LIMIT
         : RateLimitResponse_Code.OK;
 
-    const headers = this.settings.limitResponseHeadersEnabled ? this.headers(statuses, limits) : [];
+    const headers = this.settings.limitResponseHeadersEnabled ? this.headers(statuses, limits) : NO_HEADERS;
 
     if (overallCode === RateLimitResponse_Code.OVER_LIMIT && this.settings.shadowMode) {
       overallCode = RateLimitResponse_Code.OK;
@@ -143,13 +166,15 @@ export class RateLimitService {
       overallCode,
       statuses,
       responseHeadersToAdd: headers,
-      requestHeadersToAdd: [],
+      requestHeadersToAdd: NO_HEADERS,
       rawBody: EMPTY_BYTES,
       dynamicMetadata: this.settings.responseDynamicMetadata
         ? responseMetadata(
             request,
             statuses.map((s, i) =>
-              unlimited[i] || s.code === RateLimitResponse_Code.OVER_LIMIT ? undefined : limits[i]?.metadata,
+              unlimited?.[i] || s.code === RateLimitResponse_Code.OVER_LIMIT
+                ? undefined
+                : limits[i]?.metadata,
             ),
           )
         : undefined,
@@ -166,7 +191,7 @@ export class RateLimitService {
     for (const s of statuses) {
       if (s.currentLimit && (!chosen || s.limitRemaining < chosen.limitRemaining)) chosen = s;
     }
-    if (!chosen) return [];
+    if (!chosen) return NO_HEADERS;
     statuses.forEach((s, i) => {
       const quota = limits[i] && (limits[i]!.quotaMode || this.settings.quotaMode);
       if (s.code === RateLimitResponse_Code.OVER_LIMIT && !quota && s.currentLimit) chosen = s;

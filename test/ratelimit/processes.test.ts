@@ -13,7 +13,12 @@ import {
   RateLimitResponse_Code,
   RateLimitServiceClient,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { SERVING_SEMI_SPACE_MB, servingExecArgv } from "../../ratelimit/processes/heap-flags.js";
+import {
+  ownHeapFlags,
+  SERVING_HEAP_GROWING_PERCENT,
+  SERVING_SEMI_SPACE_MB,
+  servingExecArgv,
+} from "../../ratelimit/processes/heap-flags.js";
 import { loadSettings, SettingsError } from "../../ratelimit/settings/environment.js";
 import { childPids } from "../support/process.js";
 import { callGrpc, parseExposition, pause, RateLimitProcess, RuntimeDir, request } from "./harness.js";
@@ -57,10 +62,11 @@ describe("ratelimit as several processes (RATELIMIT_PROCESSES)", function () {
     runtime.cleanup();
   });
 
-  it("runs its serving processes with the service's young-generation bound", () => {
+  it("runs its serving processes with the service's heap flags", () => {
     for (const pid of childPids(svc.child.pid!)) {
       const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
       expect(args).to.include(`--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`);
+      expect(args).to.include(`--heap-growing-percent=${SERVING_HEAP_GROWING_PERCENT}`);
     }
   });
 
@@ -227,15 +233,31 @@ describe("ratelimit with RATELIMIT_PROCESSES unset", function () {
 });
 
 describe("serving processes' heap flags", () => {
-  it("adds the young-generation bound unless the operator chose one, on the command line or in NODE_OPTIONS", () => {
-    const bound = `--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`;
-    expect(servingExecArgv([], "")).to.deep.equal([bound]);
+  const young = `--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`;
+  const old = `--heap-growing-percent=${SERVING_HEAP_GROWING_PERCENT}`;
+
+  it("adds each heap flag the operator did not choose, on the command line or in NODE_OPTIONS", () => {
+    expect(servingExecArgv([], "")).to.deep.equal([young, old]);
     expect(servingExecArgv(["--enable-source-maps"], "--trace-warnings")).to.deep.equal([
       "--enable-source-maps",
-      bound,
+      young,
+      old,
     ]);
-    expect(servingExecArgv(["--max-semi-space-size=32"], "")).to.deep.equal(["--max-semi-space-size=32"]);
-    expect(servingExecArgv([], "--max_semi_space_size=2")).to.deep.equal([]);
+    expect(servingExecArgv(["--max-semi-space-size=32"], "")).to.deep.equal([
+      "--max-semi-space-size=32",
+      old,
+    ]);
+    expect(servingExecArgv([], "--max_semi_space_size=2")).to.deep.equal([old]);
+    expect(servingExecArgv(["--heap-growing-percent=0"], "")).to.deep.equal([
+      "--heap-growing-percent=0",
+      young,
+    ]);
+  });
+
+  it("a process serving by itself sets the old-generation flag on itself unless its command line has one", () => {
+    expect(ownHeapFlags([])).to.deep.equal([old]);
+    expect(ownHeapFlags(["--max-semi-space-size=4"])).to.deep.equal([old]);
+    expect(ownHeapFlags(["--heap_growing_percent=200"])).to.deep.equal([]);
   });
 });
 
