@@ -10,6 +10,13 @@
 // Polls come first: they bring the later tasks of workflows already running (a send's
 // result, a retry timer), so a freed slot goes to a waiting poll before a waiting start,
 // and starts use only the slots that no poll holds.
+// The SDK polls two queues, the sticky one (later tasks of workflows this worker has
+// cached) and the normal one (first tasks, and tasks of workflows not cached here), and
+// each poll holds a slot while it waits. Idle polls of one queue never hold every slot:
+// deliveries that end in their first task (local sends) bring the sticky queue nothing,
+// and deliveries waiting on a send's result bring the normal queue nothing, so the other
+// queue's tasks would wait a whole long poll, or the server's 10 s sticky timeout. With
+// two slots, a burst of 10 local sends took 10 to over 120 s before this rule.
 
 import type {
   CustomSlotSupplier,
@@ -20,14 +27,26 @@ import type {
   WorkflowSlotInfo,
 } from "@temporalio/worker";
 
+/** The queue a poll waits on; an eager start's task has none. */
+type Queue = "sticky" | "normal";
+
 interface PollWaiter {
+  queue: Queue;
   grant(): void;
+}
+
+interface Permit {
+  id: number;
 }
 
 export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
   readonly type = "custom";
   /** Permits handed out: to polls (waiting for a task or running it) and to eager tasks. */
   private reserved = 0;
+  /** Permits held by polls still waiting for a task (by permit id; the SDK may copy permits), per queue. */
+  private readonly idlePermits = new Map<number, Queue>();
+  private readonly idle: Record<Queue, number> = { sticky: 0, normal: 0 };
+  private lastPermit = 0;
   /** Starts let through whose start has not come back yet. */
   private starting = 0;
   private readonly polls: PollWaiter[] = [];
@@ -45,12 +64,10 @@ export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
     return this.starts.length;
   }
 
-  reserveSlot(_ctx: SlotReserveContext, abort: AbortSignal): Promise<SlotPermit> {
+  reserveSlot(ctx: SlotReserveContext, abort: AbortSignal): Promise<SlotPermit> {
+    const queue: Queue = ctx.isSticky ? "sticky" : "normal";
     // Not the slot of a start let through: its eager task is about to ask for it.
-    if (this.free()) {
-      this.reserved++;
-      return Promise.resolve({});
-    }
+    if (this.free() && this.mayPoll(queue)) return Promise.resolve(this.take(queue));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         const i = this.polls.indexOf(waiter);
@@ -58,10 +75,10 @@ export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
         reject(abort.reason);
       };
       const waiter: PollWaiter = {
+        queue,
         grant: () => {
           abort.removeEventListener("abort", onAbort);
-          this.reserved++;
-          resolve({});
+          resolve(this.take(queue));
         },
       };
       abort.addEventListener("abort", onAbort, { once: true });
@@ -72,15 +89,40 @@ export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
   /** An eager start's slot (the one its start was let through for): never waits. */
   tryReserveSlot(_ctx: SlotReserveContext): SlotPermit | null {
     if (this.reserved >= this.max) return null;
-    this.reserved++;
-    return {};
+    return this.take(undefined);
   }
 
-  markSlotUsed(_ctx: SlotMarkUsedContext<WorkflowSlotInfo>): void {}
+  markSlotUsed(ctx: SlotMarkUsedContext<WorkflowSlotInfo>): void {
+    this.stopIdling(ctx.permit as Permit);
+    this.handOut(); // a poll of the same queue may now wait in its place
+  }
 
-  releaseSlot(_ctx: SlotReleaseContext<WorkflowSlotInfo>): void {
+  releaseSlot(ctx: SlotReleaseContext<WorkflowSlotInfo>): void {
     this.reserved--;
+    this.stopIdling(ctx.permit as Permit); // a poll that never got a task
     this.handOut();
+  }
+
+  private take(idleOn: Queue | undefined): Permit {
+    this.reserved++;
+    const id = ++this.lastPermit;
+    if (idleOn) {
+      this.idlePermits.set(id, idleOn);
+      this.idle[idleOn]++;
+    }
+    return { id };
+  }
+
+  private stopIdling(permit: Permit | undefined): void {
+    const queue = permit && this.idlePermits.get(permit.id);
+    if (!queue) return;
+    this.idlePermits.delete(permit.id);
+    this.idle[queue]--;
+  }
+
+  /** A poll may take a slot only if it leaves one that the other queue's polls could take. */
+  private mayPoll(queue: Queue): boolean {
+    return this.max < 2 || this.idle[queue] < this.max - 1;
   }
 
   /** A slot that neither a poll nor a task holds, nor a start let through is about to take. */
@@ -90,11 +132,20 @@ export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
 
   /** Free slots go to waiting polls first (the SDK runs a bounded number), then to starts. */
   private handOut(): void {
-    while (this.free() && this.polls.length > 0) this.polls.shift()!.grant();
+    while (this.free()) {
+      const i = this.nextPoll();
+      if (i < 0) break;
+      this.polls.splice(i, 1)[0]!.grant();
+    }
     while (this.free() && this.starts.length > 0) {
       this.starting++;
       this.starts.shift()!();
     }
+  }
+
+  /** The first waiting poll that a free slot may go to, if any. */
+  private nextPoll(): number {
+    return this.polls.findIndex((p) => this.mayPoll(p.queue));
   }
 
   /**
@@ -103,7 +154,7 @@ export class WorkflowTaskSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
    * followed by started() once the start came back.
    */
   whenFree(maxWaitMs: number): Promise<void> {
-    if (this.free() && this.starts.length === 0 && this.polls.length === 0) {
+    if (this.free() && this.starts.length === 0 && this.nextPoll() < 0) {
       this.starting++;
       return Promise.resolve();
     }

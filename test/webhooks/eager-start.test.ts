@@ -104,6 +104,20 @@ describe("eager workflow start of deliveries", function () {
     });
   });
 
+  describe("with two workflow-task slots and sends in the workflow worker", () => {
+    // Deliveries that end in their first task leave the sticky queue's poll nothing to
+    // bring: it must not hold the slot that the first tasks of new deliveries need.
+    const env = new DeliveryEnv();
+    before(() => env.start(["--max-concurrent-workflow-tasks", "2", "--send-mode", "local"]));
+    after(() => env.stop());
+
+    it("delivers a burst without first tasks waiting for a long poll", async () => {
+      const published = Date.now();
+      await deliverBurst(env, 10);
+      expect(Date.now() - published).to.be.below(10_000);
+    });
+  });
+
   describe("with --no-eager-start", () => {
     const env = new DeliveryEnv();
     before(() => env.start(["--no-eager-start"]));

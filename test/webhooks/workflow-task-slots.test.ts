@@ -7,6 +7,7 @@ import { settled } from "../support/settled.js";
 // The end-to-end effect, a burst started eagerly, is in eager-start.test.ts.
 
 const ctx = {} as SlotReserveContext;
+const stickyCtx = { isSticky: true } as SlotReserveContext;
 const info: WorkflowSlotInfo = { type: "workflow", workflowType: "deliverWebhook", isSticky: false };
 const never = () => new AbortController().signal;
 
@@ -74,7 +75,7 @@ describe("workflow-task slots", () => {
   it("gives a freed slot to a waiting poll before a waiting start, and never more than the maximum", async () => {
     const slots = new WorkflowTaskSlots(2);
     const a = await slots.reserveSlot(ctx, never());
-    await slots.reserveSlot(ctx, never());
+    await slots.reserveSlot(stickyCtx, never());
     expect(slots.tryReserveSlot(ctx)).to.equal(null);
     const start = slots.whenFree(60_000);
     const poll = slots.reserveSlot(ctx, never());
@@ -87,7 +88,7 @@ describe("workflow-task slots", () => {
 
   it("keeps the slot a start was let through for from a poll that asks before the start's eager task", async () => {
     const slots = new WorkflowTaskSlots(2);
-    await slots.reserveSlot(ctx, never());
+    await slots.reserveSlot(stickyCtx, never());
     await slots.whenFree(60_000);
     const poll = slots.reserveSlot(ctx, never());
     expect(await settled(poll)).to.equal(false);
@@ -113,5 +114,41 @@ describe("workflow-task slots", () => {
     // The freed slot is not handed to the aborted poll.
     slots.releaseSlot({ permit: held });
     expect(slots.tryReserveSlot(ctx)).to.not.equal(null);
+  });
+
+  it("never lets idle polls of one queue hold every slot", async () => {
+    // Local sends end in their first task and bring the sticky queue nothing: its idle
+    // poll must not take the slot the first tasks of new deliveries need.
+    const slots = new WorkflowTaskSlots(2);
+    await slots.reserveSlot(stickyCtx, never());
+    const secondSticky = slots.reserveSlot(stickyCtx, never());
+    expect(await settled(secondSticky)).to.equal(false);
+    const normal = await slots.reserveSlot(ctx, never());
+    expect(slots.held).to.equal(2);
+    // Sends on the queue bring their results to the sticky queue: idle normal polls
+    // must not hold every slot either. A freed slot skips the poll it may not go to.
+    const nextNormal = slots.reserveSlot(ctx, never());
+    slots.releaseSlot({ permit: normal });
+    expect(await settled(nextNormal)).to.equal(true);
+    expect(await settled(secondSticky)).to.equal(false);
+    const thirdNormal = slots.reserveSlot(ctx, never());
+    expect(await settled(thirdNormal)).to.equal(false);
+  });
+
+  it("counts a poll as idle only until its task arrives", async () => {
+    const slots = new WorkflowTaskSlots(3);
+    const first = await slots.reserveSlot(stickyCtx, never());
+    await slots.reserveSlot(stickyCtx, never());
+    const third = slots.reserveSlot(stickyCtx, never());
+    expect(await settled(third)).to.equal(false);
+    // A start may use the slot the idle sticky polls leave.
+    expect(await settled(slots.whenFree(60_000))).to.equal(true);
+    slots.started();
+    // The first poll got a task: the third may poll in its place once a slot is free.
+    slots.markSlotUsed({ slotInfo: { ...info, isSticky: true }, permit: first });
+    expect(await settled(third)).to.equal(true);
+    expect(slots.held).to.equal(3);
+    slots.releaseSlot({ slotInfo: { ...info, isSticky: true }, permit: first });
+    expect(slots.held).to.equal(2);
   });
 });
