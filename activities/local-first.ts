@@ -1,4 +1,4 @@
-// --send-mode local-first: a delivery's first send runs inside the workflow
+// --send-mode local-first (the default): a delivery's first send runs inside the workflow
 // worker as a local activity, the fast path, and moves to the sends queue, the isolated
 // path, when it has no answer within its budget. The POST is never cut short: one that
 // outlives the budget goes on here, detached from its activity (its send claim keeps a

@@ -353,10 +353,10 @@ function addSharedOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--send-mode <mode>",
-        "how new deliveries send: queue (always <task-queue>-sends), local (always the workflow worker) or local-first (the first send in the workflow worker, then <task-queue>-sends past --local-send-budget or to retry)",
+        "how new deliveries send: local-first (the first send in the workflow worker, then <task-queue>-sends past --local-send-budget or to retry), queue (always <task-queue>-sends) or local (always the workflow worker)",
       )
-        .choices(["queue", "local", "local-first"])
-        .default("queue"),
+        .choices(["local-first", "queue", "local"])
+        .default("local-first"),
     )
     .addOption(
       new Option(

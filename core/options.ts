@@ -89,7 +89,7 @@ export interface WebhooksOptions {
   /**
    * Where new deliveries send: `queue`, as activities on `<task-queue>-sends` (scaled
    * apart), `local`, as local activities of the workflow worker (fewer Temporal round
-   * trips per delivery, no separate send capacity), or `local-first`: the
+   * trips per delivery, no separate send capacity), or `local-first` (the default): the
    * first send local within localSendBudget, then the queue (activities/local-first.ts).
    */
   sendMode: SendMode;

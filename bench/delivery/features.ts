@@ -22,7 +22,7 @@ import { type HistoryShape, historyShape } from "./history-shape.js";
 // against the same events carried by value in the workflow input, as deliveries started
 // before events were stored by reference (still run by today's workers; started by this
 // script, so their consumer work is not in the webhooks column; both through the sends
-// queue). The other scenarios run in the default send mode (queue). CPU comes from
+// queue). The other scenarios run in the default send mode (local-first). CPU comes from
 // /proc, so it does not depend on what else runs. A second table gives what Temporal did
 // per delivery, from a sample of each scenario's histories (history-shape.ts).
 // Usage: node dist/bench/delivery/features.js [events]

@@ -21,7 +21,7 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 
 const EVENTS = Number(process.argv[2] ?? 2000);
 const PENDING = Number(process.argv[3] ?? 10_000);
-const SEND_MODE = process.argv[4] ?? "queue";
+const SEND_MODE = process.argv[4] ?? "local-first";
 const SERVER = process.env.TEST_TEMPORAL === "server" ? "server" : "dev";
 const SERVER_LABEL = SERVER === "server" ? "Temporal server (PostgreSQL)" : "Temporal dev server";
 const SECRET = Buffer.alloc(24, 9).toString("base64");

@@ -9,7 +9,7 @@ import { fromRoot } from "../../common/paths.js";
 // back in the same sitting, so the ratio deliveries/floor holds on a noisy machine.
 // A second ratio is against the floor with a delivery's database and HTTP work: what
 // deliveries lose beyond it is the broker, the consumer and the delivery workflow.
-// The send mode local-first is measured with the floor of local sends (a fast
+// The default send mode, local-first, is measured with the floor of local sends (a fast
 // receiver is sent to locally) and printed with its ratio to local.
 // Usage: node dist/bench/delivery/servers.js [events=1000] [floor-workflows=400] [rounds=1]
 

@@ -36,14 +36,14 @@ async function historyOf(env: DeliveryEnv, workflowId: string) {
  * to from the workflow worker; one without an answer within --local-send-budget keeps its
  * POST (sent once) while the delivery moves to the sends queue; retries go to the queue.
  */
-describe("--send-mode local-first", function () {
+describe("--send-mode local-first (the default)", function () {
   this.timeout(180_000);
   const env = new DeliveryEnv();
   const receiver = new Receiver();
 
   before(async () => {
     await receiver.start();
-    await env.start(["--send-mode", "local-first", "--local-send-budget", "1s", "--send-timeout", "10s"]);
+    await env.start(["--local-send-budget", "1s", "--send-timeout", "10s"]);
   });
   after(async () => {
     await receiver.stop();
@@ -126,8 +126,8 @@ describe("--send-mode local-first", function () {
   });
 
   it("keeps a fast receiver local while many others hang: no workflow task times out", async () => {
-    const HANGING = 20;
-    const PER_HANGING = 10;
+    const HANGING = 50;
+    const PER_HANGING = 4;
     const FAST = 100;
     const hanging = await Promise.all(Array.from({ length: HANGING }, () => endpoint(() => {})));
     const fast = await endpoint((_n, res) => res.writeHead(200).end());

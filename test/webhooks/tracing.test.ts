@@ -68,7 +68,8 @@ describe("delivery traces (--tracing, exported over OTLP)", function () {
       `consume ${env.topic}`,
       "StartWorkflow:deliverWebhook",
       "RunWorkflow:deliverWebhook",
-      "RunActivity:sendAttempt",
+      // The default send mode's first send: a local activity of the workflow worker.
+      "RunActivity:sendFirstLocally",
       "POST",
     ]);
     expect(consume!.parentSpanId).to.equal(callerSpan);
