@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { fromRoot } from "../../common/paths.js";
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
 
     const full = new Map<string, number[]>(sets.map((s) => [s.name, []]));
     const only = new Map<string, number[]>(sets.map((s) => [s.name, []]));
+    const read = new Map<string, number[]>(sets.map((s) => [s.name, []]));
     const passedPerEvent = new Map<string, number>();
     // Warm-up round (compiles the filters, plans the statement), then measured rounds.
     for (let round = 0; round <= ROUNDS; round++) {
@@ -125,7 +127,12 @@ async function main(): Promise<void> {
           return n;
         });
         const onlyUs = await timed(events, (e) => applyFilters(rows, e).passed.length);
+        const readUs = await timed(
+          events,
+          async (e) => (await findActiveConfigs(pool, subscriptionsMatching(e.type))).length,
+        );
         if (round === 0) continue;
+        read.get(s.name)!.push(readUs);
         full.get(s.name)!.push(fullUs);
         only.get(s.name)!.push(onlyUs);
         passedPerEvent.set(s.name, passed / EVENTS);
@@ -139,20 +146,24 @@ async function main(): Promise<void> {
       passedPerEvent: Number(passedPerEvent.get(s.name)!.toFixed(1)),
       matchingUsPerEvent: Number(median(full.get(s.name)!).toFixed(1)),
       matchingRoundsUs: full.get(s.name)!.map((x) => Number(x.toFixed(1))),
+      readOnlyUsPerEvent: Number(median(read.get(s.name)!).toFixed(1)),
       filtersOnlyUsPerEvent: Number(median(only.get(s.name)!).toFixed(1)),
       filtersOnlyRoundsUs: only.get(s.name)!.map((x) => Number(x.toFixed(1))),
     }));
     const [plain, filtered] = rows as [(typeof rows)[0], (typeof rows)[0]];
     const pad = (v: string | number, n: number) => String(v).padStart(n);
+    // The machine is shared: its load says how far these figures may be from a quiet one.
+    const load = os.loadavg().map((l) => Number(l.toFixed(2)));
     console.log(
-      `filter matching: ${CONFIGS} active configs per event type, ${ROUNDS} rounds x ${EVENTS} events, median of rounds`,
+      `filter matching: ${CONFIGS} active configs per event type, ${ROUNDS} rounds x ${EVENTS} events, median of rounds, ` +
+        `us per event (load average ${load.join(" ")} on ${os.availableParallelism()} cores)`,
     );
     console.log(
-      `${"configs".padEnd(20)}${pad("with filter", 12)}${pad("passed/event", 14)}${pad("matching us/event", 19)}${pad("filters only us/event", 23)}`,
+      `${"configs".padEnd(20)}${pad("with filter", 12)}${pad("passed/event", 14)}${pad("matching", 10)}${pad("query only", 12)}${pad("filters only", 14)}`,
     );
     for (const r of rows) {
       console.log(
-        `${r.set.padEnd(20)}${pad(r.withFilter, 12)}${pad(r.passedPerEvent, 14)}${pad(r.matchingUsPerEvent, 19)}${pad(r.filtersOnlyUsPerEvent, 23)}`,
+        `${r.set.padEnd(20)}${pad(r.withFilter, 12)}${pad(r.passedPerEvent, 14)}${pad(r.matchingUsPerEvent, 10)}${pad(r.readOnlyUsPerEvent, 12)}${pad(r.filtersOnlyUsPerEvent, 14)}`,
       );
     }
     const added = filtered.matchingUsPerEvent - plain.matchingUsPerEvent;
@@ -166,7 +177,7 @@ async function main(): Promise<void> {
     mkdirSync(path.dirname(out), { recursive: true });
     writeFileSync(
       out,
-      `${JSON.stringify({ at: new Date().toISOString(), rounds: ROUNDS, eventsPerRound: EVENTS, compileUsPerFilter, rows, sink }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), loadAverage: load, rounds: ROUNDS, eventsPerRound: EVENTS, compileUsPerFilter, rows, sink }, null, 2)}\n`,
     );
     console.log(`results written to ${out}`);
   } finally {
