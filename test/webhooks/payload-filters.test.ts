@@ -259,5 +259,23 @@ describe("payload filters (configs API, consumer and POST /events)", function ()
     expect(letter.reason).to.contain("its filter fails");
     expect(keysOf(usd, type)).to.deep.equal(["ship-http", "ship-nats"]);
     expect(keysOf(big, type)).to.deep.equal([]);
+
+    // Fixed through the API: a replay applies the filter the config has now.
+    const fix = (filter: unknown) =>
+      env.api.call("PUT", `/configs/${broken.id}`, { endpoint: big.url, eventTypes: [type], filter });
+    expect((await fix({ "payload.amount": { $gt: 1 } })).status).to.equal(200);
+    const held = await env.api.call("POST", `/dead-letters/${letter.id}/replay`);
+    expect(held.status, held.text).to.equal(409);
+    expect(held.body.errorMessage).to.equal(
+      `the event does not pass the payload filter of the 1 active config(s) subscribed to ${type}`,
+    );
+    expect((await fix({ "payload.amount": { $lte: 1 } })).status).to.equal(200);
+    const replayed = await env.api.call("POST", `/dead-letters/${letter.id}/replay`);
+    expect(replayed.status, replayed.text).to.equal(200);
+    expect(replayed.body.data.deliveries.map((d: { configID: string }) => d.configID)).to.deep.equal([
+      broken.id,
+    ]);
+    expect((await env.result(broken.id, "ship-nats")).status).to.equal("success");
+    expect(keysOf(big, type)).to.deep.equal(["ship-nats"]);
   });
 });
