@@ -5,7 +5,8 @@ import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { normalizeSubscription } from "../core/event-types.js";
-import { checkFilter, FilterSyntaxError } from "../core/filter-syntax.js";
+import { compileFilter } from "../core/filter-compile.js";
+import { FilterSyntaxError } from "../core/filter-syntax.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
@@ -53,13 +54,17 @@ export function checkEndpoint(endpoint: string, egress?: EgressPolicy): string {
   return url.toString();
 }
 
-/** The filter as stored, or a VALIDATION error naming the path of what is wrong. */
+/**
+ * The filter as stored, or a VALIDATION error naming the path of what is wrong.
+ * It is compiled as matching will compile it, so what is stored always runs.
+ */
 function checkedFilter(filter: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (filter === null) return null;
   try {
-    checkFilter(filter);
+    compileFilter(filter);
   } catch (err) {
     if (err instanceof FilterSyntaxError) throw validation(err.message);
-    throw err;
+    throw validation(`filter cannot be compiled: ${(err as Error).message}`);
   }
   return filter;
 }

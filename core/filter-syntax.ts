@@ -163,6 +163,14 @@ function checkOperator(
   } else if (op === "$in" || op === "$nin" || op === "$all") {
     if (!Array.isArray(arg)) refuse("an array of values");
     if (op === "$all" && (arg as unknown[]).length === 0) refuse("a non-empty array of values");
+    for (const [i, v] of (arg as unknown[]).entries()) {
+      if (isObject(v) && Object.keys(v).some((k) => k.startsWith("$"))) {
+        throw new FilterSyntaxError(
+          `${at}[${i}]`,
+          "must be a value: operators cannot be nested in a list of values",
+        );
+      }
+    }
   } else if (op === "$size") {
     if (!Number.isSafeInteger(arg) || (arg as number) < 0) refuse("a non-negative integer");
   } else if (op === "$exists") {

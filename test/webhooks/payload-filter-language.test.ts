@@ -162,6 +162,12 @@ describe("payload filters: the language (core/filter-syntax.ts, core/filter-comp
       'filter["payload.a"].$exists must be true or false, got 1',
     );
     expect(refusal({ "payload.a": { $size: -1 } })).to.match(/\$size must be a non-negative integer/);
+    expect(refusal({ "payload.a": { $in: [1, { $gt: 1 }] } })).to.equal(
+      'filter["payload.a"].$in[1] must be a value: operators cannot be nested in a list of values',
+    );
+    expect(refusal({ "payload.a": { $all: [{ $elemMatch: { b: 1 } }] } })).to.match(
+      /\$all\[0\] must be a value/,
+    );
     expect(refusal({ "payload.a": { $all: [] } })).to.match(/\$all must be a non-empty array/);
     expect(refusal({ "payload.a": { $not: 3 } })).to.match(
       /^filter\["payload.a"\]\.\$not must be a condition/,
@@ -241,5 +247,62 @@ describe("payload filters applied to configs (core/config-filters.ts)", () => {
     expect(applyFilters([sameVersion], event).passed).to.have.length(1);
     const nextVersion = { ...sameVersion, updatedAt: new Date(first.updatedAt.getTime() + 1) } as Config;
     expect(applyFilters([nextVersion], event).filteredOut).to.equal(1);
+  });
+});
+
+describe("payload filters: what the checker accepts always runs", () => {
+  it("compiles and runs every generated filter the checker accepts, on events of every shape", () => {
+    let seed = 42; // deterministic: a failure reproduces
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const pick = <T>(a: T[]): T => a[Math.floor(rnd() * a.length)]!;
+    const values = [1, "x", null, true, [1, "x"], { a: 1 }, { $gt: 1 }, [], {}, -3.5, "2024-01-01"];
+    const paths = ["payload.a", "payload.b.c", "type", "payload.items.sku", "payload.a.0", "x"];
+    const ops = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$all", "$size", "$exists"];
+    const more = ["$regex", "$options", "$not", "$elemMatch", "$and", "$or", "$nor", "$foo"];
+    const condition = (d: number): unknown => {
+      if (d > 3 || rnd() < 0.3) return pick(values);
+      const c: Record<string, unknown> = {};
+      for (let i = 0; i < 1 + Math.floor(rnd() * 2); i++) {
+        const op = pick([...ops, ...more]);
+        if (op === "$not" || op === "$elemMatch") c[op] = rnd() < 0.5 ? condition(d + 1) : document(d + 1);
+        else if (/^\$(and|or|nor)$/.test(op)) c[op] = [document(d + 1)];
+        else if (op === "$regex") c[op] = pick(["a.*", "(?i)x", "(", "^b$"]);
+        else if (op === "$options") c[op] = pick(["i", "im", "z"]);
+        else if (/^\$(in|nin|all)$/.test(op)) c[op] = [pick(values), pick(values)];
+        else c[op] = pick(values);
+      }
+      return c;
+    };
+    const document = (d: number): Record<string, unknown> => {
+      const doc: Record<string, unknown> = {};
+      for (let i = 0; i < 1 + Math.floor(rnd() * 3); i++) {
+        const r = rnd();
+        if (r < 0.15 && d < 4) doc[pick(["$and", "$or", "$nor"])] = [document(d + 1), document(d + 1)];
+        else if (r < 0.2 && d < 4) doc.$not = document(d + 1);
+        else doc[pick(paths)] = condition(d + 1);
+      }
+      return doc;
+    };
+    const events = [
+      { type: "a.b", payload: { a: [1, "x", { a: 1 }], b: { c: "2024-05-01" }, items: [{ sku: "x" }] } },
+      { type: "a.c", payload: null },
+      { type: "a.d", payload: { a: "abc", b: [] } },
+    ];
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const filter = document(0);
+      try {
+        checkFilter(filter);
+      } catch {
+        continue;
+      }
+      accepted++;
+      const test = compileFilter(filter);
+      for (const e of events) expect(test(e), JSON.stringify(filter)).to.be.a("boolean");
+    }
+    expect(accepted).to.be.greaterThan(1_000);
   });
 });
