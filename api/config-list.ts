@@ -4,9 +4,14 @@ const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-
 
 /**
  * One config as the list shows it, rendered by PostgreSQL: same fields as
- * configJson (absent previousSecretExpiresAt once the overlap ended).
+ * configJson (absent previousSecretExpiresAt once the overlap ended). The
+ * payload filter is appended after the nulls are stripped: they are stripped at
+ * every depth, and a filter may compare with null.
  */
-const CONFIG_JSON = (c: string) => `json_strip_nulls(json_build_object(
+const CONFIG_JSON = (c: string) => `(CASE WHEN ${c}.filter IS NULL THEN ${STRIPPED(c)}
+    ELSE (left(${STRIPPED(c)}::text, -1) || ',"filter":' || ${c}.filter::text || '}')::json END)`;
+
+const STRIPPED = (c: string) => `json_strip_nulls(json_build_object(
     'id', ${c}.id, 'name', ${c}.name, 'endpoint', ${c}.endpoint, 'eventTypes', ${c}.event_types,
     'secret', ${c}.secret,
     'previousSecretExpiresAt',

@@ -5,6 +5,8 @@ import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { normalizeSubscription } from "../core/event-types.js";
+import { compileFilter } from "../core/filter-compile.js";
+import { FilterSyntaxError } from "../core/filter-syntax.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
@@ -20,6 +22,7 @@ interface ConfigUser {
   eventTypes: string[];
   secret?: string;
   name?: string;
+  filter?: Record<string, unknown> | null;
 }
 
 interface SecretChange {
@@ -51,6 +54,21 @@ export function checkEndpoint(endpoint: string, egress?: EgressPolicy): string {
   return url.toString();
 }
 
+/**
+ * The filter as stored, or a VALIDATION error naming the path of what is wrong.
+ * It is compiled as matching will compile it, so what is stored always runs.
+ */
+function checkedFilter(filter: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (filter === null) return null;
+  try {
+    compileFilter(filter);
+  } catch (err) {
+    if (err instanceof FilterSyntaxError) throw validation(err.message);
+    throw validation(`filter cannot be compiled: ${(err as Error).message}`);
+  }
+  return filter;
+}
+
 function readConfigUser(body: unknown, egress: EgressPolicy) {
   const c = check<ConfigUser>("ConfigUser", body);
   return {
@@ -58,6 +76,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
     secret: c.secret ?? generateSecret(),
     ...(c.name !== undefined ? { name: c.name } : {}),
+    ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
   };
 }
 

@@ -13,6 +13,8 @@ export interface ConfigWrite {
   secret: string;
   /** Absent keeps the current name on replace, and is "" on create. */
   name?: string;
+  /** Payload filter (checked); null removes it; absent keeps the current one on replace, none on create. */
+  filter?: unknown;
 }
 
 export interface ConfigFilter {
@@ -28,6 +30,10 @@ export interface ConfigStore {
   /** Configs matching every given filter, newest update first. */
   list(filter: ConfigFilter): Promise<Config[]>;
 }
+
+/** A filter as a query parameter: its JSON text (pg would send a JS array as a PostgreSQL array), or SQL NULL. */
+const filterParam = (filter: unknown): string | null =>
+  filter === undefined || filter === null ? null : JSON.stringify(filter);
 
 /** One statement per filter combination, so each keeps an index-friendly plan. */
 function listStatement(filter: ConfigFilter): { name: string; text: string; values: string[] } {
@@ -60,9 +66,17 @@ export function configStore(pool: pg.Pool): ConfigStore {
       const now = new Date();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, active, created_at, updated_at)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, TRUE, $6, $6) RETURNING ${CONFIG_COLUMNS}`,
-        values: [randomUUID(), data.name ?? "", data.endpoint, data.eventTypes, data.secret, now],
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6) RETURNING ${CONFIG_COLUMNS}`,
+        values: [
+          randomUUID(),
+          data.name ?? "",
+          data.endpoint,
+          data.eventTypes,
+          data.secret,
+          now,
+          filterParam(data.filter),
+        ],
       });
       return rows[0]!;
     },
@@ -72,9 +86,18 @@ export function configStore(pool: pg.Pool): ConfigStore {
         name: "configs-replace",
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
-            updated_at = $6
+            filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
-        values: [id, data.endpoint, data.eventTypes, data.secret, data.name ?? null, new Date()],
+        values: [
+          id,
+          data.endpoint,
+          data.eventTypes,
+          data.secret,
+          data.name ?? null,
+          new Date(),
+          data.filter !== undefined,
+          filterParam(data.filter),
+        ],
       });
       return rows[0] ?? null;
     },

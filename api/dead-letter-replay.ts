@@ -67,7 +67,14 @@ export function createDeadLetterReplayer(rt: ProcessContext, prisma: PrismaClien
     }
     const starts = await startEventDeliveries(rt, event, data, configs);
     if (starts.configs === 0 && starts.failures.length === 0) {
-      return failed(d, conflict(`no active config subscribes to ${event.type.slice(0, 300)}`));
+      return failed(
+        d,
+        conflict(
+          starts.filtered > 0
+            ? `the event does not pass the payload filter of the ${starts.filtered} active config(s) subscribed to ${event.type.slice(0, 300)}`
+            : `no active config subscribes to ${event.type.slice(0, 300)}`,
+        ),
+      );
     }
     if (starts.failures.length > 0) {
       const done = `${starts.started.length} of ${starts.started.length + starts.failures.length} deliveries started`;

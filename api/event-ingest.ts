@@ -63,7 +63,15 @@ export function eventIngest(rt: ProcessContext): RequestHandler[] {
     }
     eventsIngested.inc({ result: "accepted" });
     const created = deliveries.some((d) => d.started) || deliveries.length === 0;
-    res.status(created ? 202 : 200).json({ data: { type: event.type, configs: starts.configs, deliveries } });
+    res.status(created ? 202 : 200).json({
+      data: {
+        type: event.type,
+        configs: starts.configs,
+        // Only when a filter held the event back: the answer stays as it was for configs without filters.
+        ...(starts.filtered > 0 ? { filtered: starts.filtered } : {}),
+        deliveries,
+      },
+    });
   };
   return [
     jsonBody({ required: true }),

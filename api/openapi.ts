@@ -78,6 +78,14 @@ export const openapi = {
           eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
           secret: { ...SECRET, description: `${SECRET.description}; generated when absent` },
           name: { type: "string", maxLength: 255 },
+          filter: {
+            type: ["object", "null"],
+            description:
+              "payload filter with MongoDB-style operators, tested on the event message endpoints receive (type, payload, ...): " +
+              '{"payload.amount": {"$gte": 100}, "payload.currency": {"$in": ["EUR", "USD"]}}; ' +
+              "operators $eq $ne $gt $gte $lt $lte $in $nin $all $size $exists $regex (RE2, $options i m s) $not $elemMatch $and $or $nor; " +
+              "at most 16 KiB as JSON; null removes it; on update, absent keeps the current filter",
+          },
         },
       },
       SecretChange: {
@@ -107,6 +115,11 @@ export const openapi = {
             description: "present while the rotated-out secret still signs deliveries",
           },
           active: { type: "boolean" },
+          filter: {
+            type: "object",
+            description:
+              "the payload filter an event must pass besides its type; absent when the config has none",
+          },
           deactivatedReason: {
             type: "string",
             description:
@@ -369,7 +382,12 @@ export const openapi = {
         required: ["type", "configs", "deliveries"],
         properties: {
           type: { type: "string", description: "the normalised event type" },
-          configs: { type: "integer", description: "active configs it matched" },
+          configs: { type: "integer", description: "active configs it matched (type and payload filter)" },
+          filtered: {
+            type: "integer",
+            description:
+              "active configs whose types it matched but whose payload filter it did not pass; absent when none",
+          },
           deliveries: { type: "array", items: ref("StartedDelivery") },
         },
       },

@@ -38,8 +38,11 @@ export function describeError(e: ErrorObject): string {
       return `unknown field "${fieldPath(e.instancePath, String(p.additionalProperty))}"`;
     case "required":
       return `missing required field "${fieldPath(e.instancePath, String(p.missingProperty))}"`;
-    case "type":
-      return `${field} must be ${p.type === "object" ? "a JSON object" : `of type ${p.type}`}`;
+    case "type": {
+      // A schema may allow several types ("object,null"): each is named.
+      const types = String(p.type).split(",");
+      return `${field} must be ${types.map((t) => (t === "object" ? "a JSON object" : t === "null" ? "null" : `of type ${t}`)).join(" or ")}`;
+    }
     case "minItems":
       return p.limit === 1 ? `${field} must not be empty` : `${field} must have at least ${p.limit} items`;
     case "maxItems":

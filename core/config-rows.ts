@@ -18,6 +18,7 @@ export const configColumns = (table = "") =>
     ["previous_secret", "previousSecret"],
     ["previous_secret_expires_at", "previousSecretExpiresAt"],
     ["active", "active"],
+    ["filter", "filter"],
     ["deactivated_reason", "deactivatedReason"],
     ["deactivated_at", "deactivatedAt"],
     ["activated_at", "activatedAt"],

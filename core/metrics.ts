@@ -174,6 +174,12 @@ export const eventsIngested = new Counter({
   registers: [registry],
 });
 
+export const eventsFiltered = new Counter({
+  name: "webhooks_events_filtered_total",
+  help: "Deliveries not started because the event did not pass the config's payload filter (one per event and config whose types it matched)",
+  registers: [registry],
+});
+
 export const reconciled = new Counter({
   name: "webhooks_reconciliation_total",
   help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), ended (it had ended meanwhile: nothing to do), failed (the repair itself failed; tried again next round)",

@@ -86,6 +86,7 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
         type: keyword(event.type),
         key: deliveryKey(event.idempotency_key, msg.data),
         configs: starts.configs,
+        filtered: starts.filtered,
         started,
         eager,
         deadLettered,

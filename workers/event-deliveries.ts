@@ -1,4 +1,5 @@
 import { explainDatabaseTimeout } from "../common/db/timeouts.js";
+import { applyFilters } from "../core/config-filters.js";
 import { findActiveConfigs } from "../core/config-rows.js";
 import type { EventMessage } from "../core/event-message.js";
 import { deliveryKey } from "../core/event-message.js";
@@ -28,15 +29,18 @@ export interface StartFailure {
 }
 
 export interface EventStarts {
-  /** Active configs the event matched. */
+  /** Active configs the event matched: its type, and their payload filter when they have one. */
   configs: number;
+  /** Active configs whose types matched but whose payload filter the event did not pass: nothing starts for them. */
+  filtered: number;
   started: DeliveryStarted[];
   failures: StartFailure[];
 }
 
 /**
  * Starts the deliveries of one event: to `configs`, or to every active config
- * whose event types match. Each config's start is settled on its own, so one
+ * whose event types match, in both cases only those whose payload filter the
+ * event passes (a filter that fails is that config's failure). Each config's start is settled on its own, so one
  * config's failure never holds back the others; failures come back classified
  * (permanent or not) instead of thrown.
  */
@@ -54,24 +58,30 @@ export async function startEventDeliveries(
       permanent: permanent?.source ?? null,
     };
   };
-  let targets: Config[];
+  let matched: Config[];
   try {
-    targets = configs ?? (await findActiveConfigs(rt.db.pool, subscriptionsMatching(event.type)));
+    matched = configs ?? (await findActiveConfigs(rt.db.pool, subscriptionsMatching(event.type)));
   } catch (err) {
-    return { configs: 0, started: [], failures: [failed(err)] };
+    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
   }
-  if (targets.length === 0) return { configs: 0, started: [], failures: [] };
+  if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
   try {
+    // Before the filters: they read the event, which must be within bounds (depth) first.
     checkEventBounds(event);
   } catch (err) {
-    return { configs: targets.length, started: [], failures: [failed(err)] };
+    return { configs: matched.length, filtered: 0, started: [], failures: [failed(err)] };
+  }
+  const { passed: targets, filteredOut: filtered, broken } = applyFilters(matched, event);
+  const brokenFailures = broken.map((b) => failed(b.failure, b.config.id));
+  if (targets.length === 0) {
+    return { configs: broken.length, filtered, started: [], failures: brokenFailures };
   }
   // Stored once for all its configs; its deliveries carry the reference.
   let stored: DeliveryEvent;
   try {
     stored = await storeEvent(rt.db.pool, event);
   } catch (err) {
-    return { configs: targets.length, started: [], failures: [failed(err)] };
+    return { configs: targets.length + broken.length, filtered, started: [], failures: [failed(err)] };
   }
   const key = deliveryKey(event.idempotency_key, data);
   const settled = await Promise.allSettled(
@@ -80,7 +90,12 @@ export async function startEventDeliveries(
       return { configId: c.id, workflowId, ...(await startDelivery(rt, c, stored, workflowId)) };
     }),
   );
-  const result: EventStarts = { configs: targets.length, started: [], failures: [] };
+  const result: EventStarts = {
+    configs: targets.length + broken.length,
+    filtered,
+    started: [],
+    failures: [...brokenFailures],
+  };
   settled.forEach((s, i) => {
     if (s.status === "fulfilled") result.started.push(s.value);
     else result.failures.push(failed(s.reason, targets[i]!.id));
