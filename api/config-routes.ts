@@ -12,6 +12,7 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
+import { subscriptionWarnings } from "./subscription-warnings.js";
 import { sendTestDelivery } from "./test-delivery.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
@@ -125,8 +126,14 @@ export function configRoutes({
     res.json(cursorJson(items.map(configJson), { pageSize: page.pageSize, next }));
   });
 
+  /** The written config, with the event catalog's warnings about its subscriptions when there are any. */
+  const written = async (config: Config) => {
+    const warnings = await subscriptionWarnings(pool, config.eventTypes);
+    return { data: configJson(config), ...(warnings.length > 0 ? { warnings } : {}) };
+  };
+
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    res.json({ data: configJson(await store.insert(readConfigUser(req.body, egress))) });
+    res.json(await written(await store.insert(readConfigUser(req.body, egress))));
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -138,7 +145,7 @@ export function configRoutes({
     const id = String(req.params.id);
     const config = UUID_RE.test(id) ? await store.replace(id, data) : null;
     if (!config) throw missing(id);
-    res.json({ data: configJson(config) });
+    res.json(await written(config));
   });
 
   r.delete("/configs/:id", allowQuery(), async (req, res) => {
