@@ -2,6 +2,7 @@ import type { EventCatalog } from "./event-catalog.js";
 import type { EventMessage } from "./event-message.js";
 import { deprecatedEvents, eventSchemaFailures } from "./metrics.js";
 import { PermanentStartFailure } from "./start-failures.js";
+import { MAX_EVENT_DEPTH, nestingDepth } from "./start-limits.js";
 
 /**
  * Checks an event against its type's entry in the event catalog, on the one start
@@ -19,7 +20,11 @@ export async function checkEventSchema(
   const entry = await catalog.entry(event.type);
   if (!entry) return;
   if (entry.deprecated) deprecatedEvents.inc({ type: entry.name });
-  const problem = entry.check?.(event.payload);
+  if (!entry.check) return;
+  // Deeper than any delivery takes: refused by the event bounds when a config matches, and
+  // a recursive schema would walk it as deep (out of stack on a 10 000-deep payload).
+  if (nestingDepth(event.payload) > MAX_EVENT_DEPTH) return;
+  const problem = entry.check(event.payload);
   if (problem === undefined) return;
   eventSchemaFailures.inc({ type: entry.name });
   if (enforce)

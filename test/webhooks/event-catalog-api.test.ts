@@ -1,4 +1,7 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect } from "chai";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { sql } from "../support/poison.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
@@ -255,5 +258,55 @@ describe("event catalog API (/event-types)", function () {
       $ref: "#/components/schemas/ConfigWritten",
     });
     expect(doc.components.schemas.ConfigWritten.properties).to.have.keys("data", "warnings");
+  });
+});
+
+describe("event catalog API with authentication on", function () {
+  this.timeout(120_000);
+  let api: WebhooksUnderTest;
+  let jwks: Server;
+  let sign: (scope: string) => Promise<string>;
+
+  before(async () => {
+    const { publicKey, privateKey } = await generateKeyPair("ES256");
+    const keys = { keys: [{ ...(await exportJWK(publicKey)), kid: "catalog", alg: "ES256" }] };
+    jwks = createServer((_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(keys)),
+    );
+    await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`;
+    sign = (scope) =>
+      new SignJWT({ scope })
+        .setProtectedHeader({ alg: "ES256", kid: "catalog" })
+        .setExpirationTime("5m")
+        .sign(privateKey);
+    api = await startWebhooks({ args: ["--audit-topic", "", "--auth-jwks-url", url] });
+  });
+  after(async () => {
+    await api?.stop();
+    jwks?.close();
+  });
+
+  it("reads with the read scope and writes only with the write scope", async () => {
+    const as = async (scope: string) => ({ authorization: `Bearer ${await sign(scope)}` });
+    expect((await api.call("GET", "/event-types")).status).to.equal(401);
+    const denied = await api.call("PUT", "/event-types/auth.checked", {}, await as("webhooks:read"));
+    expect(denied.status, denied.text).to.equal(403);
+    expect(denied.body.errorMessage).to.equal("token lacks the scope webhooks:write");
+    expect(
+      (await api.call("PUT", "/event-types/auth.checked", {}, await as("webhooks:write"))).status,
+    ).to.equal(201);
+    expect(
+      (await api.call("GET", "/event-types/auth.checked", undefined, await as("webhooks:read"))).status,
+    ).to.equal(200);
+    expect((await api.call("GET", "/event-types", undefined, await as("webhooks:read"))).status).to.equal(
+      200,
+    );
+    expect(
+      (await api.call("DELETE", "/event-types/auth.checked", undefined, await as("webhooks:read"))).status,
+    ).to.equal(403);
+    expect(
+      (await api.call("DELETE", "/event-types/auth.checked", undefined, await as("webhooks:write"))).status,
+    ).to.equal(200);
   });
 });

@@ -114,6 +114,29 @@ describe("event schemas on the start path", function () {
       expect(received(bad.idempotency_key)).to.equal(1);
       expect(received(good.idempotency_key)).to.equal(1);
     });
+    it("leaves a payload too deep for any delivery to the event bounds, even under a recursive schema", async () => {
+      const tree = {
+        $defs: { node: { type: ["array", "integer"], items: { $ref: "#/$defs/node" } } },
+        $ref: "#/$defs/node",
+      };
+      expect((await env.api.call("PUT", "/event-types/shop.tree", { schema: tree })).status).to.equal(201);
+      // 10 000 levels, as text (JSON.stringify would overflow): the broker takes it (POST /events
+      // bodies stop at 1 000); the recursive schema would walk it as deep.
+      const payload = `${"[".repeat(10_000)}1${"]".repeat(10_000)}`;
+      await env.publish(`{"idempotency_key":"deep-tree","app":"shop","type":"tree","payload":${payload}}`);
+      const shallow = env.event({ app: "shop", type: "tree", payload: [[1], 2] });
+      await env.publish(shallow);
+      expect((await env.result(configId, shallow.idempotency_key)).status).to.equal("success");
+      await eventually(
+        "the dead letter",
+        async () => (await deadLetters(env.api)).some((d) => d.event_type === "shop.tree"),
+        30_000,
+      );
+      const letter = (await deadLetters(env.api)).find((d) => d.event_type === "shop.tree")!;
+      expect(letter).to.include({ kind: "permanent", delivery_count: 1 });
+      expect(letter.reason).to.match(/nests 10000 levels deep; deliveries take at most 128/);
+    });
+
     it("reaches another process sharing the database without a restart", async () => {
       // A second API process on the same database: it reads the catalog, never written through it.
       const other = await startWebhooks({
