@@ -126,14 +126,20 @@ export function configRoutes({
     res.json(cursorJson(items.map(configJson), { pageSize: page.pageSize, next }));
   });
 
-  /** The written config, with the event catalog's warnings about its subscriptions when there are any. */
-  const written = async (config: Config) => {
-    const warnings = await subscriptionWarnings(pool, config.eventTypes);
-    return { data: configJson(config), ...(warnings.length > 0 ? { warnings } : {}) };
-  };
+  /**
+   * The event catalog's warnings about the subscriptions, read before the write: a read
+   * failing after it would answer an error for a config that was stored (and a retry would
+   * store it twice).
+   */
+  const withWarnings = (warnings: string[], config: Config) => ({
+    data: configJson(config),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  });
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    res.json(await written(await store.insert(readConfigUser(req.body, egress))));
+    const data = readConfigUser(req.body, egress);
+    const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    res.json(withWarnings(warnings, await store.insert(data)));
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -143,9 +149,11 @@ export function configRoutes({
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const data = readConfigUser(req.body, egress);
     const id = String(req.params.id);
-    const config = UUID_RE.test(id) ? await store.replace(id, data) : null;
+    if (!UUID_RE.test(id)) throw missing(id);
+    const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    const config = await store.replace(id, data);
     if (!config) throw missing(id);
-    res.json(await written(config));
+    res.json(withWarnings(warnings, config));
   });
 
   r.delete("/configs/:id", allowQuery(), async (req, res) => {
