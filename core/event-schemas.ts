@@ -14,7 +14,7 @@ import { nestingDepth } from "./start-limits.js";
 //   pattern cannot stall the consumer on a crafted payload; look-arounds and
 //   backreferences, which RE2 lacks, are refused when the type is written;
 // - unknown keywords are refused (strict schema mode): a misspelt `requried` would
-//   otherwise accept every payload silently;
+//   otherwise be ignored, checking less than its author meant without a word;
 // - formats (date-time, email, uuid, ...) are checked, by ajv-formats.
 
 export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
