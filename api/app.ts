@@ -7,6 +7,7 @@ import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
+import type { EventCatalog } from "../core/event-catalog.js";
 import { metricsHandler, metricsHandlerFrom } from "../core/metrics.js";
 import type { AuthOptions } from "../core/options.js";
 import { auditTrail } from "./audit.js";
@@ -21,6 +22,7 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
 import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
+import { eventTypeRoutes } from "./event-type-routes.js";
 import { openapi } from "./openapi.js";
 import type { Recoveries } from "./recovery.js";
 import { recoveryRoutes } from "./recovery-routes.js";
@@ -52,6 +54,8 @@ export interface AppDeps {
   recoveries: Recoveries;
   /** Replays a dead letter through the consumer's start path. */
   replayDeadLetter: DeadLetterReplayer;
+  /** This process's copy of the event catalog, refreshed at once by the catalog's routes. */
+  catalog: EventCatalog;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
@@ -75,6 +79,8 @@ export function createApp(deps: AppDeps): Express {
   if (deps.auth) app.use(requireToken(deps.auth));
   // Before the configs' body parser: events have their own, larger bound.
   app.post("/events", allowQuery(), ...deps.ingest);
+  // Also before it: a type's schema may be larger than a config.
+  app.use(eventTypeRoutes(deps.pool, deps.catalog));
   app.use(
     express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json", verify: verifyUtf8 }),
   );

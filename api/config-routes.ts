@@ -14,6 +14,7 @@ import type { DeliveryControl } from "./delivery-control.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
+import { subscriptionWarnings } from "./subscription-warnings.js";
 import { sendTestDelivery } from "./test-delivery.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
@@ -144,8 +145,20 @@ export function configRoutes({
     res.json(cursorJson(items.map(configJson), { pageSize: page.pageSize, next }));
   });
 
+  /**
+   * The event catalog's warnings about the subscriptions, read before the write: a read
+   * failing after it would answer an error for a config that was stored (and a retry would
+   * store it twice).
+   */
+  const withWarnings = (warnings: string[], config: Config) => ({
+    data: configJson(config),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  });
+
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    res.json({ data: configJson(await store.insert(readConfigUser(req.body, egress))) });
+    const data = readConfigUser(req.body, egress);
+    const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    res.json(withWarnings(warnings, await store.insert(data)));
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -155,9 +168,11 @@ export function configRoutes({
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const data = readConfigUser(req.body, egress);
     const id = String(req.params.id);
-    const config = UUID_RE.test(id) ? await store.replace(id, data) : null;
+    if (!UUID_RE.test(id)) throw missing(id);
+    const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    const config = await store.replace(id, data);
     if (!config) throw missing(id);
-    res.json({ data: configJson(config) });
+    res.json(withWarnings(warnings, config));
   });
 
   r.delete("/configs/:id", allowQuery(), async (req, res) => {

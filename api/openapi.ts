@@ -391,7 +391,64 @@ export const openapi = {
           deliveries: { type: "array", items: ref("StartedDelivery") },
         },
       },
+      EventTypeUser: {
+        type: "object",
+        description:
+          "An event type as the caller sends it (PUT creates or replaces it: an omitted field takes its default)",
+        additionalProperties: false,
+        properties: {
+          description: {
+            type: "string",
+            maxLength: 1000,
+            description: 'what the event means; "" when absent',
+          },
+          schema: {
+            type: ["object", "boolean"],
+            description:
+              "JSON Schema (2020-12) of the payload, at most 128 KiB and 64 levels deep; checked when written (400 naming what is wrong). Patterns run on RE2 (no look-arounds or backreferences); no remote $ref. Absent: any payload",
+          },
+          example: { description: "an example payload (at most 64 KiB), checked against the schema" },
+          deprecated: {
+            type: "boolean",
+            description:
+              "still delivered; subscribing to it warns and its events are counted (webhooks_deprecated_events_total); false when absent",
+          },
+        },
+      },
+      EventType: {
+        type: "object",
+        required: ["name", "description", "deprecated", "version", "createdAt", "updatedAt"],
+        properties: {
+          name: { type: "string", description: "the normalised event type, <app>.<type> in lower case" },
+          description: { type: "string" },
+          schema: { type: ["object", "boolean"], description: "the payload's JSON Schema, as written" },
+          example: { description: "an example payload" },
+          deprecated: { type: "boolean" },
+          version: {
+            type: "integer",
+            description: "increases on every write of the type; schemas are compiled once per version",
+          },
+          createdAt: TIME,
+          updatedAt: TIME,
+        },
+      },
+      ConfigWritten: {
+        type: "object",
+        description:
+          "The config as written, and when the event catalog is not empty, warnings about subscriptions it does not list",
+        required: ["data"],
+        properties: {
+          data: ref("Config"),
+          warnings: {
+            type: "array",
+            items: { type: "string" },
+            description:
+              "present only when there is one: a subscribed type not in the event catalog, a wildcard matching none of its types, a deprecated type",
+          },
+        },
+      },
       ConfigCursor: cursorOf("Config"),
+      EventTypeCursor: cursorOf("EventType"),
       AttemptCursor: cursorOf("Attempt"),
       DeadLetterCursor: cursorOf("DeadLetter"),
       Error: {
@@ -436,7 +493,7 @@ export const openapi = {
         operationId: "createConfig",
         summary: "Create a config (active)",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
-        responses: { 200: ok("the created config", dataOf("Config")), ...errors },
+        responses: { 200: ok("the created config", ref("ConfigWritten")), ...errors },
       },
     },
     "/configs/{id}": {
@@ -451,7 +508,7 @@ export const openapi = {
         summary: "Replace a config's endpoint, event types, name and secret (a new secret when absent)",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
         responses: {
-          200: ok("the updated config", dataOf("Config")),
+          200: ok("the updated config", ref("ConfigWritten")),
           404: error("no such config"),
           ...errors,
         },
@@ -630,7 +687,9 @@ export const openapi = {
           ...errors,
           202: ok("its deliveries started (or nothing subscribes to it)", dataOf("Ingested")),
           200: ok("this idempotency key was delivered before: nothing new started", dataOf("Ingested")),
-          400: error("not an event message, or over a bound (depth, size): the message names it"),
+          400: error(
+            "not an event message, over a bound (depth, size), or (with --enforce-event-schemas) a payload failing its type's schema in the event catalog: the message names it (the payload's path for a schema)",
+          ),
           409: error("a delivery cannot start as it is (e.g. a config row that is not usable)"),
           413: error("body larger than the event bound"),
           503: error("a delivery cannot start now (Temporal or the database unavailable): send it again"),
@@ -680,6 +739,54 @@ export const openapi = {
           ...errors,
           503: error("it cannot start now (Temporal or the database unavailable): try again"),
         },
+      },
+    },
+    "/event-types": {
+      get: {
+        operationId: "listEventTypes",
+        summary: "The event catalog: the event types this deployment emits, by name (paged, default 100)",
+        parameters: pageParams.map((p) =>
+          p.name === "pageSize" ? { ...p, description: "items per page (1–1000, default 100)" } : p,
+        ),
+        responses: { 200: ok("event types", ref("EventTypeCursor")), ...errors },
+      },
+    },
+    "/event-types/{name}": {
+      parameters: [
+        {
+          name: "name",
+          in: "path",
+          required: true,
+          description: "an event type <app>.<type> (lower-cased; no wildcard)",
+          schema: { type: "string", maxLength: 255 },
+        },
+      ],
+      get: {
+        operationId: "getEventType",
+        summary: "One event type of the catalog, with its schema and example",
+        responses: {
+          200: ok("the event type", dataOf("EventType")),
+          404: error("not in the catalog"),
+          ...errors,
+        },
+      },
+      put: {
+        operationId: "putEventType",
+        summary:
+          "Create or replace an event type: description, optional JSON Schema of its payload, example, deprecated flag",
+        requestBody: { required: true, content: json(ref("EventTypeUser")) },
+        responses: {
+          201: ok("created", dataOf("EventType")),
+          200: ok("replaced (a new version)", dataOf("EventType")),
+          413: error("body larger than 208 KiB"),
+          ...errors,
+        },
+      },
+      delete: {
+        operationId: "deleteEventType",
+        summary:
+          "Remove an event type from the catalog (configs subscribed to it are not changed; its events are no longer checked)",
+        responses: { 200: { description: "deleted" }, 404: error("not in the catalog"), ...errors },
       },
     },
     "/metrics": {

@@ -53,6 +53,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),
+    catalog: rt.catalog,
     sendTimeoutMs: options.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });

@@ -391,6 +391,16 @@ function addSharedOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        "--enforce-event-schemas [on]",
+        "refuse events whose payload fails their type's schema in the event catalog (POST /events 400, dead letter from the broker) instead of counting them",
+      )
+        .preset("true")
+        .argParser(boolArg)
+        .default(false)
+        .env("ENFORCE_EVENT_SCHEMAS"),
+    )
+    .addOption(
+      new Option(
         "--audit-topic <topic>",
         'broker topic every API call (and automatic deactivation) is published to ("" disables)',
       ).default("audit"),
@@ -452,6 +462,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     maxAttempts: opt("maxAttempts"),
     sendTimeout: opt("sendTimeout"),
     shutdownGrace: opt("shutdownGrace"),
+    enforceEventSchemas: o.enforceEventSchemas === true,
     retentionPeriod: opt("retentionPeriod"),
     retentionSuccessDelay: opt("retentionSuccessDelay"),
     retentionFailedDelay: opt("retentionFailedDelay"),

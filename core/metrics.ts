@@ -180,6 +180,20 @@ export const eventsFiltered = new Counter({
   registers: [registry],
 });
 
+export const eventSchemaFailures = new Counter({
+  name: "webhooks_event_schema_failures_total",
+  help: "Events whose payload fails their type's schema in the event catalog, by type: refused (POST /events 400, dead letter from the broker) with --enforce-event-schemas, delivered without",
+  labelNames: ["type"] as const,
+  registers: [registry],
+});
+
+export const deprecatedEvents = new Counter({
+  name: "webhooks_deprecated_events_total",
+  help: "Events of a type the event catalog marks deprecated (still delivered), by type",
+  labelNames: ["type"] as const,
+  registers: [registry],
+});
+
 export const reconciled = new Counter({
   name: "webhooks_reconciliation_total",
   help: "Overdue queued deliveries checked by reconciliation, by outcome: running (left to its workflow), restarted (workflow lost, started again from its row), closed (failed with a reason), ended (it had ended meanwhile: nothing to do), failed (the repair itself failed; tried again next round)",

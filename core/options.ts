@@ -110,6 +110,11 @@ export interface WebhooksOptions {
   egress: EgressOptions;
   /** How long a stopping worker lets in-flight sends finish, ms. */
   shutdownGrace: number;
+  /**
+   * --enforce-event-schemas: an event whose payload fails its type's schema in the event
+   * catalog is refused (POST /events 400, dead letter from the broker) instead of counted.
+   */
+  enforceEventSchemas: boolean;
   // API only.
   auditTopic: string;
   auth?: AuthOptions;

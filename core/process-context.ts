@@ -6,6 +6,7 @@ import { createLogger, type Logger } from "../common/logger.js";
 import { Shutdown } from "../common/shutdown.js";
 import { type TemporalOptions, temporalTls } from "../common/temporal.js";
 import { EgressPolicy } from "./egress-policy.js";
+import { EventCatalog } from "./event-catalog.js";
 import type { WebhooksOptions } from "./options.js";
 import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
 
@@ -50,6 +51,8 @@ export interface ProcessContext {
   inFlight?: StartPacing;
   /** --tracing: the span setup every client and worker of this process uses. */
   tracing?: DeliveryTracing | undefined;
+  /** This process's copy of the event catalog (types, deprecation, compiled schemas). */
+  catalog: EventCatalog;
 }
 
 /** What closing takes beyond the worker's drain: the HTTP server, the consumer, the database. */
@@ -92,7 +95,18 @@ export async function startProcessContext(options: WebhooksOptions, role: string
     logger.warn(
       "egress: webhooks may be sent to private and loopback addresses (fine for local receivers); pass --egress-deny-private in production",
     );
-  return { options, logger, shutdown, db, temporal, temporalConnection: connection, egress, tracing };
+  const catalog = new EventCatalog(db.pool, logger);
+  return {
+    options,
+    logger,
+    shutdown,
+    db,
+    temporal,
+    temporalConnection: connection,
+    egress,
+    tracing,
+    catalog,
+  };
 }
 
 export async function connectTemporal(opts: TemporalOptions, logger: Logger): Promise<Connection> {

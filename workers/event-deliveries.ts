@@ -3,6 +3,7 @@ import { applyFilters } from "../core/config-filters.js";
 import { findActiveConfigs } from "../core/config-rows.js";
 import type { EventMessage } from "../core/event-message.js";
 import { deliveryKey } from "../core/event-message.js";
+import { checkEventSchema } from "../core/event-schema-check.js";
 import { subscriptionsMatching } from "../core/event-types.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, type FailureSource, permanentFailureOf } from "../core/start-failures.js";
@@ -40,7 +41,10 @@ export interface EventStarts {
 /**
  * Starts the deliveries of one event: to `configs`, or to every active config
  * whose event types match, in both cases only those whose payload filter the
- * event passes (a filter that fails is that config's failure). Each config's start is settled on its own, so one
+ * event passes (a filter that fails is that config's failure). The event is first
+ * checked against its type in the event catalog (core/event-schema-check.ts),
+ * whoever subscribes to it, so a producer learns of a bad payload the same way with
+ * or without subscribers. Each config's start is settled on its own, so one
  * config's failure never holds back the others; failures come back classified
  * (permanent or not) instead of thrown.
  */
@@ -58,6 +62,11 @@ export async function startEventDeliveries(
       permanent: permanent?.source ?? null,
     };
   };
+  try {
+    await checkEventSchema(rt.catalog, event, rt.options.enforceEventSchemas);
+  } catch (err) {
+    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
+  }
   let matched: Config[];
   try {
     matched = configs ?? (await findActiveConfigs(rt.db.pool, subscriptionsMatching(event.type)));

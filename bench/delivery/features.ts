@@ -16,7 +16,8 @@ import { type HistoryShape, historyShape } from "./history-shape.js";
 // bench/delivery/features: what the delivery features cost per delivery, in CPU ms by
 // component, against the broker path of the same process as the baseline (same script,
 // same machine minutes): events consumed from NATS (baseline), the same events through
-// POST /events, failed deliveries replayed by a bulk recovery, and the broker path again
+// POST /events, the broker path with each payload checked against its type's JSON Schema
+// in the event catalog, failed deliveries replayed by a bulk recovery, and the broker path again
 // with --tracing (spans to an OTLP sink in this process); then events of 1 KiB and 200 KiB
 // carried by reference (the product's path: stored once, the workflow carries the id)
 // against the same events carried by value in the workflow input, as deliveries started
@@ -85,6 +86,13 @@ const event = (type: string, key: string, blobBytes = 0) => ({
   type,
   payload: blobBytes ? { amount: 42, blob: "x".repeat(blobBytes) } : { amount: 42 },
 });
+
+/** The schema of the event catalog's scenario: the bench events' payload passes it. */
+const BENCH_SCHEMA = {
+  type: "object",
+  required: ["amount"],
+  properties: { amount: { type: "number", minimum: 0 }, blob: { type: "string" } },
+};
 
 /** Event sizes of the by-reference scenarios (payload bytes; the envelope adds ~150). */
 const SIZES = [
@@ -193,6 +201,16 @@ async function main(): Promise<void> {
       "broker (baseline)",
       () => publishAll(plainTopic, "broker", `b-${run}`),
       sample(brokerId, `b-${run}`),
+    );
+    // The event catalog: the broker path with each payload checked against its type's schema.
+    const schemaId = await createConfig(plain, "schema");
+    const put = await plain.call("PUT", "/event-types/bench.schema", { schema: BENCH_SCHEMA });
+    if (put.status !== 201) throw new Error(put.text);
+    await measure(
+      plain,
+      "broker, payload schema checked",
+      () => publishAll(plainTopic, "schema", `s-${run}`),
+      sample(schemaId, `s-${run}`),
     );
     await measure(
       plain,
