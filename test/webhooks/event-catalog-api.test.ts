@@ -110,8 +110,8 @@ describe("event catalog API (/event-types)", function () {
       ["PUT", "/event-types/bad.kept", { descripton: "typo" }, /unknown field "descripton"/],
       ["PUT", "/event-types/bad.kept", { description: 5 }, /description must be of type string/],
       ["PUT", "/event-types/bad.kept", { deprecated: "yes" }, /deprecated must be of type boolean/],
-      ["PUT", "/event-types/bad.kept", { schema: 5 }, /schema must be of type object,boolean/],
-      ["PUT", "/event-types/bad.kept", { schema: [] }, /schema must be of type object,boolean/],
+      ["PUT", "/event-types/bad.kept", { schema: 5 }, /schema must be a JSON object or of type boolean/],
+      ["PUT", "/event-types/bad.kept", { schema: [] }, /schema must be a JSON object or of type boolean/],
       [
         "PUT",
         "/event-types/bad.kept",
