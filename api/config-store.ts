@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { Config } from "../generated/prisma/client.js";
 
 // The configs API's hot queries (get one, create, replace, filtered list) in plain SQL
@@ -10,6 +11,7 @@ import type { Config } from "../generated/prisma/client.js";
 export interface ConfigWrite {
   endpoint: string;
   eventTypes: string[];
+  /** In clear: the store seals it, bound to the row. */
   secret: string;
   /** Absent keeps the current name on replace, and is "" on create. */
   name?: string;
@@ -49,7 +51,7 @@ function listStatement(filter: ConfigFilter): { name: string; text: string; valu
   };
 }
 
-export function configStore(pool: pg.Pool): ConfigStore {
+export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore {
   return {
     async find(id) {
       return findConfig(pool, id);
@@ -58,11 +60,19 @@ export function configStore(pool: pg.Pool): ConfigStore {
     async insert(data) {
       // id and timestamps from this process, as Prisma's client-side defaults did.
       const now = new Date();
+      const id = randomUUID();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
         text: `INSERT INTO configs (id, name, endpoint, event_types, secret, active, created_at, updated_at)
           VALUES ($1::uuid, $2, $3, $4::text[], $5, TRUE, $6, $6) RETURNING ${CONFIG_COLUMNS}`,
-        values: [randomUUID(), data.name ?? "", data.endpoint, data.eventTypes, data.secret, now],
+        values: [
+          id,
+          data.name ?? "",
+          data.endpoint,
+          data.eventTypes,
+          secrets.seal(id, "secret", data.secret),
+          now,
+        ],
       });
       return rows[0]!;
     },
@@ -74,7 +84,14 @@ export function configStore(pool: pg.Pool): ConfigStore {
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
             updated_at = $6
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
-        values: [id, data.endpoint, data.eventTypes, data.secret, data.name ?? null, new Date()],
+        values: [
+          id,
+          data.endpoint,
+          data.eventTypes,
+          secrets.seal(id, "secret", data.secret),
+          data.name ?? null,
+          new Date(),
+        ],
       });
       return rows[0] ?? null;
     },

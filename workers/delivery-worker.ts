@@ -128,6 +128,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     sendTimeoutMs: options.sendTimeout,
     rateLimit,
     egress: rt.egress,
+    secrets: rt.secrets,
   };
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
