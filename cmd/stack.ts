@@ -8,7 +8,7 @@ import { createLogger } from "../common/logger.js";
 import { fromRoot } from "../common/paths.js";
 import { type DevServer, startDevServer } from "../common/temporal-dev-server.js";
 import { ensureKeyFile } from "../core/secrets-key-file.js";
-import { generatedKeyFile } from "../core/secrets-startup.js";
+import { localPostgresKeyFile } from "../core/secrets-startup.js";
 import { searchAttributeCliArgs } from "../workflows/search-attributes.js";
 
 // `npm start`: the whole stack on embedded defaults, in the foreground. Starts
@@ -198,15 +198,16 @@ async function main(): Promise<void> {
   const postgres = (await portOpen(5432))
     ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
     : undefined;
-  // The stack stays zero-configuration on PostgreSQL too: its secrets are sealed with a
-  // key generated in the data dir (serve does the same itself on the embedded database).
+  // The stack stays zero-configuration on the local PostgreSQL too: its secrets are sealed
+  // with a key generated once per user (that database is shared by every checkout and data
+  // dir); serve generates one in the data dir itself on the embedded database.
   let keyFile = process.env.SECRETS_KEY_FILE || undefined;
   if (postgres && !keyFile) {
-    keyFile = generatedKeyFile(dataDir);
+    keyFile = localPostgresKeyFile();
     const { created } = await ensureKeyFile(keyFile);
     logger.warn(
       { file: keyFile },
-      `secrets at rest are sealed with a key ${created ? "generated now" : "generated earlier"} in the data dir; for anything beyond a local stack make a key file (README, Secrets at rest) and set SECRETS_KEY_FILE`,
+      `secrets at rest are sealed with a local key ${created ? "generated now" : "generated earlier"}; for anything beyond a local stack make a key file (README, Secrets at rest) and set SECRETS_KEY_FILE`,
     );
   }
   const redis = await portOpen(6379);

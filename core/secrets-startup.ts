@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
@@ -17,8 +18,19 @@ export interface SecretsOptions {
   dataDir: string;
 }
 
-/** Where the embedded stack keeps the key it generated. */
+/** Where the embedded database's key is generated: next to the database, in the data dir. */
 export const generatedKeyFile = (dataDir: string) => path.resolve(dataDir, "secrets.keys");
+
+/**
+ * The key of the machine's local PostgreSQL as `npm start` (and the tests) use it: one per
+ * user, not per data dir, because every checkout and data dir shares that one database.
+ */
+export const localPostgresKeyFile = () =>
+  path.join(
+    process.env.XDG_DATA_HOME || path.join(os.homedir(), ".local", "share"),
+    "webhooks",
+    "local-postgres-secrets.keys",
+  );
 
 export async function loadKeyRing(
   opts: SecretsOptions,
@@ -57,9 +69,11 @@ export async function loadKeyRing(
 /**
  * Throws when a stored secret needs a key the ring lacks (naming it) or one that holds
  * other bytes under its id: better a refusal to start than a send with a wrong signature.
+ * False when there is no configs table yet (a database never migrated: nothing stored,
+ * and the process's own first query says what is missing).
  */
-export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<void> {
-  const { rows } = await pool
+export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<boolean> {
+  const found = await pool
     .query<{ key_id: string; configs: number; config_id: string; value: string; column: string }>(
       `SELECT DISTINCT ON (key_id) key_id, count(*) OVER (PARTITION BY key_id)::int AS configs, config_id, value, "column"
       FROM (SELECT split_part(secret, '.', 2) AS key_id, id::text AS config_id, secret AS value, 'secret' AS "column"
@@ -70,12 +84,11 @@ export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): P
       ORDER BY key_id`,
     )
     .catch((err: { code?: string }) => {
-      // No configs table yet (a database never migrated): nothing stored, and the
-      // process's own first query says what is missing.
-      if (err.code === "42P01") return { rows: [] };
+      if (err.code === "42P01") return null;
       throw err;
     });
-  for (const r of rows) {
+  if (!found) return false;
+  for (const r of found.rows) {
     const where = `${r.configs} stored secret(s), e.g. config ${r.config_id}`;
     if (!secrets.ring)
       throw new Error(
@@ -91,6 +104,7 @@ export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): P
       throw new Error(`key "${r.key_id}" of the key ring does not open ${where}: ${(err as Error).message}`);
     }
   }
+  return true;
 }
 
 /** checkSealingKeys, then seals any plain secret an older version left. */
@@ -99,8 +113,7 @@ export async function checkStoredSecrets(
   secrets: ConfigSecrets,
   logger: Logger,
 ): Promise<void> {
-  await checkSealingKeys(pool, secrets);
-  if (!secrets.ring) return;
+  if (!(await checkSealingKeys(pool, secrets)) || !secrets.ring) return;
   const sealed = await resealConfigs(pool, secrets, { plainOnly: true, batchSize: 500 });
   if (sealed.total > 0)
     logger.info(
