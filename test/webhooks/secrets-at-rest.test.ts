@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { connect } from "nats";
 import pg from "pg";
+import { applyMigrations, MIGRATIONS_DIR } from "../../common/db/migrate.js";
 import { secretContext } from "../../core/config-secrets.js";
 import { KeyRing } from "../../core/sealing.js";
 import { newKeyLine, parseKeyFile } from "../../core/secrets-key-file.js";
@@ -32,6 +33,28 @@ async function query<R = Record<string, unknown>>(db: TestDatabase, text: string
   await client.connect();
   try {
     return (await client.query(text, params)).rows as R[];
+  } finally {
+    await client.end();
+  }
+}
+
+const SEALING_MIGRATION = "20261201200000_sealed_secrets";
+
+/** The schema as the previous version left it: every migration before the one of sealed secrets. */
+async function migrateToPreviousVersion(db: TestDatabase, dir: string): Promise<void> {
+  const previous = path.join(dir, "migrations");
+  await cp(MIGRATIONS_DIR, previous, { recursive: true });
+  await rm(path.join(previous, SEALING_MIGRATION), { recursive: true });
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const runner = {
+      query: async <R>(text: string, params?: unknown[]) => ({
+        rows: (await client.query(text, params)).rows as R[],
+      }),
+      exec: (text: string) => client.query(text),
+    };
+    await applyMigrations(runner, undefined, previous);
   } finally {
     await client.end();
   }
@@ -68,7 +91,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
   const start = async (file: string) => {
     await env?.stop();
     env = await new DeliveryEnv().start(
-      ["--audit-topic", auditTopic, "--max-attempts", "3"],
+      ["--audit-topic", auditTopic, "--max-attempts", "3", "--auto-migrate"],
       undefined,
       { SECRETS_KEY_FILE: file },
       db,
@@ -111,7 +134,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     );
 
   before(async () => {
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: false });
     dir = await mkdtemp(path.join(tmpdir(), "etp-secrets-"));
     receiver = await new Receiver().start();
     receiver.respond = (req, res) => res.writeHead(req.path.endsWith("/failing") ? 500 : 200).end("ok");
@@ -124,7 +147,10 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
   });
 
   it("seals the plain secrets an older version stored, and every delivery still verifies with them", async () => {
-    // Rows as the previous version wrote them: plain secrets, one with a rotated secret in its grace.
+    // Rows as the previous version wrote them, in its schema: plain secrets, one with a
+    // rotated secret in its grace. The service's --auto-migrate then applies the sealing
+    // migration, and its startup seals them.
+    await migrateToPreviousVersion(db, dir);
     const [a, b] = [randomUUID(), randomUUID()];
     const [aSecret, bSecret, bPrevious] = [newSecret(), newSecret(), newSecret()];
     await query(
@@ -138,6 +164,9 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     configs.set(b, { id: b, secrets: [bSecret, bPrevious] });
 
     await start(await keyFile("k1.keys", `${k1}\n`));
+    expect(env!.api.process.output).to.match(
+      new RegExp(`"migration":"${SEALING_MIGRATION}".*"msg":"migration applied"`),
+    );
     expect(env!.api.process.output).to.include("sealed the plain secrets an older version stored");
     const rows = await query<{ secret: string; previous_secret: string | null; updated_at: Date }>(
       db,
