@@ -628,6 +628,8 @@ async function main(argv: string[]): Promise<void> {
         .argParser(nonNegativeDurationArg),
     )
     .action(async (o: Flags) => {
+      if (!o.secretsKeyFile)
+        throw new Error("rekey needs the key ring: --secrets-key-file FILE or SECRETS_KEY_FILE");
       await runRekey({
         keyFile: path.resolve(o.secretsKeyFile as string),
         connString: (o.storageSqldbConnString as string | undefined) || undefined,

@@ -182,6 +182,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     await expectEveryDeliveryVerifies();
     expect((await env!.api.call("GET", `/configs/${a}/secret`)).body.data).to.deep.equal({ secret: aSecret });
     expect((await env!.api.call("GET", `/configs/${b}`)).body.data.secret).to.equal(MASK);
+    expect((await env!.api.call("GET", `/configs/${randomUUID()}/secret`)).status).to.equal(404);
   });
 
   it("lets no secret out in clear: logs, audit, attempts, dead letters, API answers, workflow histories", async () => {
