@@ -26,8 +26,9 @@ function reason(err: unknown): string {
 /**
  * OAuth 2.0 bearer tokens: JWTs verified against the JWKS (signature, expiry,
  * issuer and audience when set). Reads need the read scope (or the write
- * scope); everything else, and reading a secret, the write scope. Scopes come from `scope` (space-
- * separated) or `scp` (array). The subject lands in res.locals for the audit.
+ * scope); everything else, and reading a secret, the write scope. Scopes come
+ * from `scope` (space-separated) or `scp` (array). The subject lands in
+ * res.locals for the audit.
  */
 export function requireToken(opts: AuthOptions): RequestHandler {
   const jwks = createRemoteJWKSet(new URL(opts.jwksUrl));
