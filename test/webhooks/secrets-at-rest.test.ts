@@ -293,7 +293,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     await api.call("DELETE", `/configs/${failing.id}`);
   });
 
-  it("fails a send whose secret needs a key the ring lacks, naming it, and refuses to start on it", async () => {
+  it("fails a send whose secret does not open (a key the ring lacks, a value moved from another row), saying why; refuses to start on a lost key", async () => {
     const lost = new KeyRing([{ id: "lost", key: randomBytes(32) }]);
     const id = randomUUID();
     await query(db, "INSERT INTO configs (id, endpoint, event_types, secret) VALUES ($1, $2, $3, $4)", [
@@ -312,6 +312,37 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
       /^not sent: configs\.secret:\S+ is sealed under key "lost", which the key ring does not hold/,
     );
     expect(receiver.requests.filter((r) => r.path === `/hook/${id}`)).to.have.length(0);
+    await query(db, "DELETE FROM configs WHERE id = $1", [id]);
+
+    // A sealed value copied onto another config's row (a known key, the wrong row) does not open there.
+    const from = configs.get("given")!.id;
+    const onto = configs.get("rotated")!.id;
+    const [original] = await query<{ secret: string }>(db, "SELECT secret FROM configs WHERE id = $1", [
+      onto,
+    ]);
+    await query(db, "UPDATE configs SET secret = (SELECT secret FROM configs WHERE id = $1) WHERE id = $2", [
+      from,
+      onto,
+    ]);
+    const moved = env!.event();
+    await env!.api.call("POST", "/events", moved);
+    const notSent = async () =>
+      (await env!.attempts(onto)).filter((r) => /^not sent: /.test(r.error ?? "")).map((r) => r.error);
+    await eventually("the attempt of the moved secret", async () => (await notSent()).length > 0, 60_000);
+    expect((await notSent())[0]).to.match(
+      /^not sent: configs\.secret:\S+ does not open with key "k1": .*copied from another row/,
+    );
+    expect(to("rotated", moved.idempotency_key)).to.have.length(0);
+    expect(to("given", moved.idempotency_key)).to.have.length(1);
+    await query(db, "UPDATE configs SET secret = $1 WHERE id = $2", [original!.secret, onto]);
+    await env!.api.call("DELETE", `/configs/${onto}`);
+    configs.delete("rotated");
+    await query(db, "INSERT INTO configs (id, endpoint, event_types, secret) VALUES ($1, $2, $3, $4)", [
+      id,
+      `${receiver.url}/${id}`,
+      EVENT_TYPES,
+      lost.seal(newSecret(), secretContext(id, "secret")),
+    ]);
 
     await env!.stop();
     env = undefined;
