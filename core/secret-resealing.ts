@@ -1,9 +1,11 @@
 import type pg from "pg";
+import type { Logger } from "../common/logger.js";
 import type { ConfigSecrets } from "./config-secrets.js";
 import type { KeyRing } from "./sealing.js";
 
-// Moving config secrets to the newest key in batches: the startup step seals plain rows
-// (`plainOnly`), `webhooks secrets rekey` moves every row. Safe while the service runs:
+// Moving config secrets to the newest key in batches: processes with a key ring seal plain
+// rows (`plainOnly`) at startup and every reconciliation tick (another writer, plain SQL or
+// the entity server, may store one), `webhooks secrets rekey` moves every row. Safe while the service runs:
 // each row is rewritten only if it still holds what was read (a compare-and-set), so a
 // secret changed through the API meanwhile is never overwritten; that write was sealed
 // by its own process. Resumable: what is left to do is what the query finds, so a run
@@ -26,21 +28,26 @@ export interface ResealProgress {
   changedMeanwhile: number;
 }
 
-/** Rows that still need the work: a value that is not sealed (plain), or not sealed under the newest key. */
-function pendingWhere(ring: KeyRing, plainOnly: boolean): { sql: string; prefix: string } {
-  const prefix = plainOnly ? "sealed1." : `sealed1.${ring.newestId}.`;
-  return {
-    sql: `(left(secret, length($1)) <> $1
-      OR (previous_secret IS NOT NULL AND left(previous_secret, length($1)) <> $1))`,
-    prefix,
-  };
+/**
+ * Rows that still need the work: a value that is not sealed under the newest key, or (plainOnly)
+ * not sealed at all. The plain test is written as the partial index configs_plain_secrets
+ * (migration 20261201200000_sealed_secrets) defines it, so that the check every
+ * reconciliation tick makes is a look at an empty index.
+ */
+function pendingWhere(ring: KeyRing, plainOnly: boolean): { sql: string; params: string[] } {
+  return plainOnly
+    ? { sql: `(left(secret, 8) <> 'sealed1.' OR left(previous_secret, 8) <> 'sealed1.')`, params: [] }
+    : {
+        sql: `(left(secret, length($1)) <> $1 OR left(previous_secret, length($1)) <> $1)`,
+        params: [`sealed1.${ring.newestId}.`],
+      };
 }
 
 export async function countPending(pool: pg.Pool, ring: KeyRing, plainOnly: boolean): Promise<number> {
   const where = pendingWhere(ring, plainOnly);
   const { rows } = await pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM configs WHERE ${where.sql}`,
-    [where.prefix],
+    where.params,
   );
   return rows[0]!.n;
 }
@@ -61,9 +68,10 @@ export async function resealConfigs(
   let after = "00000000-0000-0000-0000-000000000000";
   for (;;) {
     const { rows } = await pool.query<{ id: string; secret: string; previous_secret: string | null }>(
-      `SELECT id::text, secret, previous_secret FROM configs WHERE id > $2::uuid AND ${where.sql}
-        ORDER BY id LIMIT $3`,
-      [where.prefix, after, opts.batchSize],
+      `SELECT id::text, secret, previous_secret FROM configs
+        WHERE id > $${where.params.length + 1}::uuid AND ${where.sql}
+        ORDER BY configs.id LIMIT $${where.params.length + 2}`,
+      [...where.params, after, opts.batchSize],
     );
     if (rows.length === 0) return progress;
     for (const r of rows) {
@@ -85,4 +93,15 @@ export async function resealConfigs(
     opts.onBatch?.({ ...progress });
     if (opts.pauseMs) await new Promise((resolve) => setTimeout(resolve, opts.pauseMs));
   }
+}
+
+/** Seals the plain secrets found (none with --insecure-plaintext-secrets), saying so when there were any. */
+export async function sealPlainSecrets(pool: pg.Pool, secrets: ConfigSecrets, logger: Logger): Promise<void> {
+  if (!secrets.ring) return;
+  const sealed = await resealConfigs(pool, secrets, { plainOnly: true, batchSize: 500 });
+  if (sealed.total > 0)
+    logger.info(
+      { sealed: sealed.moved, changedMeanwhile: sealed.changedMeanwhile, key: secrets.ring.newestId },
+      "secrets at rest: sealed the plain secrets found",
+    );
 }

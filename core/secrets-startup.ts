@@ -4,7 +4,7 @@ import type pg from "pg";
 import type { Logger } from "../common/logger.js";
 import { ConfigSecrets } from "./config-secrets.js";
 import type { KeyRing } from "./sealing.js";
-import { resealConfigs } from "./secret-resealing.js";
+import { sealPlainSecrets } from "./secret-resealing.js";
 import { ensureKeyFile, readKeyFile } from "./secrets-key-file.js";
 
 // How a serve or worker process gets its key ring, and what it checks before it serves:
@@ -113,13 +113,7 @@ export async function checkStoredSecrets(
   secrets: ConfigSecrets,
   logger: Logger,
 ): Promise<void> {
-  if (!(await checkSealingKeys(pool, secrets)) || !secrets.ring) return;
-  const sealed = await resealConfigs(pool, secrets, { plainOnly: true, batchSize: 500 });
-  if (sealed.total > 0)
-    logger.info(
-      { sealed: sealed.moved, changedMeanwhile: sealed.changedMeanwhile, key: secrets.ring.newestId },
-      "secrets at rest: sealed the plain secrets an older version stored",
-    );
+  if (await checkSealingKeys(pool, secrets)) await sealPlainSecrets(pool, secrets, logger);
 }
 
 /** The process's ConfigSecrets, after the checks of checkStoredSecrets. */

@@ -167,7 +167,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     expect(env!.api.process.output).to.match(
       new RegExp(`"migration":"${SEALING_MIGRATION}".*"msg":"migration applied"`),
     );
-    expect(env!.api.process.output).to.include("sealed the plain secrets an older version stored");
+    expect(env!.api.process.output).to.include("secrets at rest: sealed the plain secrets found");
     const rows = await query<{ secret: string; previous_secret: string | null; updated_at: Date }>(
       db,
       "SELECT secret, previous_secret, updated_at FROM configs ORDER BY id",
@@ -181,6 +181,27 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
 
     await expectEveryDeliveryVerifies();
     expect((await env!.api.call("GET", `/configs/${a}/secret`)).body.data).to.deep.equal({ secret: aSecret });
+
+    // A plain secret stored while the service runs (plain SQL, the entity server) is sealed by
+    // the next reconciliation tick.
+    const late = randomUUID();
+    const lateSecret = newSecret();
+    await query(db, "INSERT INTO configs (id, endpoint, event_types, secret) VALUES ($1, $2, $3, $4)", [
+      late,
+      `${receiver.url}/${late}`,
+      EVENT_TYPES,
+      lateSecret,
+    ]);
+    configs.set(late, { id: late, secrets: [lateSecret] });
+    await eventually(
+      "the late plain secret sealed",
+      async () =>
+        (
+          await query<{ secret: string }>(db, "SELECT secret FROM configs WHERE id = $1", [late])
+        )[0]!.secret.startsWith("sealed1.k1."),
+      30_000,
+    );
+    await expectEveryDeliveryVerifies();
     expect((await env!.api.call("GET", `/configs/${b}`)).body.data.secret).to.equal(MASK);
     expect((await env!.api.call("GET", `/configs/${randomUUID()}/secret`)).status).to.equal(404);
   });
