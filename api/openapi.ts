@@ -508,7 +508,10 @@ export const openapi = {
         operationId: "createConfig",
         summary: "Create a config (active)",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
-        responses: { 200: ok("the created config, with its secret in clear", ref("ConfigWritten")), ...errors },
+        responses: {
+          200: ok("the created config, with its secret in clear", ref("ConfigWritten")),
+          ...errors,
+        },
       },
     },
     "/configs/{id}": {
