@@ -179,8 +179,11 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   // its own: the SDK records a source-mapped stack trace for every promise a workflow
   // creates (for its stack-trace query), a large part of what a delivery's workflow tasks
   // cost beyond the floor's.
+  // In local-first mode only the first send here counts: a send on the queue is for a
+  // receiver that was slow, failed or must be retried, and counting it would let hanging
+  // receivers hold back the starts of every other config (bench/delivery/isolation.ts).
   const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
-    deliveries.sendStarted();
+    if (!input.localFirstBudgetMs) deliveries.sendStarted();
     return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
   };
 
@@ -229,7 +232,10 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         if (!(retryAttempt === 0 && localFirstBudgetMs && err instanceof ActivityFailure)) throw err;
         outcome = { handedOver: `local send failed: ${err.message}`, detached: false };
       }
-      if ("handedOver" in outcome) outcome = await handOverFirst(outcome, inSend);
+      if ("handedOver" in outcome) {
+        deliveries.sendFinished();
+        outcome = await handOverFirst(outcome, inSend);
+      }
       deliveries.sendFinished();
       while ("waitMs" in outcome) {
         // Waiting for the rate limit is never an attempt; a long wait hands over to a
