@@ -10,6 +10,7 @@ export function configJson(c: Config) {
     endpoint: c.endpoint,
     eventTypes: c.eventTypes,
     secret: c.secret,
+    tenantId: c.tenantId,
     ...(c.filter !== null ? { filter: c.filter } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
