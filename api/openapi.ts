@@ -55,7 +55,9 @@ const pageParams = [
 const errors = {
   400: error("invalid request: the message names the field"),
   401: error("missing or invalid bearer token (when authentication is on)"),
-  403: error("the token lacks the scope"),
+  403: error(
+    "the token lacks the scope, or a tenant-scoped token called a route spanning tenants (or names a tenant that does not exist)",
+  ),
   500: error("internal error"),
   503: error("a dependency (database, Temporal) did not answer in time; the message names it"),
 };

@@ -17,7 +17,11 @@ export interface DeadLetterEntry {
   msg: BrokerMessage;
   eventType?: string | undefined;
   configId?: string | undefined;
-  /** The event's tenant when its name resolved; else its config's, when it names one. */
+  /**
+   * The event's tenant, when known (it named none: the default tenant; it named one that
+   * was found). Never read here from configs: dead letters must be writable while configs
+   * cannot be read.
+   */
   tenantId?: string | undefined;
   kind: "permanent" | "exhausted";
   /** For the metric: what a permanent failure was about (`message`: not an event message), or `transient`. */
@@ -41,8 +45,7 @@ export async function recordDeadLetter(pool: pg.Pool, e: DeadLetterEntry): Promi
   const { rows } = await pool.query<{ inserted: boolean }>(
     `INSERT INTO dead_letters
        (id, dedup_key, topic, position, message, event_type, config_id, kind, reason, delivery_count, tenant_id)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9,
-       coalesce($10::uuid, (SELECT tenant_id FROM configs WHERE id = $6::uuid)))
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::uuid)
      ON CONFLICT (dedup_key) DO UPDATE
        SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, updated_at = now(),
            delivery_count = GREATEST(dead_letters.delivery_count, EXCLUDED.delivery_count)

@@ -93,21 +93,24 @@ export async function startEventDeliveries(
       permanent: permanent?.source ?? null,
     };
   };
+  // Known before any query when the event names no tenant, so that a dead letter of a
+  // failed lookup still says whose event it was.
+  let tenantId = event.tenant === undefined ? DEFAULT_TENANT_ID : configs?.[0]?.tenantId;
+  const withTenant = (starts: EventStarts): EventStarts =>
+    tenantId === undefined ? starts : { ...starts, tenantId };
   try {
     await checkEventSchema(rt.catalog, event, rt.options.enforceEventSchemas);
   } catch (err) {
-    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
+    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
   let matched: Config[];
-  let tenantId: string | undefined;
   try {
     if (configs) matched = configs;
     else ({ configs: matched, tenantId } = await matchingConfigs(rt, event));
   } catch (err) {
-    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
+    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
-  const result = await startMatched(rt, event, data, matched, failed);
-  return tenantId === undefined ? result : { ...result, tenantId };
+  return withTenant(await startMatched(rt, event, data, matched, failed));
 }
 
 /** Starts the deliveries of the event to the configs it matched (their filters applied). */
