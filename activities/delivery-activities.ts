@@ -4,8 +4,10 @@ import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { findConfig } from "../core/config-rows.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { firstSends, recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
+import { SealedValueError } from "../core/sealing.js";
 import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import {
@@ -49,6 +51,8 @@ export interface DeliveryDeps {
   sendTimeoutMs: number;
   rateLimit?: RateLimitGate | undefined;
   egress: EgressPolicy;
+  /** Opens the config's secrets, read from the database at each send. */
+  secrets: ConfigSecrets;
   /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
   onPost?: (workflowId: string) => void;
   /** Local first sends of this worker (--send-mode local-first): cool-downs and detached POSTs. */
@@ -65,6 +69,7 @@ export function createDeliveryActivities({
   sendTimeoutMs,
   rateLimit,
   egress,
+  secrets,
   onPost,
   localFirst,
   firstSendSettled,
@@ -79,13 +84,27 @@ export function createDeliveryActivities({
   };
 
   const post = (config: Config, input: SendAttemptInput, event: StoredEvent): Promise<SendResult> => {
+    let signing: string[];
+    try {
+      signing = activeSecrets(secrets.openConfig(config), new Date());
+    } catch (err) {
+      // Never a POST with a wrong signature: an attempt that says which key is missing,
+      // retried under the policy, so restoring the key lets the delivery go on.
+      if (!(err instanceof SealedValueError)) throw err;
+      return Promise.resolve({
+        statusCode: 0,
+        error: `not sent: ${err.message}`,
+        responseExcerpt: "",
+        durationMs: 0,
+      });
+    }
     const workflowId = Context.current().info.workflowExecution?.workflowId;
     if (workflowId) onPost?.(workflowId);
     return sendWebhook({
       endpoint: config.endpoint,
       webhookId: input.webhookId,
       body: event.body,
-      secrets: activeSecrets(config, new Date()),
+      secrets: signing,
       idempotencyKey: event.idempotencyKey,
       test: false,
       timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,

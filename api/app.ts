@@ -6,6 +6,7 @@ import { type HealthCheck, healthHandler } from "../common/health.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EventCatalog } from "../core/event-catalog.js";
 import { metricsHandler, metricsHandlerFrom } from "../core/metrics.js";
@@ -50,6 +51,8 @@ export interface AppDeps {
   deliveries: DeliveryControl;
   /** Where test deliveries may go; endpoints that are denied address literals are refused. */
   egress: EgressPolicy;
+  /** Seals config secrets on write, opens them for test deliveries and GET /configs/{id}/secret. */
+  secrets: ConfigSecrets;
   /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
   ingest: RequestHandler[];
   /** Bulk recovery of a config's failed deliveries (POST /configs/{id}/recover). */
@@ -92,11 +95,12 @@ export function createApp(deps: AppDeps): Express {
     configRoutes({
       prisma: deps.prisma,
       pool: deps.pool,
-      store: configStore(deps.pool),
+      store: configStore(deps.pool, deps.secrets),
       listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
       sendTimeoutMs: deps.sendTimeoutMs,
       deliveries: deps.deliveries,
       egress: deps.egress,
+      secrets: deps.secrets,
     }),
   );
   app.use(tenantRoutes(deps.pool, deps.deliveries));

@@ -3,6 +3,13 @@ import { createRemoteJWKSet, errors, jwtVerify } from "jose";
 import type { AuthOptions } from "../core/options.js";
 import { ApiError } from "./errors.js";
 
+/**
+ * Reads that need the write scope: a config's secret in clear lets its holder sign
+ * deliveries, which is as much power as changing the config (dashboards and read-only
+ * tokens see configs with the secret masked).
+ */
+const WRITE_SCOPE_READS = /^\/configs\/[^/]+\/secret\/?$/;
+
 const unauthorized = (message: string) => new ApiError(401, "UNAUTHORIZED", message);
 
 function reason(err: unknown): string {
@@ -19,9 +26,10 @@ function reason(err: unknown): string {
 /**
  * OAuth 2.0 bearer tokens: JWTs verified against the JWKS (signature, expiry,
  * issuer and audience when set). Reads need the read scope (or the write
- * scope); everything else the write scope. Scopes come from `scope` (space-
- * separated) or `scp` (array). The subject lands in res.locals for the audit,
- * the tenant claim (--auth-tenant-claim) for api/tenant-scope.ts.
+ * scope); everything else, and reading a secret, the write scope. Scopes come
+ * from `scope` (space-separated) or `scp` (array). The subject lands in
+ * res.locals for the audit, the tenant claim (--auth-tenant-claim) for
+ * api/tenant-scope.ts.
  */
 export function requireToken(opts: AuthOptions): RequestHandler {
   const jwks = createRemoteJWKSet(new URL(opts.jwksUrl));
@@ -53,7 +61,7 @@ export function requireToken(opts: AuthOptions): RequestHandler {
       ...(typeof payload.scope === "string" ? payload.scope.split(" ") : []),
       ...(Array.isArray(payload.scp) ? payload.scp.map(String) : []),
     ]);
-    const read = req.method === "GET" || req.method === "HEAD";
+    const read = (req.method === "GET" || req.method === "HEAD") && !WRITE_SCOPE_READS.test(req.path);
     const allowed = scopes.has(opts.writeScope) || (read && scopes.has(opts.readScope));
     if (!allowed) {
       throw new ApiError(

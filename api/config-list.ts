@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { MASKED_SECRET } from "./serialize.js";
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -13,7 +14,7 @@ const CONFIG_JSON = (c: string) => `(CASE WHEN ${c}.filter IS NULL THEN ${STRIPP
 
 const STRIPPED = (c: string) => `json_strip_nulls(json_build_object(
     'id', ${c}.id, 'name', ${c}.name, 'endpoint', ${c}.endpoint, 'eventTypes', ${c}.event_types,
-    'secret', ${c}.secret,
+    'secret', '${MASKED_SECRET}',
     'previousSecretExpiresAt',
       CASE WHEN ${c}.previous_secret_expires_at > now() THEN ${iso(`${c}.previous_secret_expires_at`)} END,
     'active', ${c}.active, 'deactivatedReason', ${c}.deactivated_reason,

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
@@ -115,6 +116,8 @@ export interface ConfigRoutesDeps {
   deliveries: DeliveryControl;
   /** Where sends may go: endpoints that are denied address literals are refused. */
   egress: EgressPolicy;
+  /** Seals a config's secrets on write; opens them for the test delivery and the secret route. */
+  secrets: ConfigSecrets;
 }
 
 export function configRoutes({
@@ -125,6 +128,7 @@ export function configRoutes({
   sendTimeoutMs,
   deliveries,
   egress,
+  secrets,
 }: ConfigRoutesDeps): Router {
   const r = Router();
   const missing = (id: string) => notFound(`config ${id} not found`);
@@ -152,7 +156,9 @@ export function configRoutes({
       return;
     }
     if (!page) {
-      res.json(cursorJson((await store.list({ id, endpoint: normalized, tenantId })).map(configJson)));
+      res.json(
+        cursorJson((await store.list({ id, endpoint: normalized, tenantId })).map((c) => configJson(c))),
+      );
       return;
     }
     const rows = await prisma.config.findMany({
@@ -166,7 +172,12 @@ export function configRoutes({
       take: page.pageSize + 1,
     });
     const { items, next } = pageOf(rows, page, (c) => c.updatedAt);
-    res.json(cursorJson(items.map(configJson), { pageSize: page.pageSize, next }));
+    res.json(
+      cursorJson(
+        items.map((c) => configJson(c)),
+        { pageSize: page.pageSize, next },
+      ),
+    );
   });
 
   /**
@@ -174,17 +185,18 @@ export function configRoutes({
    * failing after it would answer an error for a config that was stored (and a retry would
    * store it twice).
    */
-  const withWarnings = (warnings: string[], config: Config) => ({
-    data: configJson(config),
+  const withWarnings = (warnings: string[], config: Config, clearSecret?: string) => ({
+    data: configJson(config, clearSecret),
     ...(warnings.length > 0 ? { warnings } : {}),
   });
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
+    // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
     const data = readConfigUser(req.body, egress);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     try {
-      res.json(withWarnings(warnings, await store.insert({ ...data, tenantId })));
+      res.json(withWarnings(warnings, await store.insert({ ...data, tenantId }), data.secret));
     } catch (err) {
       // The tenant was deleted between the check and the insert.
       if ((err as { code?: string }).code === "23503") throw noSuchTenant(tenantId);
@@ -194,6 +206,20 @@ export function configRoutes({
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
     res.json({ data: configJson(await load(String(req.params.id))) });
+  });
+
+  // Reading a secret is as strong as changing it (whoever holds it can sign deliveries), so
+  // api/auth.ts asks the write scope for this GET.
+  r.get("/configs/:id/secret", allowQuery(), async (req, res) => {
+    const config = await load(String(req.params.id));
+    res.json({
+      data: {
+        secret: secrets.open(config.id, "secret", config.secret),
+        ...(config.previousSecretExpiresAt && config.previousSecretExpiresAt > new Date()
+          ? { previousSecretExpiresAt: config.previousSecretExpiresAt.toISOString() }
+          : {}),
+      },
+    });
   });
 
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
@@ -242,22 +268,25 @@ export function configRoutes({
     const overlapMs = change.overlap === undefined ? 0 : parseDuration(change.overlap);
     if (overlapMs > MAX_OVERLAP_MS) throw validation(`overlap must be at most 720h, got ${change.overlap}`);
     const current = await load(String(req.params.id));
+    const secret = change.secret ?? generateSecret();
+    // Sealed again for its new column: a sealed value is bound to its row and column.
+    const previous = overlapMs > 0 ? secrets.open(current.id, "secret", current.secret) : null;
     const config = await prisma.config.update({
       where: { id: current.id },
       data: {
-        secret: change.secret ?? generateSecret(),
-        previousSecret: overlapMs > 0 ? current.secret : null,
+        secret: secrets.seal(current.id, "secret", secret),
+        previousSecret: previous === null ? null : secrets.seal(current.id, "previous_secret", previous),
         previousSecretExpiresAt: overlapMs > 0 ? new Date(Date.now() + overlapMs) : null,
         updatedAt: new Date(),
       },
     });
-    res.json({ data: configJson(config) });
+    res.json({ data: configJson(config, secret) });
   });
 
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
     const attempt = await sendTestDelivery(
       { prisma, pool },
-      await load(String(req.params.id)),
+      secrets.openConfig(await load(String(req.params.id))),
       sendTimeoutMs,
       egress,
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
@@ -11,6 +12,7 @@ import type { Config } from "../generated/prisma/client.js";
 export interface ConfigWrite {
   endpoint: string;
   eventTypes: string[];
+  /** In clear: the store seals it, bound to the row. */
   secret: string;
   /** Absent keeps the current name on replace, and is "" on create. */
   name?: string;
@@ -65,7 +67,7 @@ function listStatement(filter: ConfigFilter): { name: string; text: string; valu
   };
 }
 
-export function configStore(pool: pg.Pool): ConfigStore {
+export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore {
   return {
     async find(id) {
       return findConfig(pool, id);
@@ -74,16 +76,17 @@ export function configStore(pool: pg.Pool): ConfigStore {
     async insert(data) {
       // id and timestamps from this process, as Prisma's client-side defaults did.
       const now = new Date();
+      const id = randomUUID();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
         text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id)
           VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid) RETURNING ${CONFIG_COLUMNS}`,
         values: [
-          randomUUID(),
+          id,
           data.name ?? "",
           data.endpoint,
           data.eventTypes,
-          data.secret,
+          secrets.seal(id, "secret", data.secret),
           now,
           filterParam(data.filter),
           data.tenantId ?? DEFAULT_TENANT_ID,
@@ -103,7 +106,7 @@ export function configStore(pool: pg.Pool): ConfigStore {
           id,
           data.endpoint,
           data.eventTypes,
-          data.secret,
+          secrets.seal(id, "secret", data.secret),
           data.name ?? null,
           new Date(),
           data.filter !== undefined,

@@ -123,7 +123,11 @@ export const openapi = {
           name: { type: "string" },
           endpoint: { type: "string" },
           eventTypes: { type: "array", items: { type: "string" } },
-          secret: SECRET,
+          secret: {
+            type: "string",
+            description:
+              'the secret in clear only in the answers of create and secret change; "********" in every other answer (GET /configs/{id}/secret reads it)',
+          },
           previousSecretExpiresAt: {
             ...TIME,
             description: "present while the rotated-out secret still signs deliveries",
@@ -146,6 +150,17 @@ export const openapi = {
           deactivatedAt: TIME,
           createdAt: TIME,
           updatedAt: TIME,
+        },
+      },
+      ConfigSecret: {
+        type: "object",
+        required: ["secret"],
+        properties: {
+          secret: SECRET,
+          previousSecretExpiresAt: {
+            ...TIME,
+            description: "present while the rotated-out secret still signs deliveries",
+          },
         },
       },
       Attempt: {
@@ -560,7 +575,10 @@ export const openapi = {
         operationId: "createConfig",
         summary: "Create a config (active)",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
-        responses: { 200: ok("the created config", ref("ConfigWritten")), ...errors },
+        responses: {
+          200: ok("the created config, with its secret in clear", ref("ConfigWritten")),
+          ...errors,
+        },
       },
     },
     "/configs/{id}": {
@@ -572,7 +590,8 @@ export const openapi = {
       },
       put: {
         operationId: "updateConfig",
-        summary: "Replace a config's endpoint, event types, name and secret (a new secret when absent)",
+        summary:
+          "Replace a config's endpoint, event types, name and secret (a new secret when absent; the answer masks it, GET /configs/{id}/secret reads it)",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
         responses: {
           200: ok("the updated config", ref("ConfigWritten")),
@@ -663,6 +682,15 @@ export const openapi = {
         responses: { 200: ok("the recovery", dataOf("Recovery")), 404: error("no such recovery"), ...errors },
       },
     },
+    "/configs/{id}/secret": {
+      parameters: [idParam()],
+      get: {
+        operationId: "getConfigSecret",
+        summary:
+          "The config's current signing secret in clear (needs the write scope: holding it is the power to sign deliveries)",
+        responses: { 200: ok("the secret", dataOf("ConfigSecret")), 404: error("no such config"), ...errors },
+      },
+    },
     "/configs/{id}/secret/change": {
       parameters: [idParam()],
       put: {
@@ -670,7 +698,11 @@ export const openapi = {
         summary:
           "Rotate the secret (generated when absent), optionally keeping the old one signing for an overlap",
         requestBody: { required: false, content: json(ref("SecretChange")) },
-        responses: { 200: ok("the config", dataOf("Config")), 404: error("no such config"), ...errors },
+        responses: {
+          200: ok("the config, with the new secret in clear", dataOf("Config")),
+          404: error("no such config"),
+          ...errors,
+        },
       },
     },
     "/configs/{id}/test": {

@@ -3,13 +3,20 @@ import type { Attempt, Config, UnsentDelivery } from "../generated/prisma/client
 
 // JSON shapes of the API (camelCase, as the reference contract names them).
 
-export function configJson(c: Config) {
+/**
+ * What every response shows for a secret, except on creation and rotation (which return
+ * the new one) and GET /configs/{id}/secret: the field stays, for clients of the contract.
+ */
+export const MASKED_SECRET = "********";
+
+/** A config as the API shows it; `clearSecret` only where the secret is meant to be returned. */
+export function configJson(c: Config, clearSecret?: string) {
   return {
     id: c.id,
     name: c.name,
     endpoint: c.endpoint,
     eventTypes: c.eventTypes,
-    secret: c.secret,
+    secret: clearSecret ?? MASKED_SECRET,
     tenantId: c.tenantId,
     ...(c.filter !== null ? { filter: c.filter } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()

@@ -50,6 +50,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     replay: createReplayer(rt, rt.db.prisma),
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
+    secrets: rt.secrets,
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),

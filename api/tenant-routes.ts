@@ -172,7 +172,12 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
       values,
     );
     const { items, next } = pageOf(rows, page, (c) => c.updatedAt);
-    res.json(cursorJson(items.map(configJson), page ? { pageSize: page.pageSize, next } : undefined));
+    res.json(
+      cursorJson(
+        items.map((c) => configJson(c)),
+        page ? { pageSize: page.pageSize, next } : undefined,
+      ),
+    );
   });
 
   return r;

@@ -7,6 +7,8 @@ import { redact } from "../common/db/database.js";
 import { createLogger } from "../common/logger.js";
 import { fromRoot } from "../common/paths.js";
 import { type DevServer, startDevServer } from "../common/temporal-dev-server.js";
+import { ensureKeyFile } from "../core/secrets-key-file.js";
+import { localPostgresKeyFile } from "../core/secrets-startup.js";
 import { searchAttributeCliArgs } from "../workflows/search-attributes.js";
 
 // `npm start`: the whole stack on embedded defaults, in the foreground. Starts
@@ -196,6 +198,18 @@ async function main(): Promise<void> {
   const postgres = (await portOpen(5432))
     ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
     : undefined;
+  // The stack stays zero-configuration on the local PostgreSQL too: its secrets are sealed
+  // with a key generated once per user (that database is shared by every checkout and data
+  // dir); serve generates one in the data dir itself on the embedded database.
+  let keyFile = process.env.SECRETS_KEY_FILE || undefined;
+  if (postgres && !keyFile) {
+    keyFile = localPostgresKeyFile();
+    const { created } = await ensureKeyFile(keyFile);
+    logger.warn(
+      { file: keyFile },
+      `secrets at rest are sealed with a local key ${created ? "generated now" : "generated earlier"}; for anything beyond a local stack make a key file (README, Secrets at rest) and set SECRETS_KEY_FILE`,
+    );
+  }
   const redis = await portOpen(6379);
   const [ratelimitPort, ratelimitGrpcPort, ratelimitDebugPort, entityPort] = [
     values["ratelimit-port"],
@@ -219,6 +233,7 @@ async function main(): Promise<void> {
         "--temporal-address",
         temporalAddress,
         ...(postgres ? ["--storage-sqldb-conn-string", postgres] : []),
+        ...(keyFile ? ["--secrets-key-file", keyFile] : []),
       ],
       health: `http://127.0.0.1:${apiPort}/_healthcheck`,
       describe: `Webhooks API + worker   http://127.0.0.1:${apiPort}  (/_healthcheck, /openapi.json, /metrics)`,

@@ -15,10 +15,13 @@ import {
   positiveIntArg,
   rateArg,
 } from "../common/flags.js";
+import { fromRoot } from "../common/paths.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { VERSION } from "../common/version.js";
 import { parseCidr } from "../core/egress-policy.js";
 import type { WebhooksOptions } from "../core/options.js";
+import { newKeyLine } from "../core/secrets-key-file.js";
+import { runRekey } from "../core/secrets-rekey.js";
 import { runWorker } from "../workers/run-worker.js";
 
 // `webhooks serve | worker | version`: the delivery service's command line.
@@ -405,6 +408,13 @@ function addSharedOptions(cmd: Command): Command {
         'broker topic every API call (and automatic deactivation) is published to ("" disables)',
       ).default("audit"),
     )
+    .addOption(secretsKeyFileOption())
+    .addOption(
+      new Option(
+        "--insecure-plaintext-secrets",
+        "store signing secrets in plain text, without a key ring (PostgreSQL refuses to start without one or the other)",
+      ).default(false),
+    )
     .addOption(
       new Option("--auth-jwks-url <url>", "turns on bearer-token auth: JWKS of the token issuer").env(
         "AUTH_JWKS_URL",
@@ -428,6 +438,12 @@ function addSharedOptions(cmd: Command): Command {
     );
 }
 
+const secretsKeyFileOption = () =>
+  new Option(
+    "--secrets-key-file <file>",
+    "key ring sealing signing secrets at rest: one `<id> <base64 of 32 bytes>` a line, the last one seals new writes",
+  ).env("SECRETS_KEY_FILE");
+
 type Flags = Record<string, unknown>;
 
 function toSettings(o: Flags, worker: boolean): WebhooksOptions {
@@ -450,6 +466,8 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     dataDir: opt("dataDir"),
     autoMigrate: Boolean(o.autoMigrate),
     ...(str("storageSqldbConnString") ? { storageSqldbConnString: str("storageSqldbConnString") } : {}),
+    ...(str("secretsKeyFile") ? { secretsKeyFile: path.resolve(str("secretsKeyFile")!) } : {}),
+    insecurePlaintextSecrets: o.insecurePlaintextSecrets === true,
     storagePoolSize: opt("storageSqldbPoolSize"),
     storageConnectTimeout: opt("storageSqldbConnectTimeout"),
     storageStatementTimeout: opt("storageSqldbStatementTimeout"),
@@ -601,6 +619,54 @@ async function main(argv: string[]): Promise<void> {
     checkPolicy(options);
     await runWorker(options);
   });
+
+  const secrets = program
+    .command("secrets")
+    .description("signing secrets sealed at rest: make keys, move every secret to the newest key");
+  secrets
+    .command("rekey")
+    .description(
+      "re-seal every config secret under the newest key of --secrets-key-file, in batches; safe while the service runs, and run again to resume",
+    )
+    .addOption(
+      new Option(
+        "--storage-sqldb-conn-string <url>",
+        "PostgreSQL connection string (default: embedded PGlite database)",
+      ).env("DATABASE_URL"),
+    )
+    .addOption(
+      new Option(
+        "--data-dir <dir>",
+        "folder of the embedded database (when no connection string is given)",
+      ).default(fromRoot(".data")),
+    )
+    .addOption(secretsKeyFileOption().makeOptionMandatory())
+    .addOption(new Option("--batch-size <n>", "configs per batch").default(100).argParser(positiveIntArg))
+    .addOption(
+      new Option("--pause <duration>", "wait between batches, to spare a busy database")
+        .default(0, "0")
+        .argParser(nonNegativeDurationArg),
+    )
+    .action(async (o: Flags) => {
+      if (!o.secretsKeyFile)
+        throw new Error("rekey needs the key ring: --secrets-key-file FILE or SECRETS_KEY_FILE");
+      await runRekey({
+        keyFile: path.resolve(o.secretsKeyFile as string),
+        connString: (o.storageSqldbConnString as string | undefined) || undefined,
+        dataDir: o.dataDir as string,
+        batchSize: o.batchSize as number,
+        pauseMs: o.pause as number,
+      });
+    });
+  secrets
+    .command("new-key")
+    .description(
+      "print a new key line to append to a key file (`>> FILE`; the appended key seals new writes)",
+    )
+    .option("--id <id>", "key id (default: k + the UTC time)")
+    .action((o: { id?: string }) => {
+      process.stdout.write(`${newKeyLine(o.id)}\n`);
+    });
 
   program
     .command("version")

@@ -30,6 +30,10 @@ export interface WebhooksOptions {
   dataDir: string;
   autoMigrate: boolean;
   storageSqldbConnString?: string;
+  /** Key ring of the secrets sealed at rest (core/secrets-startup.ts); absent: see there. */
+  secretsKeyFile?: string;
+  /** Store signing secrets in plain text (no key ring). */
+  insecurePlaintextSecrets: boolean;
   /** Connections in the database pool. */
   storagePoolSize: number;
   /** How long a query waits for a database connection, ms (0: forever). */

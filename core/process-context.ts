@@ -5,9 +5,11 @@ import type { HealthCheck } from "../common/health.js";
 import { createLogger, type Logger } from "../common/logger.js";
 import { Shutdown } from "../common/shutdown.js";
 import { type TemporalOptions, temporalTls } from "../common/temporal.js";
+import type { ConfigSecrets } from "./config-secrets.js";
 import { EgressPolicy } from "./egress-policy.js";
 import { EventCatalog } from "./event-catalog.js";
 import type { WebhooksOptions } from "./options.js";
+import { startConfigSecrets } from "./secrets-startup.js";
 import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
 
 /** What a start needs of the workflow worker's slots (workers/workflow-task-slots.ts). */
@@ -33,6 +35,8 @@ export interface ProcessContext {
   temporalConnection: Connection;
   /** Where sends may go: the same policy for deliveries and test deliveries. */
   egress: EgressPolicy;
+  /** Seals and opens config secrets with the process's key ring. */
+  secrets: ConfigSecrets;
   /**
    * A client on the workflow worker's own NativeConnection, set by startDeliveryWorker
    * while this process polls the delivery workflow queue with --eager-start; deliveries
@@ -80,6 +84,7 @@ export async function startProcessContext(options: WebhooksOptions, role: string
   });
   shutdown.add("database", () => db.close());
   if (db.embedded) logger.info({ url: db.url }, "using the embedded database (one transaction at a time)");
+  const secrets = await startConfigSecrets(options, db, logger);
   // Added first, so it closes last: the spans of everything that stops before are exported.
   const tracing = await startDeliveryTracing(options.tracing, logger);
   if (tracing) shutdown.add("tracing", () => tracing.shutdown());
@@ -104,6 +109,7 @@ export async function startProcessContext(options: WebhooksOptions, role: string
     temporal,
     temporalConnection: connection,
     egress,
+    secrets,
     tracing,
     catalog,
   };

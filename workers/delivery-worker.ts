@@ -24,6 +24,7 @@ import {
 } from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
+import { sealPlainSecrets } from "../core/secret-resealing.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { startAutoDeactivation } from "./auto-deactivation.js";
@@ -128,6 +129,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     sendTimeoutMs: options.sendTimeout,
     rateLimit,
     egress: rt.egress,
+    secrets: rt.secrets,
   };
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
@@ -248,6 +250,8 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     await ensureMaintenanceSchedules(rt);
     let lastCheck = Date.now();
     const reconciler = startReconciler(rt, async () => {
+      // Plain secrets another writer stored (plain SQL, the entity server): a look at an empty index.
+      await sealPlainSecrets(rt.db.pool, rt.secrets, logger);
       if (Date.now() - lastCheck < SCHEDULE_CHECK_MS) return;
       lastCheck = Date.now();
       await restoreMaintenanceSchedules(rt);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
+import type { TestDatabase } from "./postgres.js";
 import { waitForWorkflow } from "./temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
@@ -16,10 +17,19 @@ export class DeliveryEnv {
   readonly topic = `events-${randomBytes(4).toString("hex")}`;
   readonly stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
 
-  /** `temporalAddress`: a Temporal server of the test's own instead of the shared one. */
-  async start(args: string[] = [], temporalAddress?: string, env?: Record<string, string>): Promise<this> {
+  /**
+   * `temporalAddress`: a Temporal server of the test's own instead of the shared one;
+   * `db`: a database of the test's own (left for the test to drop).
+   */
+  async start(
+    args: string[] = [],
+    temporalAddress?: string,
+    env?: Record<string, string>,
+    db?: TestDatabase,
+  ): Promise<this> {
     this.api = await startWebhooks({
       worker: true,
+      ...(db ? { db } : {}),
       ...(temporalAddress ? { temporalAddress } : {}),
       ...(env ? { env } : {}),
       args: [

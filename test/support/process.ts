@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+// Before any command starts: the key ring every webhooks process inherits.
+import "./test-key-file.js";
 
 /** The processes whose parent is `pid` (e.g. the API processes of a cluster primary). */
 export { childPids } from "../../bench/support/proc.js";

@@ -144,6 +144,24 @@ describe("configs API authentication and audit (real JWKS, signed tokens, NATS J
     }
   });
 
+  it("asks the write scope to read a secret in clear; a read-scoped token sees configs masked", async () => {
+    const reader = await token({ sub: "reader", scope: "webhooks:read" });
+    const writer = await token({ sub: "writer", scope: "webhooks:write" });
+    const created = await call("POST", "/configs", writer, {
+      endpoint: "https://x.test",
+      eventTypes: ["a.b"],
+    });
+    const { id, secret } = created.body.data;
+    expect(secret).to.match(/^[A-Za-z0-9+/]{32}$/);
+    const denied = await call("GET", `/configs/${id}/secret`, reader);
+    expect(denied.status).to.equal(403);
+    expect(denied.body.errorMessage).to.equal("token lacks the scope webhooks:write");
+    expect((await call("GET", `/configs/${id}`, reader)).body.data.secret).to.equal("********");
+    const read = await call("GET", `/configs/${id}/secret`, writer);
+    expect(read.status).to.equal(200);
+    expect(read.body.data).to.deep.equal({ secret });
+  });
+
   it("keeps health, info and the OpenAPI document open", async () => {
     for (const path of ["/_healthcheck", "/_info", "/openapi.json"]) {
       expect((await fetch(api.url + path)).status, path).to.equal(200);

@@ -28,6 +28,8 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
     expect(r.status, r.text).to.equal(200);
     return r.body.data;
   };
+  /** A config as every answer but create and rotation shows it: the secret masked (issue 35, point 2). */
+  const masked = (c: Record<string, unknown>) => ({ ...c, secret: "********" });
 
   const countConfigs = async () => {
     const client = new pg.Client({ connectionString: api.db.url });
@@ -166,10 +168,10 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
     it("filters by id and by endpoint", async () => {
       const c = await create({ endpoint: "https://filter.test/only" });
       const byId = await api.call("GET", `/configs?id=${c.id}`);
-      expect(byId.body.cursor.data[0]).to.deep.equal(c);
+      expect(byId.body.cursor.data[0]).to.deep.equal(masked(c));
       const rotated = await api.call("PUT", `/configs/${c.id}/secret/change`, { overlap: "1h" });
       expect((await api.call("GET", `/configs?id=${c.id}`)).body.cursor.data[0]).to.deep.equal(
-        rotated.body.data,
+        masked(rotated.body.data),
       );
       expect(byId.body.cursor.data.map((x: { id: string }) => x.id)).to.deep.equal([c.id]);
       const byEndpoint = await api.call(
@@ -215,7 +217,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
     it("gets one config, and 404 with a JSON body for an unknown or malformed id", async () => {
       const c = await create();
       const r = await api.call("GET", `/configs/${c.id}`);
-      expect(r.body.data).to.deep.equal(c);
+      expect(r.body.data).to.deep.equal(masked(c));
       for (const id of [UNKNOWN, "not-a-uuid"]) {
         const missing = await api.call("GET", `/configs/${id}`);
         expect(missing.status).to.equal(404);
@@ -271,7 +273,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
       const c = await create();
       const r = await api.call("PUT", `/configs/${c.id}`, { endpoint: "https://x.test", eventTypes: [] });
       expect(r.status).to.equal(400);
-      expect((await api.call("GET", `/configs/${c.id}`)).body.data).to.deep.equal(c);
+      expect((await api.call("GET", `/configs/${c.id}`)).body.data).to.deep.equal(masked(c));
     });
   });
 
@@ -329,7 +331,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
         expect(r.status).to.equal(400);
         expect(r.body.errorMessage).to.match(message);
       }
-      expect((await api.call("GET", `/configs/${c.id}`)).body.data.secret).to.equal(SECRET);
+      expect((await api.call("GET", `/configs/${c.id}/secret`)).body.data.secret).to.equal(SECRET);
       expect((await api.call("PUT", `/configs/${UNKNOWN}/secret/change`)).status).to.equal(404);
     });
   });

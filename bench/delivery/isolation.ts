@@ -1,0 +1,195 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Client, Connection } from "@temporalio/client";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import { connect } from "nats";
+import { fromRoot } from "../../common/paths.js";
+import { stopTestTemporal } from "../../test/support/temporal.js";
+import { startWebhooks } from "../../test/support/webhooks-server.js";
+
+// bench/delivery/isolation: the promise of the default send mode (local-first). A fast
+// receiver's deliveries, paced, measured alone and then beside configs whose receivers
+// accept the connection and never answer, in alternated rounds of one run. The ratio of
+// the fast receiver's p99 latency (publish to receipt) with the hanging receivers to its
+// p99 alone is the figure; every delivery's history is read for workflow-task timeouts.
+// The hanging configs' events are published over the same window as the fast ones.
+// Usage: node dist/bench/delivery/isolation.js [fast-events=500] [hanging-configs=50]
+//   [hanging-events=500, spread over the configs] [rate=20/s] [rounds=3]
+
+const FAST = Number(process.argv[2] ?? 500);
+const HANGING_CONFIGS = Number(process.argv[3] ?? 50);
+const HANGING_EVENTS = Number(process.argv[4] ?? 500);
+const RATE = Number(process.argv[5] ?? 20);
+const ROUNDS = Number(process.argv[6] ?? 3);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+};
+const median = (xs: number[]) => pct(xs, 0.5);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<void> {
+  const latencies = new Map<string, number[]>();
+  const held: ServerResponse[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      if (req.url?.startsWith("/hang")) return void held.push(res);
+      const { payload } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      const list = latencies.get(payload.run) ?? [];
+      list.push(Date.now() - payload.sentAt);
+      latencies.set(payload.run, list);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  const topic = `bench-isolation-${Date.now()}`;
+  const stream = `BENCH_ISOLATION_${Date.now()}`;
+  const api = await startWebhooks({
+    worker: true,
+    args: [
+      "--broker-topics",
+      topic,
+      "--nats-stream",
+      stream,
+      "--audit-topic",
+      "",
+      "--log-level",
+      "warn",
+      // A hanging receiver's retries park for the run; its POSTs end at the send timeout.
+      "--min-backoff-delay",
+      "1h",
+      "--send-timeout",
+      "10s",
+    ],
+  });
+  const create = async (endpoint: string, type: string) => {
+    const res = await fetch(`${api.url}/configs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ endpoint, eventTypes: [`bench.${type}`] }),
+    });
+    if (!res.ok) throw new Error(await res.text());
+    return ((await res.json()) as { data: { id: string } }).data.id;
+  };
+  const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+  const js = nc.jetstream();
+  const publish = (run: string, type: string, i: number) =>
+    js.publish(
+      topic,
+      JSON.stringify({
+        idempotency_key: `${run}-${type}-${i}`,
+        app: "bench",
+        type,
+        payload: { run, sentAt: Date.now() },
+      }),
+    );
+
+  /** FAST fast events at RATE/s, and `hanging` events spread over the same window. */
+  const phase = async (run: string, hangingTypes: string[]) => {
+    const started = Date.now();
+    const windowMs = (FAST * 1000) / RATE;
+    const total = FAST + (hangingTypes.length ? HANGING_EVENTS : 0);
+    const order = Array.from({ length: total }, (_, i) => i);
+    const pubs: Promise<unknown>[] = [];
+    let fast = 0;
+    let hanging = 0;
+    for (const i of order) {
+      const due = started + (i * windowMs) / total;
+      if (due > Date.now()) await sleep(due - Date.now());
+      // The fast events evenly among the hanging ones.
+      const isFast = hangingTypes.length === 0 || Math.floor(((i + 1) * FAST) / total) > fast;
+      if (isFast) pubs.push(publish(run, "fast", fast++));
+      else pubs.push(publish(run, hangingTypes[hanging % hangingTypes.length]!, hanging++));
+    }
+    await Promise.all(pubs);
+    const deadline = Date.now() + 600_000;
+    while ((latencies.get(run)?.length ?? 0) < FAST) {
+      if (Date.now() > deadline)
+        throw new Error(`${run}: ${latencies.get(run)?.length ?? 0}/${FAST} delivered`);
+      await sleep(20);
+    }
+    const lat = latencies.get(run)!;
+    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: pct(lat, 1), hangingEvents: hanging };
+  };
+
+  await create(`${base}/fast`, "fast");
+  process.stderr.write("warm-up…\n");
+  await phase("warmup", []);
+  const rounds: { alone: Awaited<ReturnType<typeof phase>>; beside: Awaited<ReturnType<typeof phase>> }[] =
+    [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // New hanging configs each round, so the first sends of each round meet fresh configs.
+    const types = await Promise.all(
+      Array.from({ length: HANGING_CONFIGS }, async (_, i) => {
+        const type = `hang_${r}_${i}`;
+        await create(`${base}/hang/${r}/${i}`, type);
+        return type;
+      }),
+    );
+    process.stderr.write(`round ${r + 1}/${ROUNDS}: ${FAST} fast events alone…\n`);
+    const alone = await phase(`alone-${r}`, []);
+    process.stderr.write(
+      `round ${r + 1}/${ROUNDS}: ${FAST} fast events beside ${HANGING_EVENTS} to ${HANGING_CONFIGS} hanging receivers…\n`,
+    );
+    const beside = await phase(`beside-${r}`, types);
+    rounds.push({ alone, beside });
+    // Let this round's hanging POSTs reach the send timeout before the next round.
+    await sleep(11_000);
+  }
+
+  // Every delivery's history: workflow-task timeouts (none expected).
+  process.stderr.write("reading histories…\n");
+  const temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+  let histories = 0;
+  let taskTimeouts = 0;
+  for await (const wf of temporal.workflow.list({ query: `WorkflowType = "deliverWebhook"` })) {
+    const history = await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    histories++;
+    taskTimeouts += (historyToJSON(history).match(/WORKFLOW_TASK_TIMED_OUT/g) ?? []).length;
+  }
+  await temporal.connection.close();
+
+  const ratios = rounds.map((r) => r.beside.p99 / r.alone.p99);
+  const rows: [string, string, string, string, string][] = rounds.map((r, i) => [
+    String(i + 1),
+    `${r.alone.p50} / ${r.alone.p99}`,
+    `${r.beside.p50} / ${r.beside.p99}`,
+    String(r.beside.hangingEvents),
+    (r.beside.p99 / r.alone.p99).toFixed(2),
+  ]);
+  console.log(
+    `\nFast receiver at ${RATE}/s, ${FAST} events per phase, default send mode; beside ${HANGING_CONFIGS} hanging receivers`,
+  );
+  console.log("| round | alone p50 / p99 ms | beside hanging p50 / p99 ms | hanging events | p99 ratio |");
+  console.log("|---|---|---|---|---|");
+  for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+  console.log(
+    `median p99 ratio ${median(ratios).toFixed(2)}; ${taskTimeouts} workflow-task timeouts in ${histories} histories`,
+  );
+
+  await mkdir(fromRoot("bench", "results"), { recursive: true });
+  await writeFile(
+    fromRoot("bench", "results", "delivery-isolation.json"),
+    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, ratios, medianRatio: median(ratios), histories, taskTimeouts }, null, 2)}\n`,
+  );
+  for (const res of held) res.destroy();
+  await nc
+    .jetstreamManager()
+    .then((m) => m.streams.delete(stream))
+    .catch(() => undefined);
+  await nc.close();
+  await api.stop();
+  await stopTestTemporal();
+  receiver.close();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
