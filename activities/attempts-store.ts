@@ -25,6 +25,7 @@ export function configSnapshot(c: Config): Prisma.InputJsonObject {
     endpoint: c.endpoint,
     eventTypes: c.eventTypes,
     active: c.active,
+    tenantId: c.tenantId,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };

@@ -19,6 +19,11 @@ export interface DeliveryPolicy {
 export interface DeliveryInput {
   webhookId: string;
   configId: string;
+  /**
+   * The tenant owning the config (also the WebhookTenantId search attribute). Absent in
+   * deliveries started before tenants; no workflow command depends on it.
+   */
+  tenantId?: string;
   /** The stored event (core/stored-events.ts): the send reads what it POSTs from there. */
   eventRef?: EventRef;
   /**

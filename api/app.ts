@@ -28,6 +28,8 @@ import { openapi } from "./openapi.js";
 import type { Recoveries } from "./recovery.js";
 import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
+import { tenantRoutes } from "./tenant-routes.js";
+import { resolveTokenTenant, tenantGuards } from "./tenant-scope.js";
 import { allowQuery } from "./validation.js";
 
 /** Largest request body accepted (a config is a few hundred bytes). */
@@ -79,7 +81,7 @@ export function createApp(deps: AppDeps): Express {
   });
   app.get("/metrics", deps.metrics ? metricsHandlerFrom(deps.metrics) : metricsHandler);
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
-  if (deps.auth) app.use(requireToken(deps.auth));
+  if (deps.auth) app.use(requireToken(deps.auth), resolveTokenTenant(deps.pool), tenantGuards(deps.pool));
   // Before the configs' body parser: events have their own, larger bound.
   app.post("/events", allowQuery(), ...deps.ingest);
   // Also before it: a type's schema may be larger than a config.
@@ -101,6 +103,7 @@ export function createApp(deps: AppDeps): Express {
       secrets: deps.secrets,
     }),
   );
+  app.use(tenantRoutes(deps.pool, deps.deliveries));
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(recoveryRoutes(deps.recoveries));

@@ -28,7 +28,8 @@ function reason(err: unknown): string {
  * issuer and audience when set). Reads need the read scope (or the write
  * scope); everything else, and reading a secret, the write scope. Scopes come
  * from `scope` (space-separated) or `scp` (array). The subject lands in
- * res.locals for the audit.
+ * res.locals for the audit, the tenant claim (--auth-tenant-claim) for
+ * api/tenant-scope.ts.
  */
 export function requireToken(opts: AuthOptions): RequestHandler {
   const jwks = createRemoteJWKSet(new URL(opts.jwksUrl));
@@ -49,6 +50,13 @@ export function requireToken(opts: AuthOptions): RequestHandler {
       throw unauthorized(reason(err));
     }
     res.locals.subject = payload.sub;
+    const tenant = payload[opts.tenantClaim];
+    if (tenant !== undefined) {
+      if (typeof tenant !== "string" || tenant.trim() === "")
+        throw unauthorized(`token claim "${opts.tenantClaim}" must name a tenant by id or uid`);
+      // Resolved to the tenant by api/tenant-scope.ts, which scopes every route to it.
+      res.locals.tenantClaim = tenant.trim();
+    }
     const scopes = new Set([
       ...(typeof payload.scope === "string" ? payload.scope.split(" ") : []),
       ...(Array.isArray(payload.scp) ? payload.scp.map(String) : []),

@@ -8,6 +8,7 @@ import type { EgressPolicy } from "../core/egress-policy.js";
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
+import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
@@ -16,6 +17,7 @@ import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
 import { subscriptionWarnings } from "./subscription-warnings.js";
+import { tenantScopeOf } from "./tenant-scope.js";
 import { sendTestDelivery } from "./test-delivery.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
@@ -25,6 +27,7 @@ interface ConfigUser {
   secret?: string;
   name?: string;
   filter?: Record<string, unknown> | null;
+  tenantId?: string;
 }
 
 interface SecretChange {
@@ -73,13 +76,31 @@ function checkedFilter(filter: Record<string, unknown> | null): Record<string, u
 
 function readConfigUser(body: unknown, egress: EgressPolicy) {
   const c = check<ConfigUser>("ConfigUser", body);
+  if (c.tenantId !== undefined && !UUID_RE.test(c.tenantId))
+    throw validation(
+      `tenantId must be a tenant id (a UUID), got ${JSON.stringify(c.tenantId.slice(0, 100))}`,
+    );
   return {
     endpoint: checkEndpoint(c.endpoint, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
     secret: c.secret ?? generateSecret(),
     ...(c.name !== undefined ? { name: c.name } : {}),
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
+    ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
   };
+}
+
+const noSuchTenant = (id: string) => validation(`tenantId ${id} does not name a tenant`);
+
+/**
+ * The tenant a new config goes to: the one named (which must exist, and be the token's
+ * own for a tenant-scoped token, which gets the same answer for another tenant's id as for
+ * an unknown one), else the token's tenant, else the default tenant.
+ */
+async function tenantOfNewConfig(pool: pg.Pool, named: string | undefined, scope: TenantRow | undefined) {
+  if (named === undefined) return scope?.id ?? DEFAULT_TENANT_ID;
+  if (scope ? scope.id !== named : !(await findTenant(pool, named))) throw noSuchTenant(named);
+  return named;
 }
 
 export interface ConfigRoutesDeps {
@@ -124,7 +145,9 @@ export function configRoutes({
       throw validation(`id must be a UUID, got ${JSON.stringify(id)}`);
     const normalized = endpoint === undefined ? undefined : checkEndpoint(endpoint);
     const page = readPage(req.query, undefined);
-    if (!page && id === undefined && normalized === undefined) {
+    // A tenant-scoped token lists its tenant's configs only (never the shared cached list).
+    const tenantId = tenantScopeOf(res)?.id;
+    if (!page && id === undefined && normalized === undefined && tenantId === undefined) {
       const list = await listCache.get();
       // The ETag express would compute, computed once per rendering instead of per 3 MB answer.
       res.set("content-type", "application/json; charset=utf-8");
@@ -133,13 +156,16 @@ export function configRoutes({
       return;
     }
     if (!page) {
-      res.json(cursorJson((await store.list({ id, endpoint: normalized })).map((c) => configJson(c))));
+      res.json(
+        cursorJson((await store.list({ id, endpoint: normalized, tenantId })).map((c) => configJson(c))),
+      );
       return;
     }
     const rows = await prisma.config.findMany({
       where: {
         ...(id ? { id } : {}),
         ...(normalized ? { endpoint: normalized } : {}),
+        ...(tenantId ? { tenantId } : {}),
         ...afterCursor("updatedAt", page),
       },
       orderBy: [{ updatedAt: "desc" }, { id: "desc" }],
@@ -167,8 +193,15 @@ export function configRoutes({
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
     const data = readConfigUser(req.body, egress);
+    const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    res.json(withWarnings(warnings, await store.insert(data), data.secret));
+    try {
+      res.json(withWarnings(warnings, await store.insert({ ...data, tenantId }), data.secret));
+    } catch (err) {
+      // The tenant was deleted between the check and the insert.
+      if ((err as { code?: string }).code === "23503") throw noSuchTenant(tenantId);
+      throw err;
+    }
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -193,6 +226,11 @@ export function configRoutes({
     const data = readConfigUser(req.body, egress);
     const id = String(req.params.id);
     if (!UUID_RE.test(id)) throw missing(id);
+    if (data.tenantId !== undefined && data.tenantId !== (await load(id)).tenantId) {
+      throw validation(
+        `tenantId cannot change: config ${id} stays in its tenant (create a config in the other one)`,
+      );
+    }
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     const config = await store.replace(id, data);
     if (!config) throw missing(id);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
 // The configs API's hot queries (get one, create, replace, filtered list) in plain SQL
@@ -17,11 +18,15 @@ export interface ConfigWrite {
   name?: string;
   /** Payload filter (checked); null removes it; absent keeps the current one on replace, none on create. */
   filter?: unknown;
+  /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
+  tenantId?: string;
 }
 
 export interface ConfigFilter {
   id?: string | undefined;
   endpoint?: string | undefined;
+  /** Only this tenant's configs (a tenant-scoped token). */
+  tenantId?: string | undefined;
 }
 
 export interface ConfigStore {
@@ -49,8 +54,13 @@ function listStatement(filter: ConfigFilter): { name: string; text: string; valu
     values.push(filter.endpoint);
     where.push(`endpoint = $${values.length}`);
   }
+  if (filter.tenantId !== undefined) {
+    values.push(filter.tenantId);
+    where.push(`tenant_id = $${values.length}::uuid`);
+  }
+  const named = (key: unknown, letter: string) => (key !== undefined ? letter : "");
   return {
-    name: `configs-list-${filter.id !== undefined ? "i" : ""}${filter.endpoint !== undefined ? "e" : ""}`,
+    name: `configs-list-${named(filter.id, "i")}${named(filter.endpoint, "e")}${named(filter.tenantId, "t")}`,
     text: `SELECT ${CONFIG_COLUMNS} FROM configs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY updated_at DESC, id DESC`,
     values,
@@ -69,8 +79,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const id = randomUUID();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -79,6 +89,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           secrets.seal(id, "secret", data.secret),
           now,
           filterParam(data.filter),
+          data.tenantId ?? DEFAULT_TENANT_ID,
         ],
       });
       return rows[0]!;

@@ -5,6 +5,7 @@ import type { DeadLetterReplayer } from "./dead-letter-replay.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { cursorJson } from "./serialize.js";
+import { tenantScopeOf } from "./tenant-scope.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
 const DEFAULT_PAGE = 100;
@@ -33,6 +34,7 @@ export function deadLetterJson(d: DeadLetter, opts: { preview: boolean }) {
     position: d.position,
     ...(d.eventType !== null ? { eventType: d.eventType } : {}),
     ...(d.configId !== null ? { configID: d.configId } : {}),
+    ...(d.tenantId !== null ? { tenantID: d.tenantId } : {}),
     kind: d.kind,
     reason: d.reason,
     deliveryCount: d.deliveryCount,
@@ -74,6 +76,8 @@ export function deadLetterRoutes(prisma: PrismaClient, replay: DeadLetterReplaye
           ...(status ? { status: status as DeadLetter["status"] } : {}),
           ...(topic !== undefined ? { topic } : {}),
           ...(configID ? { configId: configID } : {}),
+          // A tenant-scoped token lists its tenant's only.
+          ...(tenantScopeOf(res) ? { tenantId: tenantScopeOf(res)!.id } : {}),
           ...afterCursor("createdAt", page),
         },
         orderBy: [{ createdAt: "desc" }, { id: "desc" }],

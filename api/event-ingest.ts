@@ -7,6 +7,7 @@ import { eventTrace, withEventSpan } from "../core/tracing.js";
 import { startEventDeliveries } from "../workers/event-deliveries.js";
 import { checkParsedBody, rawBody, verifyUtf8 } from "./body-checks.js";
 import { ApiError, unavailable, validation } from "./errors.js";
+import { tenantScopeOf } from "./tenant-scope.js";
 import { jsonBody } from "./validation.js";
 
 /** What the JSON parser of POST /events accepts: the event bound plus room for the envelope. */
@@ -28,6 +29,16 @@ export function eventIngest(rt: ProcessContext): RequestHandler[] {
       if (!(err instanceof UnparsableMessage)) throw err;
       eventsIngested.inc({ result: "rejected" });
       throw validation(`not an event message: ${err.message}`);
+    }
+    // A tenant-scoped token sends its own tenant's events: another tenant is refused
+    // with the words of a tenant that does not exist (no existence leak).
+    const scope = tenantScopeOf(res);
+    if (scope && event.tenant === undefined) event.tenant = scope.id;
+    else if (scope && event.tenant !== scope.id && event.tenant !== scope.uid) {
+      eventsIngested.inc({ result: "rejected" });
+      throw validation(
+        `tenant ${JSON.stringify(event.tenant!.slice(0, 200))} does not exist: the event names no tenant's id or uid`,
+      );
     }
     const starts = await withEventSpan(
       rt.tracing,

@@ -31,6 +31,13 @@ const idParam = (name = "id", what = "config") => ({
   description: `${what} id`,
   schema: UUID,
 });
+const tenantParam = {
+  name: "tenant",
+  in: "path",
+  required: true,
+  description: "the tenant's id, or uid:<uid>",
+  schema: { type: "string" },
+};
 const pageParams = [
   {
     name: "pageSize",
@@ -48,7 +55,9 @@ const pageParams = [
 const errors = {
   400: error("invalid request: the message names the field"),
   401: error("missing or invalid bearer token (when authentication is on)"),
-  403: error("the token lacks the scope"),
+  403: error(
+    "the token lacks the scope, or a tenant-scoped token called a route spanning tenants (or names a tenant that does not exist)",
+  ),
   500: error("internal error"),
   503: error("a dependency (database, Temporal) did not answer in time; the message names it"),
 };
@@ -78,6 +87,11 @@ export const openapi = {
           eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
           secret: { ...SECRET, description: `${SECRET.description}; generated when absent` },
           name: { type: "string", maxLength: 255 },
+          tenantId: {
+            ...UUID,
+            description:
+              "the tenant owning the config (create only: a config never changes tenant; on update it must be the current one or absent); the default tenant when absent, or the token's tenant with a tenant-scoped token",
+          },
           filter: {
             type: ["object", "null"],
             description:
@@ -119,6 +133,10 @@ export const openapi = {
             description: "present while the rotated-out secret still signs deliveries",
           },
           active: { type: "boolean" },
+          tenantId: {
+            ...UUID,
+            description: "the tenant owning the config (the default tenant: the nil UUID)",
+          },
           filter: {
             type: "object",
             description:
@@ -244,6 +262,11 @@ export const openapi = {
           configID: {
             ...UUID,
             description: "the config whose start failed; absent when the whole message failed",
+          },
+          tenantID: {
+            ...UUID,
+            description:
+              "the event's tenant (or its config's); absent when the message did not parse or named a tenant that does not exist",
           },
           kind: {
             enum: ["permanent", "exhausted"],
@@ -390,6 +413,49 @@ export const openapi = {
           version: { type: "string" },
           type: { type: "string" },
           payload: { description: "any JSON, at most 128 levels deep and 2 MiB in all (the event as JSON)" },
+          tenant: {
+            type: "string",
+            minLength: 1,
+            description:
+              "the tenant the event is for, by id or uid: it matches only that tenant's configs (without it, the default tenant's); a tenant that does not exist refuses the event (400); not part of the body sent",
+          },
+        },
+      },
+      TenantUser: {
+        type: "object",
+        description:
+          "A tenant as the caller sends it: create (uid required) and PATCH (every field optional).",
+        additionalProperties: false,
+        properties: {
+          uid: {
+            type: "string",
+            minLength: 1,
+            maxLength: 128,
+            pattern: "^[A-Za-z0-9][A-Za-z0-9._~-]*$",
+            not: { pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$" },
+            description:
+              "the caller's own id of its customer, unique: letters, digits, . _ ~ -, starting with a letter or digit, at most 128 characters, never UUID-shaped (events and tokens name a tenant by id or uid)",
+          },
+          name: { type: "string", maxLength: 255 },
+          metadata: {
+            type: "object",
+            description: "free JSON object, at most 4 KiB as JSON; PATCH replaces it whole",
+          },
+        },
+      },
+      Tenant: {
+        type: "object",
+        required: ["id", "uid", "name", "metadata", "createdAt", "updatedAt"],
+        properties: {
+          id: {
+            ...UUID,
+            description: "the default tenant's is the nil UUID 00000000-0000-0000-0000-000000000000",
+          },
+          uid: { type: "string", description: 'the default tenant\'s is "default"' },
+          name: { type: "string" },
+          metadata: { type: "object" },
+          createdAt: TIME,
+          updatedAt: TIME,
         },
       },
       Ingested: {
@@ -463,6 +529,7 @@ export const openapi = {
         },
       },
       ConfigCursor: cursorOf("Config"),
+      TenantCursor: cursorOf("Tenant"),
       EventTypeCursor: cursorOf("EventType"),
       AttemptCursor: cursorOf("Attempt"),
       DeadLetterCursor: cursorOf("DeadLetter"),
@@ -707,6 +774,74 @@ export const openapi = {
           409: error("the delivery has already ended"),
           ...errors,
         },
+      },
+    },
+    "/tenants": {
+      get: {
+        operationId: "listTenants",
+        summary: "Tenants, newest first (paged, default 100); 403 for a tenant-scoped token",
+        parameters: [
+          {
+            name: "uid",
+            in: "query",
+            schema: { type: "string" },
+            description: "only the tenant with this uid",
+          },
+          ...pageParams.map((p) =>
+            p.name === "pageSize" ? { ...p, description: "items per page (1–1000, default 100)" } : p,
+          ),
+        ],
+        responses: { 200: ok("tenants", ref("TenantCursor")), ...errors },
+      },
+      post: {
+        operationId: "createTenant",
+        summary: "Create a tenant; 403 for a tenant-scoped token",
+        requestBody: { required: true, content: json(ref("TenantUser")) },
+        responses: {
+          200: ok("the created tenant", dataOf("Tenant")),
+          409: error("a tenant with this uid exists"),
+          ...errors,
+        },
+      },
+    },
+    "/tenants/{tenant}": {
+      parameters: [tenantParam],
+      get: {
+        operationId: "getTenant",
+        summary: "One tenant",
+        responses: { 200: ok("the tenant", dataOf("Tenant")), 404: error("no such tenant"), ...errors },
+      },
+      patch: {
+        operationId: "updateTenant",
+        summary:
+          "Change a tenant's uid, name or metadata (the default tenant keeps its uid); 403 for a tenant-scoped token",
+        requestBody: { required: true, content: json(ref("TenantUser")) },
+        responses: {
+          200: ok("the updated tenant", dataOf("Tenant")),
+          404: error("no such tenant"),
+          409: error("another tenant has this uid"),
+          ...errors,
+        },
+      },
+      delete: {
+        operationId: "deleteTenant",
+        summary:
+          "Delete a tenant and its configs, as deleting each config does (queued deliveries closed, attempt rows kept until retention); 403 for a tenant-scoped token",
+        responses: {
+          200: { description: "deleted, with the number of configs deleted" },
+          404: error("no such tenant"),
+          409: error("the default tenant cannot be deleted"),
+          ...errors,
+        },
+      },
+    },
+    "/tenants/{tenant}/configs": {
+      parameters: [tenantParam],
+      get: {
+        operationId: "listTenantConfigs",
+        summary: "The tenant's configs, newest update first (optional paging)",
+        parameters: pageParams,
+        responses: { 200: ok("the configs", ref("ConfigCursor")), 404: error("no such tenant"), ...errors },
       },
     },
     "/events": {

@@ -17,6 +17,7 @@ export function configJson(c: Config, clearSecret?: string) {
     endpoint: c.endpoint,
     eventTypes: c.eventTypes,
     secret: clearSecret ?? MASKED_SECRET,
+    tenantId: c.tenantId,
     ...(c.filter !== null ? { filter: c.filter } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }

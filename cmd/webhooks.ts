@@ -427,6 +427,14 @@ function addSharedOptions(cmd: Command): Command {
       new Option("--auth-write-scope <scope>", "scope for every other route (implies read)").default(
         "webhooks:write",
       ),
+    )
+    .addOption(
+      new Option(
+        "--auth-tenant-claim <name>",
+        "token claim naming the one tenant (id or uid) a token may read and change",
+      )
+        .env("AUTH_TENANT_CLAIM")
+        .default("tenant"),
     );
 }
 
@@ -537,6 +545,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
             audience: str("authAudience"),
             readScope: opt<string>("authReadScope"),
             writeScope: opt<string>("authWriteScope"),
+            tenantClaim: opt<string>("authTenantClaim"),
           },
         }
       : {}),

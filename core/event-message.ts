@@ -11,6 +11,11 @@ export interface EventMessage {
   /** Normalised: lower(app) + "." + lower(type), or lower(type) without an app. */
   type: string;
   payload: unknown;
+  /**
+   * The tenant the event is for (its id or uid), when it names one: it matches only that
+   * tenant's configs, and without it only the default tenant's. Not part of the body sent.
+   */
+  tenant?: string;
 }
 
 /** Why a message is not an event message and can never be delivered (it goes to the dead-letter store). */
@@ -55,6 +60,9 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
   if (problem) throw new UnparsableMessage(problem);
   const m = raw as Record<string, unknown>;
   if (!isString(m.type) || m.type.trim() === "") throw new UnparsableMessage('missing string field "type"');
+  if (m.tenant !== undefined && m.tenant !== null && (!isString(m.tenant) || m.tenant.trim() === "")) {
+    throw new UnparsableMessage('field "tenant" must be a non-empty string (a tenant id or uid)');
+  }
   for (const field of ["app", "idempotency_key", "date", "version"]) {
     if (m[field] !== undefined && m[field] !== null && !isString(m[field])) {
       throw new UnparsableMessage(`field "${field}" must be a string`);
@@ -67,6 +75,7 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
     version: (m.version as string | undefined) ?? "",
     type: normalizeEventType((m.app as string | undefined) || undefined, m.type.trim()),
     payload: m.payload ?? null,
+    ...(isString(m.tenant) ? { tenant: m.tenant.trim() } : {}),
   };
 }
 

@@ -16,6 +16,8 @@ export interface AuthOptions {
   audience?: string | undefined;
   readScope: string;
   writeScope: string;
+  /** The claim naming a token's tenant (--auth-tenant-claim); a token without it is deployment-wide. */
+  tenantClaim: string;
 }
 
 /** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */

@@ -35,8 +35,11 @@ export interface DeliveryEvent {
  */
 export const UNREFERENCED_EVENT_MS = 7 * 24 * 3600 * 1000;
 
-/** The body POSTed for an event: its normalised message as JSON. */
-export const eventBody = (event: EventMessage): string => JSON.stringify(event);
+/**
+ * The body POSTed for an event: its normalised message as JSON, without the tenant it
+ * named (routing, not content: the receiver's endpoint is the tenant's own).
+ */
+export const eventBody = ({ tenant: _, ...event }: EventMessage): string => JSON.stringify(event);
 
 export const eventIdOf = (body: string): string =>
   `sha256:${createHash("sha256").update(body).digest("hex")}`;

@@ -194,10 +194,10 @@ register() { # address
     temporal_cli operator search-attribute list "${ns[@]}"
   # Name=Type pairs, the same list the dev server gets (workflows/search-attributes.ts).
   for sa in WebhookConfigId=Keyword WebhookId=Keyword WebhookEventType=Keyword WebhookEndpointHost=Keyword \
-    WebhookDeliveryStatus=Keyword WebhookAttemptCount=Int; do
+    WebhookDeliveryStatus=Keyword WebhookAttemptCount=Int WebhookTenantId=Keyword; do
     args+=(--name "${sa%%=*}" --type "${sa#*=}")
   done
-  if ! temporal_cli operator search-attribute list "${ns[@]}" | grep -q WebhookAttemptCount; then
+  if ! temporal_cli operator search-attribute list "${ns[@]}" | grep -q WebhookTenantId; then
     retry_for 30 "could not register the search attributes on $address" \
       temporal_cli operator search-attribute create "${ns[@]}" "${args[@]}"
   fi

@@ -17,6 +17,12 @@ export interface DeadLetterEntry {
   msg: BrokerMessage;
   eventType?: string | undefined;
   configId?: string | undefined;
+  /**
+   * The event's tenant, when known (it named none: the default tenant; it named one that
+   * was found). Never read here from configs: dead letters must be writable while configs
+   * cannot be read.
+   */
+  tenantId?: string | undefined;
   kind: "permanent" | "exhausted";
   /** For the metric: what a permanent failure was about (`message`: not an event message), or `transient`. */
   cause: FailureSource | "message" | "transient";
@@ -38,8 +44,8 @@ const storable = (text: string): string => {
 export async function recordDeadLetter(pool: pg.Pool, e: DeadLetterEntry): Promise<void> {
   const { rows } = await pool.query<{ inserted: boolean }>(
     `INSERT INTO dead_letters
-       (id, dedup_key, topic, position, message, event_type, config_id, kind, reason, delivery_count)
-     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9)
+       (id, dedup_key, topic, position, message, event_type, config_id, kind, reason, delivery_count, tenant_id)
+     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::uuid)
      ON CONFLICT (dedup_key) DO UPDATE
        SET kind = EXCLUDED.kind, reason = EXCLUDED.reason, updated_at = now(),
            delivery_count = GREATEST(dead_letters.delivery_count, EXCLUDED.delivery_count)
@@ -54,6 +60,7 @@ export async function recordDeadLetter(pool: pg.Pool, e: DeadLetterEntry): Promi
       e.kind,
       storable(e.reason),
       e.msg.deliveryCount,
+      e.tenantId ?? null,
     ],
   );
   if (rows[0]?.inserted) deadLettersRecorded.inc({ topic: e.msg.topic, cause: e.cause });

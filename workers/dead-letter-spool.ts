@@ -22,6 +22,7 @@ export interface ParkedSidecar {
   deliveryCount: number;
   eventType?: string | undefined;
   configId?: string | undefined;
+  tenantId?: string | undefined;
   kind: DeadLetterEntry["kind"];
   cause: DeadLetterEntry["cause"];
   reason: string;
@@ -101,6 +102,7 @@ export class DeadLetterSpool {
       deliveryCount: e.msg.deliveryCount,
       eventType: e.eventType,
       configId: e.configId,
+      tenantId: e.tenantId,
       kind: e.kind,
       cause: e.cause,
       reason: e.reason,
@@ -195,6 +197,7 @@ export class DeadLetterSpool {
           },
           eventType: sidecar.eventType,
           configId: sidecar.configId,
+          tenantId: sidecar.tenantId,
           kind: sidecar.kind,
           cause: sidecar.cause,
           reason: sidecar.reason,

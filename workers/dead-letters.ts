@@ -79,6 +79,7 @@ export async function settleStarts(
       msg,
       eventType,
       configId: f.configId,
+      tenantId: starts.tenantId,
       kind: f.permanent ? "permanent" : "exhausted",
       cause: f.permanent ?? "transient",
       reason: f.permanent ? f.reason : `still failing after ${msg.deliveryCount} deliveries: ${f.reason}`,

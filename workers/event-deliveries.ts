@@ -1,14 +1,20 @@
 import { explainDatabaseTimeout } from "../common/db/timeouts.js";
 import { applyFilters } from "../core/config-filters.js";
-import { findActiveConfigs } from "../core/config-rows.js";
+import { findActiveConfigs, findTenantConfigs } from "../core/config-rows.js";
 import type { EventMessage } from "../core/event-message.js";
 import { deliveryKey } from "../core/event-message.js";
 import { checkEventSchema } from "../core/event-schema-check.js";
 import { subscriptionsMatching } from "../core/event-types.js";
 import type { ProcessContext } from "../core/process-context.js";
-import { describeFailure, type FailureSource, permanentFailureOf } from "../core/start-failures.js";
+import {
+  describeFailure,
+  type FailureSource,
+  PermanentStartFailure,
+  permanentFailureOf,
+} from "../core/start-failures.js";
 import { checkEventBounds } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
+import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
@@ -36,6 +42,31 @@ export interface EventStarts {
   filtered: number;
   started: DeliveryStarted[];
   failures: StartFailure[];
+  /** The tenant whose configs the event matched, once its name resolved (dead letters record it). */
+  tenantId?: string;
+}
+
+/**
+ * The active configs an event matches: the named tenant's (by id or uid), else the
+ * default tenant's. A tenant that does not exist refuses the event: it is never
+ * delivered to another tenant's configs.
+ */
+async function matchingConfigs(
+  rt: ProcessContext,
+  event: EventMessage,
+): Promise<{ tenantId: string; configs: Config[] }> {
+  const subscriptions = subscriptionsMatching(event.type);
+  if (event.tenant === undefined) {
+    return { tenantId: DEFAULT_TENANT_ID, configs: await findActiveConfigs(rt.db.pool, subscriptions) };
+  }
+  const found = await findTenantConfigs(rt.db.pool, subscriptions, event.tenant);
+  if (!found) {
+    throw new PermanentStartFailure(
+      `tenant ${JSON.stringify(event.tenant.slice(0, 200))} does not exist: the event names no tenant's id or uid`,
+      "event",
+    );
+  }
+  return found;
 }
 
 /**
@@ -62,17 +93,34 @@ export async function startEventDeliveries(
       permanent: permanent?.source ?? null,
     };
   };
+  // Known before any query when the event names no tenant, so that a dead letter of a
+  // failed lookup still says whose event it was.
+  let tenantId = event.tenant === undefined ? DEFAULT_TENANT_ID : configs?.[0]?.tenantId;
+  const withTenant = (starts: EventStarts): EventStarts =>
+    tenantId === undefined ? starts : { ...starts, tenantId };
   try {
     await checkEventSchema(rt.catalog, event, rt.options.enforceEventSchemas);
   } catch (err) {
-    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
+    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
   let matched: Config[];
   try {
-    matched = configs ?? (await findActiveConfigs(rt.db.pool, subscriptionsMatching(event.type)));
+    if (configs) matched = configs;
+    else ({ configs: matched, tenantId } = await matchingConfigs(rt, event));
   } catch (err) {
-    return { configs: 0, filtered: 0, started: [], failures: [failed(err)] };
+    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
+  return withTenant(await startMatched(rt, event, data, matched, failed));
+}
+
+/** Starts the deliveries of the event to the configs it matched (their filters applied). */
+async function startMatched(
+  rt: ProcessContext,
+  event: EventMessage,
+  data: Uint8Array,
+  matched: Config[],
+  failed: (err: unknown, configId?: string) => StartFailure,
+): Promise<EventStarts> {
   if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
   try {
     // Before the filters: they read the event, which must be within bounds (depth) first.

@@ -18,6 +18,7 @@ import {
   WebhookEndpointHost,
   WebhookEventType,
   WebhookId,
+  WebhookTenantId,
 } from "../workflows/search-attributes.js";
 import { sendQueue } from "./task-queues.js";
 
@@ -84,6 +85,7 @@ export async function startDelivery(
         {
           webhookId,
           configId: config.id,
+          tenantId: config.tenantId,
           eventRef: event.ref,
           policy: deliveryPolicy(rt),
           sendTaskQueue: sendQueue(rt.options.taskQueue),
@@ -108,6 +110,7 @@ export async function startDelivery(
         { key: WebhookEndpointHost, value: keyword(host) },
         { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
         { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
+        { key: WebhookTenantId, value: config.tenantId },
       ],
     });
     // Its workflow runs here only when started eagerly; elsewhere its sends count there.

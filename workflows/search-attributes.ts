@@ -16,6 +16,8 @@ export const WebhookDeliveryStatus = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD,
 );
 export const WebhookAttemptCount = defineSearchAttributeKey("WebhookAttemptCount", SearchAttributeType.INT);
+/** The tenant owning the delivery's config (the default tenant's nil UUID for most deployments). */
+export const WebhookTenantId = defineSearchAttributeKey("WebhookTenantId", SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTES = [
   WebhookConfigId,
@@ -24,6 +26,7 @@ export const SEARCH_ATTRIBUTES = [
   WebhookEndpointHost,
   WebhookDeliveryStatus,
   WebhookAttemptCount,
+  WebhookTenantId,
 ];
 
 const CLI_TYPE: Record<string, string> = { KEYWORD: "Keyword", INT: "Int" };

@@ -78,13 +78,14 @@ async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 30
   }
 }
 
-const event = (type: string, key: string, blobBytes = 0) => ({
+const event = (type: string, key: string, blobBytes = 0, tenant?: string) => ({
   idempotency_key: key,
   date: new Date().toISOString(),
   app: "bench",
   version: "v1",
   type,
   payload: blobBytes ? { amount: 42, blob: "x".repeat(blobBytes) } : { amount: 42 },
+  ...(tenant ? { tenant } : {}),
 });
 
 /** The schema of the event catalog's scenario: the bench events' payload passes it. */
@@ -169,13 +170,18 @@ async function main(): Promise<void> {
     );
   };
 
-  const createConfig = async (api: WebhooksUnderTest, type: string) => {
-    const r = await api.call("POST", "/configs", { endpoint: hook.url, eventTypes: [`bench.${type}`] });
+  const createConfig = async (api: WebhooksUnderTest, type: string, tenantId?: string) => {
+    const r = await api.call("POST", "/configs", {
+      endpoint: hook.url,
+      eventTypes: [`bench.${type}`],
+      ...(tenantId ? { tenantId } : {}),
+    });
     return r.body.data.id as string;
   };
-  const publishAll = async (topic: string, type: string, prefix: string) => {
+  const publishAll = async (topic: string, type: string, prefix: string, tenant?: string) => {
     const js = nc.jetstream();
-    for (let i = 0; i < EVENTS; i++) await js.publish(topic, JSON.stringify(event(type, `${prefix}-${i}`)));
+    for (let i = 0; i < EVENTS; i++)
+      await js.publish(topic, JSON.stringify(event(type, `${prefix}-${i}`, 0, tenant)));
   };
   const postAll = async (api: WebhooksUnderTest, type: string, prefix: string) => {
     for (let i = 0; i < EVENTS; i += 16)
@@ -201,6 +207,17 @@ async function main(): Promise<void> {
       "broker (baseline)",
       () => publishAll(plainTopic, "broker", `b-${run}`),
       sample(brokerId, `b-${run}`),
+    );
+    // Tenants: the broker path with each event naming its tenant by uid (matched in the
+    // tenant's configs, one query joined to tenants).
+    const tenant = await plain.call("POST", "/tenants", { uid: `bench-${run}` });
+    if (tenant.status !== 200) throw new Error(tenant.text);
+    const tenantConfigId = await createConfig(plain, "tenant", tenant.body.data.id);
+    await measure(
+      plain,
+      "broker, event naming a tenant",
+      () => publishAll(plainTopic, "tenant", `n-${run}`, `bench-${run}`),
+      sample(tenantConfigId, `n-${run}`),
     );
     // The event catalog: the broker path with each payload checked against its type's schema.
     const schemaId = await createConfig(plain, "schema");

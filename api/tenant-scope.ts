@@ -1,0 +1,119 @@
+import { type RequestHandler, type Response, Router } from "express";
+import type pg from "pg";
+import { DEFAULT_TENANT_ID, findTenant, type TenantRow, UUID_SHAPE } from "../core/tenant-rows.js";
+import { ApiError, notFound } from "./errors.js";
+
+// Tenant-scoped tokens (a JWT carrying the --auth-tenant-claim claim): every route is
+// narrowed to the token's tenant here, in one place, before the routes run. Another
+// tenant's resource answers 404 exactly as an unknown id does (no existence leak); a
+// route that spans tenants (the tenants list, tenant writes, event catalog writes)
+// answers 403. A token without the claim keeps the deployment-wide scopes. The table of
+// routes is in the README (Tenants).
+
+/** The tenant a request's token is scoped to; undefined for deployment-wide tokens (or auth off). */
+export const tenantScopeOf = (res: Response): TenantRow | undefined =>
+  res.locals.tenant as TenantRow | undefined;
+
+const forbidden = (what: string) =>
+  new ApiError(
+    403,
+    "FORBIDDEN",
+    `a tenant-scoped token cannot ${what}: it needs a token without a tenant claim`,
+  );
+
+/** Resolves the token's tenant claim (api/auth.ts) to its tenant; a claim naming none is refused. */
+export function resolveTokenTenant(pool: pg.Pool): RequestHandler {
+  return async (_req, res, next) => {
+    const claim = res.locals.tenantClaim as string | undefined;
+    if (claim === undefined) return next();
+    const tenant = await findTenant(pool, claim);
+    if (!tenant) throw forbidden(`be used: its tenant ${JSON.stringify(claim.slice(0, 200))} does not exist`);
+    res.locals.tenant = tenant;
+    next();
+  };
+}
+
+/**
+ * The tenant a `/tenants/{tenant}` path names (its id, or uid:<uid>), as the token may see
+ * it: 404 when there is none, or when it is not the token's own.
+ */
+export async function loadTenant(pool: pg.Pool, res: Response, param: string): Promise<TenantRow> {
+  const name = param.startsWith("uid:") ? param.slice(4) : UUID_SHAPE.test(param) ? param : undefined;
+  const tenant = name ? await findTenant(pool, name) : null;
+  const scope = tenantScopeOf(res);
+  if (!tenant || (scope && scope.id !== tenant.id)) throw notFound(`tenant ${param} not found`);
+  return tenant;
+}
+
+/** The tenant owning a delivery: its config's, else the one its attempt rows snapshotted (config deleted). */
+async function webhookTenant(pool: pg.Pool, webhookId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ tenant: string | null }>({
+    name: "webhook-tenant",
+    text: `SELECT coalesce(c.tenant_id, (a.config->>'tenantId')::uuid, $2::uuid) AS tenant
+        FROM (SELECT config_id, config FROM attempts WHERE webhook_id = $1::uuid LIMIT 1) a
+        LEFT JOIN configs c ON c.id = a.config_id
+      UNION ALL
+      SELECT c.tenant_id FROM unsent_deliveries u JOIN configs c ON c.id = u.config_id
+        WHERE u.webhook_id = $1::uuid
+      LIMIT 1`,
+    values: [webhookId, DEFAULT_TENANT_ID],
+  });
+  return rows[0]?.tenant ?? null;
+}
+
+async function tenantOfRow(pool: pg.Pool, table: "configs" | "dead_letters", id: string) {
+  const { rows } = await pool.query<{ tenant: string | null }>({
+    name: `${table}-tenant`,
+    text: `SELECT tenant_id AS tenant FROM ${table} WHERE id = $1::uuid`,
+    values: [id],
+  });
+  return rows[0]?.tenant ?? null;
+}
+
+/**
+ * The checks of tenant-scoped tokens, mounted before every route: a resource of another
+ * tenant is 404 (its message the route's own), a route spanning tenants 403.
+ */
+export function tenantGuards(pool: pg.Pool): Router {
+  const r = Router();
+  const owned =
+    (what: string, tenantOf: (id: string) => Promise<string | null>): RequestHandler =>
+    async (req, res, next) => {
+      const scope = tenantScopeOf(res);
+      if (!scope) return next();
+      const id = String(req.params.id);
+      if (!UUID_SHAPE.test(id) || (await tenantOf(id)) !== scope.id)
+        throw notFound(`${what} ${id} not found`);
+      next();
+    };
+  const denied =
+    (what: string): RequestHandler =>
+    (_req, res, next) => {
+      if (tenantScopeOf(res)) throw forbidden(what);
+      next();
+    };
+
+  r.use(
+    "/configs/:id",
+    owned("config", (id) => tenantOfRow(pool, "configs", id)),
+  );
+  r.use(
+    "/webhooks/:id",
+    owned("webhook", (id) => webhookTenant(pool, id)),
+  );
+  r.use(
+    "/dead-letters/:id",
+    owned("dead letter", (id) => tenantOfRow(pool, "dead_letters", id)),
+  );
+  r.get("/tenants", denied("list tenants"));
+  r.post("/tenants", denied("create tenants"));
+  // Another tenant's id is 404 (loadTenant); its own tenant it may read, not change.
+  r.all("/tenants/:tenant", async (req, res, next) => {
+    if (!tenantScopeOf(res) || req.method === "GET" || req.method === "HEAD") return next();
+    await loadTenant(pool, res, String(req.params.tenant));
+    throw forbidden(`${req.method === "DELETE" ? "delete" : "change"} its tenant`);
+  });
+  r.put("/event-types/:name", denied("change the event catalog (deployment-wide)"));
+  r.delete("/event-types/:name", denied("change the event catalog (deployment-wide)"));
+  return r;
+}
