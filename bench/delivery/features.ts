@@ -170,11 +170,17 @@ async function main(): Promise<void> {
     );
   };
 
-  const createConfig = async (api: WebhooksUnderTest, type: string, tenantId?: string) => {
+  const createConfig = async (
+    api: WebhooksUnderTest,
+    type: string,
+    tenantId?: string,
+    filter?: Record<string, unknown>,
+  ) => {
     const r = await api.call("POST", "/configs", {
       endpoint: hook.url,
       eventTypes: [`bench.${type}`],
       ...(tenantId ? { tenantId } : {}),
+      ...(filter ? { filter } : {}),
     });
     return r.body.data.id as string;
   };
@@ -228,6 +234,17 @@ async function main(): Promise<void> {
       "broker, payload schema checked",
       () => publishAll(plainTopic, "schema", `s-${run}`),
       sample(schemaId, `s-${run}`),
+    );
+    // Payload filters: the broker path to a config whose filter every event passes.
+    const filteredId = await createConfig(plain, "filtered", undefined, {
+      "payload.amount": { $gte: 10 },
+      $or: [{ "payload.amount": 42 }, { "payload.kind": { $in: ["a", "b"] } }],
+    });
+    await measure(
+      plain,
+      "broker, payload filter passed",
+      () => publishAll(plainTopic, "filtered", `f-${run}`),
+      sample(filteredId, `f-${run}`),
     );
     await measure(
       plain,

@@ -115,33 +115,45 @@ async function main(): Promise<void> {
       await sleep(20);
     }
     const lat = latencies.get(run)!;
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: pct(lat, 1), hangingEvents: hanging };
+    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: pct(lat, 1), otherEvents: hanging };
   };
 
   await create(`${base}/fast`, "fast");
   process.stderr.write("warm-up…\n");
   await phase("warmup", []);
-  const rounds: { alone: Awaited<ReturnType<typeof phase>>; beside: Awaited<ReturnType<typeof phase>> }[] =
-    [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // New hanging configs each round, so the first sends of each round meet fresh configs.
-    const types = await Promise.all(
+  type Phase = Awaited<ReturnType<typeof phase>>;
+  const rounds: { alone: Phase; answering: Phase; hanging: Phase }[] = [];
+  /** New configs each round, so the first sends of each round meet fresh configs. */
+  const configsOf = (kind: "hang" | "answer", r: number) =>
+    Promise.all(
       Array.from({ length: HANGING_CONFIGS }, async (_, i) => {
-        const type = `hang_${r}_${i}`;
-        await create(`${base}/hang/${r}/${i}`, type);
+        const type = `${kind}_${r}_${i}`;
+        await create(`${base}/${kind}/${r}/${i}`, type);
         return type;
       }),
     );
-    process.stderr.write(`round ${r + 1}/${ROUNDS}: ${FAST} fast events alone…\n`);
+  for (let r = 0; r < ROUNDS; r++) {
+    const hangingTypes = await configsOf("hang", r);
+    const answeringTypes = await configsOf("answer", r);
+    const label = `round ${r + 1}/${ROUNDS}: ${FAST} fast events`;
+    process.stderr.write(`${label} alone…\n`);
     const alone = await phase(`alone-${r}`, []);
-    process.stderr.write(
-      `round ${r + 1}/${ROUNDS}: ${FAST} fast events beside ${HANGING_EVENTS} to ${HANGING_CONFIGS} hanging receivers…\n`,
-    );
-    const beside = await phase(`beside-${r}`, types);
-    rounds.push({ alone, beside });
+    process.stderr.write(`${label} beside ${HANGING_EVENTS} to ${HANGING_CONFIGS} answering receivers…\n`);
+    const answering = await phase(`answering-${r}`, answeringTypes);
+    process.stderr.write(`${label} beside ${HANGING_EVENTS} to ${HANGING_CONFIGS} hanging receivers…\n`);
+    const hanging = await phase(`hanging-${r}`, hangingTypes);
+    rounds.push({ alone, answering, hanging });
     // Let this round's hanging POSTs reach the send timeout before the next round.
     await sleep(11_000);
   }
+
+  // Where first sends went, and whether starts waited (the process's own counters).
+  const metrics = await (await fetch(`${api.url}/metrics`)).text();
+  const counters = metrics
+    .split("\n")
+    .filter((l) =>
+      /^webhooks_(first_sends_total|starts_waiting|deliveries_in_flight|workflow_task_slots)/.test(l),
+    );
 
   // Every delivery's history: workflow-task timeouts (none expected).
   process.stderr.write("reading histories…\n");
@@ -155,28 +167,30 @@ async function main(): Promise<void> {
   }
   await temporal.connection.close();
 
-  const ratios = rounds.map((r) => r.beside.p99 / r.alone.p99);
-  const rows: [string, string, string, string, string][] = rounds.map((r, i) => [
-    String(i + 1),
-    `${r.alone.p50} / ${r.alone.p99}`,
-    `${r.beside.p50} / ${r.beside.p99}`,
-    String(r.beside.hangingEvents),
-    (r.beside.p99 / r.alone.p99).toFixed(2),
-  ]);
+  const toPeer = rounds.map((r) => r.hanging.p99 / r.answering.p99);
+  const toAlone = rounds.map((r) => r.hanging.p99 / r.alone.p99);
+  const ms = (x: Phase) => `${x.p50} / ${x.p99}`;
   console.log(
-    `\nFast receiver at ${RATE}/s, ${FAST} events per phase, default send mode; beside ${HANGING_CONFIGS} hanging receivers`,
+    `\nFast receiver at ${RATE}/s, ${FAST} events per phase, default send mode; ${HANGING_EVENTS} events to ${HANGING_CONFIGS} other configs beside it`,
   );
-  console.log("| round | alone p50 / p99 ms | beside hanging p50 / p99 ms | hanging events | p99 ratio |");
-  console.log("|---|---|---|---|---|");
-  for (const row of rows) console.log(`| ${row.join(" | ")} |`);
   console.log(
-    `median p99 ratio ${median(ratios).toFixed(2)}; ${taskTimeouts} workflow-task timeouts in ${histories} histories`,
+    "| round | alone p50 / p99 ms | beside answering p50 / p99 ms | beside hanging p50 / p99 ms | p99 hanging / answering | p99 hanging / alone |",
+  );
+  console.log("|---|---|---|---|---:|---:|");
+  rounds.forEach((r, i) => {
+    console.log(
+      `| ${i + 1} | ${ms(r.alone)} | ${ms(r.answering)} | ${ms(r.hanging)} | ${toPeer[i]!.toFixed(2)} | ${toAlone[i]!.toFixed(2)} |`,
+    );
+  });
+  for (const line of counters) console.log(line);
+  console.log(
+    `medians: p99 hanging / answering ${median(toPeer).toFixed(2)}, hanging / alone ${median(toAlone).toFixed(2)}; ${taskTimeouts} workflow-task timeouts in ${histories} histories`,
   );
 
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   await writeFile(
     fromRoot("bench", "results", "delivery-isolation.json"),
-    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, ratios, medianRatio: median(ratios), histories, taskTimeouts }, null, 2)}\n`,
+    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, toPeer, toAlone, histories, taskTimeouts }, null, 2)}\n`,
   );
   for (const res of held) res.destroy();
   await nc
