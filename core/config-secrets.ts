@@ -14,18 +14,28 @@ export class ConfigSecrets {
   constructor(readonly ring: KeyRing | null) {}
 
   seal(configId: string, column: SecretColumn, plain: string): string {
-    return this.ring ? this.ring.seal(plain, secretContext(configId, column)) : plain;
+    return this.sealIn(secretContext(configId, column), plain);
   }
 
   /** The plain secret; throws SealedValueError (naming the key id) when it cannot be opened. */
   open(configId: string, column: SecretColumn, stored: string): string {
+    return this.openIn(secretContext(configId, column), stored);
+  }
+
+  /** `plain` sealed for `context` (a row and column, e.g. core/endpoint-auth-rows.ts's authContext). */
+  sealIn(context: string, plain: string): string {
+    return this.ring ? this.ring.seal(plain, context) : plain;
+  }
+
+  /** The value stored for `context`, opened; a plain value is returned as it is. */
+  openIn(context: string, stored: string): string {
     if (!isSealed(stored)) return stored;
     if (!this.ring)
       throw new SealedValueError(
-        `${secretContext(configId, column)} is sealed under key "${sealedKeyId(stored)}", but this process runs with --insecure-plaintext-secrets and no key ring`,
+        `${context} is sealed under key "${sealedKeyId(stored)}", but this process runs with --insecure-plaintext-secrets and no key ring`,
         sealedKeyId(stored),
       );
-    return this.ring.open(stored, secretContext(configId, column));
+    return this.ring.open(stored, context);
   }
 
   /** Both secrets of a config row, opened. */

@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
+import { checkAuthSealingKeys } from "./auth-resealing.js";
 import { ConfigSecrets } from "./config-secrets.js";
 import type { KeyRing } from "./sealing.js";
 import { sealPlainSecrets } from "./secret-resealing.js";
@@ -88,6 +89,7 @@ export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): P
       throw err;
     });
   if (!found) return false;
+  await checkAuthSealingKeys(pool, secrets);
   for (const r of found.rows) {
     const where = `${r.configs} stored secret(s), e.g. config ${r.config_id}`;
     if (!secrets.ring)
