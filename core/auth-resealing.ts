@@ -99,20 +99,11 @@ export async function checkAuthSealingKeys(pool: pg.Pool, secrets: ConfigSecrets
       if (err.code === "42P01") return null;
       throw err;
     });
-  for (const r of found?.rows ?? []) {
-    const where = `${r.n} endpoint credential(s) in config_auth.${r.column}, e.g. config ${r.config_id}`;
-    if (!secrets.ring)
-      throw new Error(
-        `credentials are sealed under key "${r.key_id}" (${where}) but --insecure-plaintext-secrets gives no key ring: pass --secrets-key-file with that key`,
-      );
-    if (!secrets.ring.has(r.key_id))
-      throw new Error(
-        `credentials are sealed under key "${r.key_id}" (${where}), which the key ring (${secrets.ring.ids.join(", ")}) does not hold: add that key to the key file`,
-      );
-    try {
-      secrets.openIn(authContext(r.config_id, r.column), r.value);
-    } catch (err) {
-      throw new Error(`key "${r.key_id}" of the key ring does not open ${where}: ${(err as Error).message}`);
-    }
-  }
+  for (const r of found?.rows ?? [])
+    secrets.checkOpens(
+      r.key_id,
+      "credentials",
+      `${r.n} endpoint credential(s) in config_auth.${r.column}, e.g. config ${r.config_id}`,
+      () => secrets.openIn(authContext(r.config_id, r.column), r.value),
+    );
 }

@@ -46,4 +46,25 @@ export class ConfigSecrets {
       previousSecret: c.previousSecret === null ? null : this.open(c.id, "previous_secret", c.previousSecret),
     };
   }
+
+  /**
+   * Throws unless this process can open values sealed under `keyId`: a ring holding it,
+   * with which `sample` (one such value, opened) succeeds. `what` and `where` name the
+   * values in the message ("secrets", "3 stored secret(s), e.g. config ...").
+   */
+  checkOpens(keyId: string, what: string, where: string, sample: () => void): void {
+    if (!this.ring)
+      throw new Error(
+        `${what} are sealed under key "${keyId}" (${where}) but --insecure-plaintext-secrets gives no key ring: pass --secrets-key-file with that key`,
+      );
+    if (!this.ring.has(keyId))
+      throw new Error(
+        `${what} are sealed under key "${keyId}" (${where}), which the key ring (${this.ring.ids.join(", ")}) does not hold: add that key to the key file`,
+      );
+    try {
+      sample();
+    } catch (err) {
+      throw new Error(`key "${keyId}" of the key ring does not open ${where}: ${(err as Error).message}`);
+    }
+  }
 }

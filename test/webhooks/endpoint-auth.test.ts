@@ -6,6 +6,7 @@ import type { TLSSocket } from "node:tls";
 import { expect } from "chai";
 import { connect } from "nats";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { textsOf } from "../support/payload-texts.js";
 import { eventually, sql } from "../support/poison.js";
 import { makeTestPki, type TestPki } from "../support/test-pki.js";
 
@@ -21,15 +22,6 @@ interface Seen {
   path: string;
   headers: http.IncomingHttpHeaders;
   status: number;
-}
-
-/** Texts inside a value (Temporal payloads are bytes). */
-function textsOf(value: unknown, out: string[] = []): string[] {
-  if (value instanceof Uint8Array) out.push(Buffer.from(value).toString("utf8"));
-  else if (typeof value === "string") out.push(value);
-  else if (Array.isArray(value)) for (const v of value) textsOf(v, out);
-  else if (value && typeof value === "object") for (const v of Object.values(value)) textsOf(v, out);
-  return out;
 }
 
 const listen = async (server: http.Server) => {
