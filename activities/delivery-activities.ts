@@ -6,7 +6,7 @@ import type { Logger } from "../common/logger.js";
 import { findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { type EndpointAuth, openStoredAuth, readStoredAuth } from "../core/endpoint-auth-rows.js";
+import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { firstSends, recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
 import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
@@ -89,13 +89,17 @@ export function createDeliveryActivities({
     return rateLimit.acquire(configId, new URL(endpoint).host);
   };
 
-  const post = async (config: Config, input: SendAttemptInput, event: StoredEvent): Promise<SendResult> => {
+  const post = async (
+    config: Config,
+    stored: StoredAuth | null,
+    input: SendAttemptInput,
+    event: StoredEvent,
+  ): Promise<SendResult> => {
     let signing: string[];
     let auth: EndpointAuth | null;
     try {
       signing = activeSecrets(secrets.openConfig(config), new Date());
-      // Read at each send, like the secret: a credential changed through the API applies to the next send.
-      const stored = await readStoredAuth(pool, config.id);
+      // Read with the config at each send, like the secret: a credential changed through the API applies to the next send.
       auth = stored ? openStoredAuth(secrets, config.id, stored) : null;
     } catch (err) {
       // Never a POST with a wrong signature: an attempt that says which key is missing,
@@ -279,7 +283,11 @@ export function createDeliveryActivities({
       owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
       leaseMs: CLAIM_LEASE_MS,
     };
-    const { config, attemptWritten, claimed, heldUntil } = await claimBeforeSend(pool, input.configId, claim);
+    const { config, attemptWritten, claimed, heldUntil, auth } = await claimBeforeSend(
+      pool,
+      input.configId,
+      claim,
+    );
     if (attemptWritten || !claimed) {
       const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
       if (done) return { attempt: summarize(done) };
@@ -300,7 +308,7 @@ export function createDeliveryActivities({
     );
     const progress = { posted: false, onPosting };
     try {
-      return await sendClaimed(input, claim, config, deadline, progress);
+      return await sendClaimed(input, claim, config, auth, deadline, progress);
     } catch (err) {
       // Failed before its POST: the claim goes back at once, so Temporal's retry of this
       // send does not wait for it to lapse.
@@ -316,6 +324,7 @@ export function createDeliveryActivities({
     input: SendAttemptInput,
     claim: SendClaim,
     config: Config | null,
+    auth: StoredAuth | null,
     deadline: number,
     progress: { posted: boolean; onPosting?: (() => void) | undefined },
   ): Promise<SendOutcome> => {
@@ -348,7 +357,7 @@ export function createDeliveryActivities({
     progress.posted = usable;
     if (usable) progress.onPosting?.();
     const result: SendResult = usable
-      ? await post(config, input, event)
+      ? await post(config, auth, input, event)
       : {
           statusCode: 0,
           error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,
