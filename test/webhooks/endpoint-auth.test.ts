@@ -4,9 +4,8 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { expect } from "chai";
-import { connect } from "nats";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { textsOf } from "../support/payload-texts.js";
+import { streamTexts, textsOf } from "../support/payload-texts.js";
 import { eventually, sql } from "../support/poison.js";
 import { makeTestPki, type TestPki } from "../support/test-pki.js";
 
@@ -582,16 +581,7 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
     ])
       answers.push((await env.api.call("GET", p)).text);
     places["API answers"] = answers;
-    const nc = await connect({ servers: "nats://127.0.0.1:4222" });
-    try {
-      const consumer = await nc.jetstream().consumers.get(env.stream, { filterSubjects: auditTopic });
-      const audit: string[] = [];
-      for (let m = await consumer.next({ expires: 2000 }); m; m = await consumer.next({ expires: 2000 }))
-        audit.push(m.string());
-      places.audit = audit;
-    } finally {
-      await nc.close();
-    }
+    places.audit = await streamTexts(env.stream, auditTopic);
     expect(places.audit!.some((a) => a.includes("/auth"))).to.equal(true);
     const workflowIds = await sql<{ workflow_id: string }>(
       env.api,
