@@ -36,6 +36,10 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
   let tlsServer: https.Server;
   let base: string;
   let tlsBase: string;
+  let other: http.Server;
+  let otherBase: string;
+  /** What the server of another origin received after a redirect. */
+  const otherSeen: http.IncomingHttpHeaders[] = [];
   const auditTopic = `audit-${hex(4)}`;
   const seen: Seen[] = [];
   const tlsSeen: { path: string; authorized: boolean; subject: string }[] = [];
@@ -90,6 +94,12 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
           ? 200
           : 401;
     if (kind === "bearer") status = decode(auth, "Bearer") === bearer ? 200 : 401;
+    if (kind === "redirect") {
+      seen.push({ path: req.url ?? "", headers: req.headers, status: 307 });
+      const to = name === "same" ? "/bearer/after-redirect" : `${otherBase}/elsewhere`;
+      res.writeHead(307, { location: to }).end();
+      return;
+    }
     if (kind === "oauth") status = oauth.get(name)?.valid.has(decode(auth, "Bearer") ?? "") ? 200 : 401;
     seen.push({ path: req.url ?? "", headers: req.headers, status });
     res.writeHead(status).end(status === 200 ? "ok" : "who are you?");
@@ -107,6 +117,12 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
     pki = await makeTestPki();
     plain = http.createServer(handler);
     base = `http://127.0.0.1:${await listen(plain)}`;
+    other = http.createServer((req, res) => {
+      otherSeen.push(req.headers);
+      req.resume();
+      res.writeHead(200).end();
+    });
+    otherBase = `http://127.0.0.1:${await listen(other)}`;
     tlsServer = https.createServer(
       { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: false },
       (req, res) => {
@@ -129,6 +145,7 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
   after(async () => {
     await env?.stop();
     plain?.close();
+    other?.close();
     tlsServer?.close();
   });
 
@@ -210,6 +227,26 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
       basic: { username: basic.username, password: MASK },
     });
     expect((await env.api.call("GET", `/configs/${shown.id}`)).body.data.auth).to.deep.equal(shown.auth);
+  });
+
+  it("follows a redirect with the credentials within the endpoint's origin only", async () => {
+    const auth = { bearer: { token: bearer }, headers: [{ name: "X-Api-Key", value: headerValue }] };
+    const same = await create("redirect", `${base}/redirect/same`, auth);
+    const elsewhere = await create("redirect", `${base}/redirect/other`, auth);
+    await post("redirect");
+    expect((await firstAttempts(same.id, 1))[0]!.status).to.equal("success");
+    const after = seen.find((x) => x.path === "/bearer/after-redirect")!;
+    expect(after.status).to.equal(200);
+    expect(after.headers["x-api-key"]).to.equal(headerValue);
+    expect((await firstAttempts(elsewhere.id, 1))[0]!.status).to.equal("success");
+    // The other origin got the signed webhook, without the config's Authorization or headers.
+    expect(seen.find((x) => x.path === "/redirect/other")!.headers.authorization).to.equal(
+      `Bearer ${bearer}`,
+    );
+    expect(otherSeen).to.have.length(1);
+    expect(otherSeen[0]!["svc-webhook-signature"]).to.be.a("string");
+    expect(otherSeen[0]!.authorization).to.equal(undefined);
+    expect(otherSeen[0]!["x-api-key"]).to.equal(undefined);
   });
 
   it("changes one credential without resending the others, and removes auth", async () => {
