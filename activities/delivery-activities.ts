@@ -6,6 +6,7 @@ import type { Logger } from "../common/logger.js";
 import { findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
+import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { firstSends, recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
 import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
@@ -30,8 +31,10 @@ import type {
   SendAttemptInput,
   SendOutcome,
 } from "./delivery-types.js";
-import { type SendResult, sendWebhook } from "./http-send.js";
+import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
+import type { SendResult } from "./http-send.js";
 import type { LocalFirstSends } from "./local-first.js";
+import type { OAuthTokens } from "./oauth-tokens.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim, renewClaim, type SendClaim } from "./send-claims.js";
@@ -53,6 +56,8 @@ export interface DeliveryDeps {
   egress: EgressPolicy;
   /** Opens the config's secrets, read from the database at each send. */
   secrets: ConfigSecrets;
+  /** OAuth tokens of the endpoints that want one, shared by the process's sends. */
+  oauthTokens: OAuthTokens;
   /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
   onPost?: (workflowId: string) => void;
   /** Local first sends of this worker (--send-mode local-first): cool-downs and detached POSTs. */
@@ -70,6 +75,7 @@ export function createDeliveryActivities({
   rateLimit,
   egress,
   secrets,
+  oauthTokens,
   onPost,
   localFirst,
   firstSendSettled,
@@ -83,33 +89,46 @@ export function createDeliveryActivities({
     return rateLimit.acquire(configId, new URL(endpoint).host);
   };
 
-  const post = (config: Config, input: SendAttemptInput, event: StoredEvent): Promise<SendResult> => {
+  const post = async (
+    config: Config,
+    stored: StoredAuth | null,
+    input: SendAttemptInput,
+    event: StoredEvent,
+  ): Promise<SendResult> => {
     let signing: string[];
+    let auth: EndpointAuth | null;
     try {
       signing = activeSecrets(secrets.openConfig(config), new Date());
+      // Read with the config at each send, like the secret: a credential changed through the API applies to the next send.
+      auth = stored ? openStoredAuth(secrets, config.id, stored) : null;
     } catch (err) {
       // Never a POST with a wrong signature: an attempt that says which key is missing,
       // retried under the policy, so restoring the key lets the delivery go on.
       if (!(err instanceof SealedValueError)) throw err;
-      return Promise.resolve({
+      return {
         statusCode: 0,
         error: `not sent: ${err.message}`,
         responseExcerpt: "",
         durationMs: 0,
-      });
+      };
     }
     const workflowId = Context.current().info.workflowExecution?.workflowId;
     if (workflowId) onPost?.(workflowId);
-    return sendWebhook({
-      endpoint: config.endpoint,
-      webhookId: input.webhookId,
-      body: event.body,
-      secrets: signing,
-      idempotencyKey: event.idempotencyKey,
-      test: false,
-      timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,
-      egress,
-    });
+    return sendWithEndpointAuth(
+      {
+        endpoint: config.endpoint,
+        webhookId: input.webhookId,
+        body: event.body,
+        secrets: signing,
+        idempotencyKey: event.idempotencyKey,
+        test: false,
+        timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,
+        egress,
+      },
+      auth,
+      config.id,
+      oauthTokens,
+    );
   };
 
   /**
@@ -264,7 +283,11 @@ export function createDeliveryActivities({
       owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
       leaseMs: CLAIM_LEASE_MS,
     };
-    const { config, attemptWritten, claimed, heldUntil } = await claimBeforeSend(pool, input.configId, claim);
+    const { config, attemptWritten, claimed, heldUntil, auth } = await claimBeforeSend(
+      pool,
+      input.configId,
+      claim,
+    );
     if (attemptWritten || !claimed) {
       const done = await findAttempt(prisma, input.webhookId, input.retryAttempt);
       if (done) return { attempt: summarize(done) };
@@ -285,7 +308,7 @@ export function createDeliveryActivities({
     );
     const progress = { posted: false, onPosting };
     try {
-      return await sendClaimed(input, claim, config, deadline, progress);
+      return await sendClaimed(input, claim, config, auth, deadline, progress);
     } catch (err) {
       // Failed before its POST: the claim goes back at once, so Temporal's retry of this
       // send does not wait for it to lapse.
@@ -301,6 +324,7 @@ export function createDeliveryActivities({
     input: SendAttemptInput,
     claim: SendClaim,
     config: Config | null,
+    auth: StoredAuth | null,
     deadline: number,
     progress: { posted: boolean; onPosting?: (() => void) | undefined },
   ): Promise<SendOutcome> => {
@@ -333,7 +357,7 @@ export function createDeliveryActivities({
     progress.posted = usable;
     if (usable) progress.onPosting?.();
     const result: SendResult = usable
-      ? await post(config, input, event)
+      ? await post(config, auth, input, event)
       : {
           statusCode: 0,
           error: `endpoint ${JSON.stringify(config.endpoint)} is not a URL`,

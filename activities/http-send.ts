@@ -25,6 +25,18 @@ export interface SendRequest {
   timeoutMs?: number;
   /** Where the send may go; checked on the resolved address of every hop. */
   egress?: EgressPolicy | undefined;
+  /** The config's custom headers and Authorization (activities/endpoint-auth-send.ts): sent to the endpoint's origin only. */
+  endpointHeaders?: Record<string, string> | undefined;
+  /** Client certificate and CA bundle for the endpoint's origin only. */
+  tls?: EndpointTls | undefined;
+}
+
+/** TLS options of node:https for a config's endpoint (PEM). */
+export interface EndpointTls {
+  cert?: string;
+  key?: string;
+  /** Replaces the system's trusted roots for the endpoint. */
+  ca?: string;
 }
 
 export interface SendResult {
@@ -80,8 +92,19 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
   try {
     let url = new URL(req.endpoint);
+    const origin = url.origin;
     for (let hop = 0; ; hop++) {
-      const res = await post(url, headers, req.body, signal, req.egress);
+      // A redirect to another origin gets neither the config's headers nor its certificate:
+      // credentials go where the config says, as browsers drop Authorization across origins.
+      const own = url.origin === origin;
+      const res = await postOnce(
+        url,
+        own && req.endpointHeaders ? { ...req.endpointHeaders, ...headers } : headers,
+        req.body,
+        signal,
+        req.egress,
+        own ? req.tls : undefined,
+      );
       const location = res.headers.location;
       if (REDIRECT.has(res.statusCode ?? 0) && location) {
         res.destroy();
@@ -130,19 +153,27 @@ const UNBUILDABLE = new Set([
   "ERR_UNESCAPED_CHARACTERS",
 ]);
 
-function post(
+/** One POST, its address checked by the egress policy; resolves with the answer's head. */
+export function postOnce(
   url: URL,
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal,
   egress: EgressPolicy | undefined,
+  tls?: EndpointTls,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const denied = egress?.literalReason(url);
     if (denied) return reject(new EgressDenied(`egress policy: ${denied}`));
     const request = (url.protocol === "https:" ? https : http).request(
       url,
-      { method: "POST", headers, signal, ...(egress ? { lookup: egress.lookup } : {}) },
+      {
+        method: "POST",
+        headers,
+        signal,
+        ...(egress ? { lookup: egress.lookup } : {}),
+        ...(tls && url.protocol === "https:" ? tls : {}),
+      },
       resolve,
     );
     request.once("error", reject);
@@ -151,7 +182,7 @@ function post(
 }
 
 /** Up to RESPONSE_EXCERPT_BYTES of the answer; a body cut off (timeout, reset) keeps what came. */
-async function readExcerpt(res: IncomingMessage): Promise<string> {
+export async function readExcerpt(res: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {

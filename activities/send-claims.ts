@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { configColumns } from "../core/config-rows.js";
+import type { StoredAuth } from "../core/endpoint-auth-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
 // The send claim (table send_claims, migration 20261129000000): before a send POSTs attempt
@@ -37,6 +38,8 @@ export interface ClaimedSend {
   claimed: boolean;
   /** Not claimed: until when the other execution's claim holds, unless renewed. */
   heldUntil: Date | null;
+  /** The config's endpoint auth row (sealed), read in the same statement: null when it has none. */
+  auth: StoredAuth | null;
 }
 
 /**
@@ -59,7 +62,8 @@ const CLAIM_BEFORE_SEND = `WITH r AS (
     RETURNING owner)
   SELECT ${configColumns("c")}, (SELECT id FROM written) AS "attemptId", (SELECT owner FROM claim) AS "claimedBy",
       (SELECT s.expires_at FROM send_claims s, r
-        WHERE s.webhook_id = r.webhook_id AND s.retry_attempt = r.retry_attempt) AS "heldUntil"
+        WHERE s.webhook_id = r.webhook_id AND s.retry_attempt = r.retry_attempt) AS "heldUntil",
+      (SELECT row_to_json(ca) FROM config_auth ca WHERE ca.config_id = r.config_id) AS "endpointAuth"
     FROM r LEFT JOIN configs c ON c.id = r.config_id`;
 
 /** What a send reads and takes before it POSTs (see CLAIM_BEFORE_SEND). */
@@ -69,19 +73,25 @@ export async function claimBeforeSend(
   claim: SendClaim,
 ): Promise<ClaimedSend> {
   const { rows } = await pool.query<
-    Config & { attemptId: string | null; claimedBy: string | null; heldUntil: Date | null }
+    Config & {
+      attemptId: string | null;
+      claimedBy: string | null;
+      heldUntil: Date | null;
+      endpointAuth: StoredAuth | null;
+    }
   >({
     name: "send-claim-before-send",
     text: CLAIM_BEFORE_SEND,
     values: [configId, claim.webhookId, claim.retryAttempt, claim.owner, Math.round(claim.leaseMs)],
   });
-  const { attemptId, claimedBy, heldUntil, ...config } = rows[0]!;
+  const { attemptId, claimedBy, heldUntil, endpointAuth, ...config } = rows[0]!;
   const claimed = claimedBy === claim.owner;
   return {
     config: config.id === null ? null : config,
     attemptWritten: attemptId !== null,
     claimed,
     heldUntil: claimed ? null : heldUntil,
+    auth: endpointAuth,
   };
 }
 

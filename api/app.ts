@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler } from "express";
 import type pg from "pg";
+import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DatabaseTimeouts } from "../common/db/timeouts.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
@@ -21,6 +22,7 @@ import type { DeadLetterReplayer } from "./dead-letter-replay.js";
 import { deadLetterRoutes } from "./dead-letter-routes.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { deliveryRoutes } from "./delivery-routes.js";
+import { endpointAuthRoutes } from "./endpoint-auth-routes.js";
 import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { eventTypeRoutes } from "./event-type-routes.js";
@@ -53,6 +55,8 @@ export interface AppDeps {
   egress: EgressPolicy;
   /** Seals config secrets on write, opens them for test deliveries and GET /configs/{id}/secret. */
   secrets: ConfigSecrets;
+  /** OAuth tokens for test deliveries (the process's cache). */
+  oauthTokens: OAuthTokens;
   /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
   ingest: RequestHandler[];
   /** Bulk recovery of a config's failed deliveries (POST /configs/{id}/recover). */
@@ -101,9 +105,11 @@ export function createApp(deps: AppDeps): Express {
       deliveries: deps.deliveries,
       egress: deps.egress,
       secrets: deps.secrets,
+      oauthTokens: deps.oauthTokens,
     }),
   );
   app.use(tenantRoutes(deps.pool, deps.deliveries));
+  app.use(endpointAuthRoutes({ pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(recoveryRoutes(deps.recoveries));

@@ -1,10 +1,19 @@
+import { randomUUID } from "node:crypto";
 import { Router } from "express";
 import type pg from "pg";
+import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
+import {
+  EMPTY_AUTH,
+  openStoredAuth,
+  readStoredAuth,
+  type StoredAuth,
+  writeStoredAuth,
+} from "../core/endpoint-auth-rows.js";
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
@@ -13,6 +22,9 @@ import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
 import type { DeliveryControl } from "./delivery-control.js";
+import { applyAuthChange, type EndpointAuthChange, withAuth } from "./endpoint-auth-input.js";
+import { changeEndpointAuth } from "./endpoint-auth-routes.js";
+import { checkEndpoint } from "./endpoint-url.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
@@ -28,6 +40,8 @@ interface ConfigUser {
   name?: string;
   filter?: Record<string, unknown> | null;
   tenantId?: string;
+  /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
+  auth?: EndpointAuthChange;
 }
 
 interface SecretChange {
@@ -38,26 +52,7 @@ interface SecretChange {
 /** Longest overlap a rotated secret may keep signing. */
 const MAX_OVERLAP_MS = 720 * 3_600_000;
 
-/**
- * The endpoint as stored: an absolute http(s) URL without credentials. With an
- * egress policy, an address literal the policy denies is refused too (names
- * are checked when a send resolves them).
- */
-export function checkEndpoint(endpoint: string, egress?: EgressPolicy): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw validation(`endpoint must be an absolute http(s) URL, got ${JSON.stringify(endpoint)}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw validation(`endpoint must use http or https, got ${JSON.stringify(url.protocol.slice(0, -1))}`);
-  }
-  if (url.username || url.password) throw validation("endpoint must not carry credentials in the URL");
-  const denied = egress?.literalReason(url);
-  if (denied) throw validation(`endpoint is refused by the egress policy: ${denied}`);
-  return url.toString();
-}
+export { checkEndpoint };
 
 /**
  * The filter as stored, or a VALIDATION error naming the path of what is wrong.
@@ -87,6 +82,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     ...(c.name !== undefined ? { name: c.name } : {}),
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
+    auth: c.auth,
   };
 }
 
@@ -118,6 +114,8 @@ export interface ConfigRoutesDeps {
   egress: EgressPolicy;
   /** Seals a config's secrets on write; opens them for the test delivery and the secret route. */
   secrets: ConfigSecrets;
+  /** OAuth tokens for test deliveries to endpoints that want one. */
+  oauthTokens: OAuthTokens;
 }
 
 export function configRoutes({
@@ -129,6 +127,7 @@ export function configRoutes({
   deliveries,
   egress,
   secrets,
+  oauthTokens,
 }: ConfigRoutesDeps): Router {
   const r = Router();
   const missing = (id: string) => notFound(`config ${id} not found`);
@@ -185,27 +184,43 @@ export function configRoutes({
    * failing after it would answer an error for a config that was stored (and a retry would
    * store it twice).
    */
-  const withWarnings = (warnings: string[], config: Config, clearSecret?: string) => ({
-    data: configJson(config, clearSecret),
+  const withWarnings = (
+    warnings: string[],
+    config: Config,
+    clearSecret?: string,
+    auth?: StoredAuth | null,
+  ) => ({
+    data: withAuth(configJson(config, clearSecret), auth),
     ...(warnings.length > 0 ? { warnings } : {}),
   });
+  const authDeps = { pool, secrets, egress };
+  /** A config's auth change checked before the config is written (sealed for a placeholder id, then discarded). */
+  const precheckAuth = (change: EndpointAuthChange | undefined) => {
+    if (change)
+      applyAuthChange(EMPTY_AUTH, change, { configId: randomUUID(), secrets, egress, prefix: "auth." });
+  };
 
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
-    const data = readConfigUser(req.body, egress);
+    const { auth, ...data } = readConfigUser(req.body, egress);
+    precheckAuth(auth);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    let config: Config;
     try {
-      res.json(withWarnings(warnings, await store.insert({ ...data, tenantId }), data.secret));
+      config = await store.insert({ ...data, tenantId });
     } catch (err) {
       // The tenant was deleted between the check and the insert.
       if ((err as { code?: string }).code === "23503") throw noSuchTenant(tenantId);
       throw err;
     }
+    const stored = auth ? await changeEndpointAuth(authDeps, config.id, auth, "auth.") : null;
+    res.json(withWarnings(warnings, config, data.secret, stored));
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
-    res.json({ data: configJson(await load(String(req.params.id))) });
+    const config = await load(String(req.params.id));
+    res.json({ data: withAuth(configJson(config), await readStoredAuth(pool, config.id)) });
   });
 
   // Reading a secret is as strong as changing it (whoever holds it can sign deliveries), so
@@ -223,7 +238,7 @@ export function configRoutes({
   });
 
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    const data = readConfigUser(req.body, egress);
+    const { auth, ...data } = readConfigUser(req.body, egress);
     const id = String(req.params.id);
     if (!UUID_RE.test(id)) throw missing(id);
     if (data.tenantId !== undefined && data.tenantId !== (await load(id)).tenantId) {
@@ -231,10 +246,17 @@ export function configRoutes({
         `tenantId cannot change: config ${id} stays in its tenant (create a config in the other one)`,
       );
     }
+    // Applied to the stored auth (checked) before the config is replaced; absent keeps it.
+    const current = auth ? ((await readStoredAuth(pool, id)) ?? EMPTY_AUTH) : null;
+    const next =
+      auth && current
+        ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
+        : null;
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     const config = await store.replace(id, data);
     if (!config) throw missing(id);
-    res.json(withWarnings(warnings, config));
+    if (next) await writeStoredAuth(pool, id, next);
+    res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
   });
 
   r.delete("/configs/:id", allowQuery(), async (req, res) => {
@@ -284,11 +306,14 @@ export function configRoutes({
   });
 
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
+    const config = await load(String(req.params.id));
+    const stored = await readStoredAuth(pool, config.id);
     const attempt = await sendTestDelivery(
       { prisma, pool },
-      secrets.openConfig(await load(String(req.params.id))),
+      secrets.openConfig(config),
       sendTimeoutMs,
       egress,
+      { auth: stored ? openStoredAuth(secrets, config.id, stored) : null, tokens: oauthTokens },
     );
     res.json({ data: attemptJson(attempt) });
   });

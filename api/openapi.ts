@@ -1,4 +1,5 @@
 import { VERSION } from "../common/version.js";
+import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
 
 // The configs API as one OpenAPI 3.1 document: served at /openapi.json and
 // compiled by ajv (JSON Schema 2020-12) to validate every request, so the
@@ -100,6 +101,11 @@ export const openapi = {
               "operators $eq $ne $gt $gte $lt $lte $in $nin $all $size $exists $regex (RE2, $options i m s) $not $elemMatch $and $or $nor; " +
               "at most 16 KiB as JSON; null removes it; on update, absent keeps the current filter",
           },
+          auth: {
+            ...ref("EndpointAuthChange"),
+            description:
+              "endpoint auth and custom headers, merged into the stored ones; on update, absent keeps them",
+          },
         },
       },
       SecretChange: {
@@ -132,6 +138,11 @@ export const openapi = {
             ...TIME,
             description: "present while the rotated-out secret still signs deliveries",
           },
+          auth: {
+            ...ref("EndpointAuth"),
+            description:
+              "present when the config has endpoint auth or headers (answers for one config; lists leave it out)",
+          },
           active: { type: "boolean" },
           tenantId: {
             ...UUID,
@@ -152,6 +163,7 @@ export const openapi = {
           updatedAt: TIME,
         },
       },
+      ...endpointAuthSchemas,
       ConfigSecret: {
         type: "object",
         required: ["secret"],
@@ -689,6 +701,30 @@ export const openapi = {
         summary:
           "The config's current signing secret in clear (needs the write scope: holding it is the power to sign deliveries)",
         responses: { 200: ok("the secret", dataOf("ConfigSecret")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/auth": {
+      parameters: [idParam()],
+      get: {
+        operationId: "getConfigAuth",
+        summary: "The config's endpoint auth and custom headers, credentials masked",
+        responses: { 200: ok("the auth", dataOf("EndpointAuth")), 404: error("no such config"), ...errors },
+      },
+      patch: {
+        operationId: "changeConfigAuth",
+        summary:
+          "Change the endpoint auth and headers as a merge (null removes a kind; absent fields are kept)",
+        requestBody: { required: true, content: json(ref("EndpointAuthChange")) },
+        responses: { 200: ok("the auth", dataOf("EndpointAuth")), 404: error("no such config"), ...errors },
+      },
+      delete: {
+        operationId: "deleteConfigAuth",
+        summary: "Remove every kind of endpoint auth and every custom header of the config",
+        responses: {
+          200: ok("removed", { type: "object", properties: { data: { type: "object" } } }),
+          404: error("no such config"),
+          ...errors,
+        },
       },
     },
     "/configs/{id}/secret/change": {

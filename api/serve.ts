@@ -51,6 +51,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
     secrets: rt.secrets,
+    oauthTokens: rt.oauthTokens,
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
-import { sendWebhook } from "../activities/http-send.js";
+import { sendWithEndpointAuth } from "../activities/endpoint-auth-send.js";
+import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { activeSecrets } from "../activities/secrets.js";
 import type { Database } from "../common/db/database.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
+import type { EndpointAuth } from "../core/endpoint-auth-rows.js";
 import { storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { AttemptWithEvent } from "./serialize.js";
@@ -19,6 +21,7 @@ export async function sendTestDelivery(
   config: Config,
   timeoutMs: number,
   egress: EgressPolicy,
+  endpoint: { auth: EndpointAuth | null; tokens: OAuthTokens },
 ): Promise<AttemptWithEvent> {
   const webhookId = randomUUID();
   const event = {
@@ -32,16 +35,21 @@ export async function sendTestDelivery(
   const body = JSON.stringify(event);
   // Stored like every event sent, so its row references it as theirs do.
   const { ref } = await storeEvent(db.pool, event);
-  const result = await sendWebhook({
-    endpoint: config.endpoint,
-    webhookId,
-    body,
-    secrets: activeSecrets(config, new Date()),
-    idempotencyKey: event.idempotency_key,
-    test: true,
-    timeoutMs,
-    egress,
-  });
+  const result = await sendWithEndpointAuth(
+    {
+      endpoint: config.endpoint,
+      webhookId,
+      body,
+      secrets: activeSecrets(config, new Date()),
+      idempotencyKey: event.idempotency_key,
+      test: true,
+      timeoutMs,
+      egress,
+    },
+    endpoint.auth,
+    config.id,
+    endpoint.tokens,
+  );
   const row = await recordAttempt(db, {
     webhookId,
     config,

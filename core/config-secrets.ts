@@ -14,18 +14,28 @@ export class ConfigSecrets {
   constructor(readonly ring: KeyRing | null) {}
 
   seal(configId: string, column: SecretColumn, plain: string): string {
-    return this.ring ? this.ring.seal(plain, secretContext(configId, column)) : plain;
+    return this.sealIn(secretContext(configId, column), plain);
   }
 
   /** The plain secret; throws SealedValueError (naming the key id) when it cannot be opened. */
   open(configId: string, column: SecretColumn, stored: string): string {
+    return this.openIn(secretContext(configId, column), stored);
+  }
+
+  /** `plain` sealed for `context` (a row and column, e.g. core/endpoint-auth-rows.ts's authContext). */
+  sealIn(context: string, plain: string): string {
+    return this.ring ? this.ring.seal(plain, context) : plain;
+  }
+
+  /** The value stored for `context`, opened; a plain value is returned as it is. */
+  openIn(context: string, stored: string): string {
     if (!isSealed(stored)) return stored;
     if (!this.ring)
       throw new SealedValueError(
-        `${secretContext(configId, column)} is sealed under key "${sealedKeyId(stored)}", but this process runs with --insecure-plaintext-secrets and no key ring`,
+        `${context} is sealed under key "${sealedKeyId(stored)}", but this process runs with --insecure-plaintext-secrets and no key ring`,
         sealedKeyId(stored),
       );
-    return this.ring.open(stored, secretContext(configId, column));
+    return this.ring.open(stored, context);
   }
 
   /** Both secrets of a config row, opened. */
@@ -35,5 +45,26 @@ export class ConfigSecrets {
       secret: this.open(c.id, "secret", c.secret),
       previousSecret: c.previousSecret === null ? null : this.open(c.id, "previous_secret", c.previousSecret),
     };
+  }
+
+  /**
+   * Throws unless this process can open values sealed under `keyId`: a ring holding it,
+   * with which `sample` (one such value, opened) succeeds. `what` and `where` name the
+   * values in the message ("secrets", "3 stored secret(s), e.g. config ...").
+   */
+  checkOpens(keyId: string, what: string, where: string, sample: () => void): void {
+    if (!this.ring)
+      throw new Error(
+        `${what} are sealed under key "${keyId}" (${where}) but --insecure-plaintext-secrets gives no key ring: pass --secrets-key-file with that key`,
+      );
+    if (!this.ring.has(keyId))
+      throw new Error(
+        `${what} are sealed under key "${keyId}" (${where}), which the key ring (${this.ring.ids.join(", ")}) does not hold: add that key to the key file`,
+      );
+    try {
+      sample();
+    } catch (err) {
+      throw new Error(`key "${keyId}" of the key ring does not open ${where}: ${(err as Error).message}`);
+    }
   }
 }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
+import { resealAuth } from "./auth-resealing.js";
 import type { ConfigSecrets } from "./config-secrets.js";
 import type { KeyRing } from "./sealing.js";
 
@@ -103,5 +104,15 @@ export async function sealPlainSecrets(pool: pg.Pool, secrets: ConfigSecrets, lo
     logger.info(
       { sealed: sealed.moved, changedMeanwhile: sealed.changedMeanwhile, key: secrets.ring.newestId },
       "secrets at rest: sealed the plain secrets found",
+    );
+  const credentials = await resealAuth(pool, secrets, { plainOnly: true, batchSize: 500 });
+  if (credentials.total > 0)
+    logger.info(
+      {
+        sealed: credentials.moved,
+        changedMeanwhile: credentials.changedMeanwhile,
+        key: secrets.ring.newestId,
+      },
+      "secrets at rest: sealed the plain endpoint credentials found",
     );
 }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { openDatabase } from "../common/db/database.js";
 import { createLogger } from "../common/logger.js";
+import { countPendingAuth, resealAuth } from "./auth-resealing.js";
 import { ConfigSecrets } from "./config-secrets.js";
 import { countPending, resealConfigs } from "./secret-resealing.js";
 import { readKeyFile } from "./secrets-key-file.js";
@@ -42,7 +43,15 @@ export async function runRekey(opts: RekeyOptions): Promise<void> {
             (p.changedMeanwhile ? `, ${p.changedMeanwhile} changed meanwhile` : ""),
         ),
     });
-    const left = await countPending(db.pool, ring, false);
+    const auth = await resealAuth(db.pool, secrets, {
+      plainOnly: false,
+      batchSize: opts.batchSize,
+      pauseMs: opts.pauseMs,
+      onBatch: (p) =>
+        out(`${p.moved + p.changedMeanwhile}/${p.total} endpoint credential rows done, ${p.moved} re-sealed`),
+    });
+    const left = (await countPending(db.pool, ring, false)) + (await countPendingAuth(db.pool, ring, false));
+    if (auth.total > 0) out(`${auth.moved} endpoint credential rows re-sealed under key "${ring.newestId}"`);
     out(
       `${run.moved} configs re-sealed under key "${ring.newestId}"; ${left} left under other keys or plain`,
     );

@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
+import { checkAuthSealingKeys } from "./auth-resealing.js";
 import { ConfigSecrets } from "./config-secrets.js";
 import type { KeyRing } from "./sealing.js";
 import { sealPlainSecrets } from "./secret-resealing.js";
@@ -88,22 +89,11 @@ export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): P
       throw err;
     });
   if (!found) return false;
-  for (const r of found.rows) {
-    const where = `${r.configs} stored secret(s), e.g. config ${r.config_id}`;
-    if (!secrets.ring)
-      throw new Error(
-        `secrets are sealed under key "${r.key_id}" (${where}) but --insecure-plaintext-secrets gives no key ring: pass --secrets-key-file with that key`,
-      );
-    if (!secrets.ring.has(r.key_id))
-      throw new Error(
-        `secrets are sealed under key "${r.key_id}" (${where}), which the key ring (${secrets.ring.ids.join(", ")}) does not hold: add that key to the key file`,
-      );
-    try {
-      secrets.open(r.config_id, r.column as "secret" | "previous_secret", r.value);
-    } catch (err) {
-      throw new Error(`key "${r.key_id}" of the key ring does not open ${where}: ${(err as Error).message}`);
-    }
-  }
+  await checkAuthSealingKeys(pool, secrets);
+  for (const r of found.rows)
+    secrets.checkOpens(r.key_id, "secrets", `${r.configs} stored secret(s), e.g. config ${r.config_id}`, () =>
+      secrets.open(r.config_id, r.column as "secret" | "previous_secret", r.value),
+    );
   return true;
 }
 

@@ -130,6 +130,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     rateLimit,
     egress: rt.egress,
     secrets: rt.secrets,
+    oauthTokens: rt.oauthTokens,
   };
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);

@@ -1,0 +1,67 @@
+import { Router } from "express";
+import type pg from "pg";
+import type { ConfigSecrets } from "../core/config-secrets.js";
+import type { EgressPolicy } from "../core/egress-policy.js";
+import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
+import { applyAuthChange, type EndpointAuthChange, endpointAuthJson } from "./endpoint-auth-input.js";
+import { notFound } from "./errors.js";
+import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
+
+// A config's endpoint auth and custom headers on their own routes: read (credentials
+// masked), change as a merge (one credential without the others), remove all of it.
+
+export interface EndpointAuthDeps {
+  pool: pg.Pool;
+  secrets: ConfigSecrets;
+  egress: EgressPolicy;
+}
+
+/** The config's stored auth change applied and written; throws a 400 naming the field before writing anything. */
+export async function changeEndpointAuth(
+  deps: EndpointAuthDeps,
+  configId: string,
+  change: EndpointAuthChange,
+  prefix: string,
+): Promise<StoredAuth> {
+  const current = (await readStoredAuth(deps.pool, configId)) ?? EMPTY_AUTH;
+  const next = applyAuthChange(current, change, {
+    configId,
+    secrets: deps.secrets,
+    egress: deps.egress,
+    prefix,
+  });
+  await writeStoredAuth(deps.pool, configId, next);
+  return next;
+}
+
+export function endpointAuthRoutes(deps: EndpointAuthDeps): Router {
+  const r = Router();
+  const configExists = async (id: string) => {
+    const found =
+      UUID_RE.test(id) &&
+      (await deps.pool.query("SELECT 1 FROM configs WHERE id = $1::uuid", [id])).rowCount === 1;
+    if (!found) throw notFound(`config ${id} not found`);
+  };
+
+  r.get("/configs/:id/auth", allowQuery(), async (req, res) => {
+    const id = String(req.params.id);
+    await configExists(id);
+    res.json({ data: endpointAuthJson((await readStoredAuth(deps.pool, id)) ?? EMPTY_AUTH) });
+  });
+
+  r.patch("/configs/:id/auth", allowQuery(), jsonBody({ required: true }), async (req, res) => {
+    const id = String(req.params.id);
+    const change = check<EndpointAuthChange>("EndpointAuthChange", req.body);
+    await configExists(id);
+    res.json({ data: endpointAuthJson(await changeEndpointAuth(deps, id, change, "")) });
+  });
+
+  r.delete("/configs/:id/auth", allowQuery(), async (req, res) => {
+    const id = String(req.params.id);
+    await configExists(id);
+    await writeStoredAuth(deps.pool, id, EMPTY_AUTH);
+    res.json({ data: {} });
+  });
+
+  return r;
+}
