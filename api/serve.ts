@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
+import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { withoutCredentials } from "../common/redact.js";
@@ -31,7 +32,9 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     AggregatorRegistry.setRegistries([registry]);
   }
   const rt = await startProcessContext(options, "serve");
-  const worker = options.worker ? await startDeliveryWorker(rt) : undefined;
+  // One cache of endpoints' OAuth tokens for the process: its deliveries and test deliveries.
+  const oauthTokens = new OAuthTokens(rt.egress);
+  const worker = options.worker ? await startDeliveryWorker(rt, oauthTokens) : undefined;
   const consumer = options.worker && options.consume ? await startEventConsumer(rt) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
   if (options.auditTopic) {
@@ -51,7 +54,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
     egress: rt.egress,
     secrets: rt.secrets,
-    oauthTokens: rt.oauthTokens,
+    oauthTokens,
     replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
     recoveries: createRecoveries(rt, rt.db.prisma),
     ingest: eventIngest(rt),

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import type { ConfigSecrets } from "./config-secrets.js";
 import { authContext, SEALED_AUTH_COLUMNS, type SealedAuthColumn } from "./endpoint-auth-rows.js";
+import type { ResealOptions, ResealProgress } from "./reseal-progress.js";
 import type { KeyRing } from "./sealing.js";
-import type { ResealOptions, ResealProgress } from "./secret-resealing.js";
 
 // Endpoint credentials (table config_auth) moved to the newest key, or sealed when plain,
 // the way core/secret-resealing.ts does it for signing secrets: in batches, each row

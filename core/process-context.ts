@@ -1,6 +1,5 @@
 import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
-import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { type Database, openDatabase } from "../common/db/database.js";
 import type { HealthCheck } from "../common/health.js";
 import { createLogger, type Logger } from "../common/logger.js";
@@ -38,8 +37,6 @@ export interface ProcessContext {
   egress: EgressPolicy;
   /** Seals and opens config secrets with the process's key ring. */
   secrets: ConfigSecrets;
-  /** OAuth tokens of endpoints that want one: one cache per process, for deliveries and test deliveries. */
-  oauthTokens: OAuthTokens;
   /**
    * A client on the workflow worker's own NativeConnection, set by startDeliveryWorker
    * while this process polls the delivery workflow queue with --eager-start; deliveries
@@ -113,7 +110,6 @@ export async function startProcessContext(options: WebhooksOptions, role: string
     temporalConnection: connection,
     egress,
     secrets,
-    oauthTokens: new OAuthTokens(egress),
     tracing,
     catalog,
   };

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Logger } from "../common/logger.js";
 import { resealAuth } from "./auth-resealing.js";
 import type { ConfigSecrets } from "./config-secrets.js";
+import type { ResealOptions, ResealProgress } from "./reseal-progress.js";
 import type { KeyRing } from "./sealing.js";
 
 // Moving config secrets to the newest key in batches: processes with a key ring seal plain
@@ -11,23 +12,6 @@ import type { KeyRing } from "./sealing.js";
 // secret changed through the API meanwhile is never overwritten; that write was sealed
 // by its own process. Resumable: what is left to do is what the query finds, so a run
 // that stopped is simply run again.
-
-export interface ResealOptions {
-  /** Only rows holding a plain value (the startup step); otherwise every row not under the newest key. */
-  plainOnly: boolean;
-  batchSize: number;
-  /** Wait between batches (ms), to spare a busy database. */
-  pauseMs?: number;
-  onBatch?: (progress: ResealProgress) => void;
-}
-
-export interface ResealProgress {
-  /** Rows to move when the run started. */
-  total: number;
-  moved: number;
-  /** Rows a concurrent write changed between the read and the rewrite (left as that write sealed them). */
-  changedMeanwhile: number;
-}
 
 /**
  * Rows that still need the work: a value that is not sealed under the newest key, or (plainOnly)

@@ -12,6 +12,7 @@ import {
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { LocalFirstSends } from "../activities/local-first.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
+import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
@@ -86,7 +87,14 @@ function installSdkLogger(logger: Logger): void {
  * (`<queue>-maintenance`, with its schedules ensured). The workflow bundle is
  * built once for all of them. Stops with the process.
  */
-export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWorker> {
+/**
+ * `oauthTokens`: the process's cache of endpoints' OAuth tokens, shared with the API's test
+ * deliveries when both run in one process.
+ */
+export async function startDeliveryWorker(
+  rt: ProcessContext,
+  oauthTokens = new OAuthTokens(rt.egress),
+): Promise<RunningWorker> {
   const { options, logger } = rt;
   installSdkLogger(logger);
   const tls = await temporalTls(options.temporal);
@@ -130,7 +138,7 @@ export async function startDeliveryWorker(rt: ProcessContext): Promise<RunningWo
     rateLimit,
     egress: rt.egress,
     secrets: rt.secrets,
-    oauthTokens: rt.oauthTokens,
+    oauthTokens,
   };
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);

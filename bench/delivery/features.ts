@@ -174,13 +174,13 @@ async function main(): Promise<void> {
     api: WebhooksUnderTest,
     type: string,
     tenantId?: string,
-    filter?: Record<string, unknown>,
+    extra: { filter?: Record<string, unknown>; auth?: Record<string, unknown> } = {},
   ) => {
     const r = await api.call("POST", "/configs", {
       endpoint: hook.url,
       eventTypes: [`bench.${type}`],
       ...(tenantId ? { tenantId } : {}),
-      ...(filter ? { filter } : {}),
+      ...extra,
     });
     return r.body.data.id as string;
   };
@@ -237,14 +237,32 @@ async function main(): Promise<void> {
     );
     // Payload filters: the broker path to a config whose filter every event passes.
     const filteredId = await createConfig(plain, "filtered", undefined, {
-      "payload.amount": { $gte: 10 },
-      $or: [{ "payload.amount": 42 }, { "payload.kind": { $in: ["a", "b"] } }],
+      filter: {
+        "payload.amount": { $gte: 10 },
+        $or: [{ "payload.amount": 42 }, { "payload.kind": { $in: ["a", "b"] } }],
+      },
     });
     await measure(
       plain,
       "broker, payload filter passed",
       () => publishAll(plainTopic, "filtered", `f-${run}`),
       sample(filteredId, `f-${run}`),
+    );
+    // Endpoint auth: a bearer token and two custom headers, sealed, opened at each send.
+    const authId = await createConfig(plain, "auth", undefined, {
+      auth: {
+        bearer: { token: "bench-token" },
+        headers: [
+          { name: "X-Customer", value: "bench" },
+          { name: "X-Region", value: "eu" },
+        ],
+      },
+    });
+    await measure(
+      plain,
+      "broker, bearer token and 2 custom headers",
+      () => publishAll(plainTopic, "auth", `a-${run}`),
+      sample(authId, `a-${run}`),
     );
     await measure(
       plain,
