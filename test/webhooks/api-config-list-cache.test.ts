@@ -168,7 +168,8 @@ describe("full config list cache (two API instances on one PostgreSQL)", functio
     for (const api of [a, b]) {
       expect((await list(api)).find((x) => x.id === c.id)?.name).to.equal("renamed in SQL");
     }
-    await sql.query("TRUNCATE configs");
+    // CASCADE: the configs' endpoint auth rows (config_auth) reference them.
+    await sql.query("TRUNCATE configs CASCADE");
     expect(await list(a)).to.deep.equal([]);
     expect(await list(b)).to.deep.equal([]);
   });

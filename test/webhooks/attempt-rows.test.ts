@@ -73,6 +73,8 @@ describe("delivery rows in plain SQL", function () {
       claimBeforeSend(db.pool, config.id, { webhookId, retryAttempt, owner, leaseMs });
     expect(await claim("first")).to.deep.equal({
       config: prismas,
+      // The config's endpoint auth row, read in the same statement: it has none.
+      auth: null,
       attemptWritten: false,
       claimed: true,
       heldUntil: null,
