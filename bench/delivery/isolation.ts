@@ -38,6 +38,8 @@ async function main(): Promise<void> {
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       if (req.url?.startsWith("/hang")) return void held.push(res);
+      // Only the fast receiver's latencies are the figure; the peers just answer.
+      if (req.url !== "/fast") return void res.writeHead(200).end();
       const { payload } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       const list = latencies.get(payload.run) ?? [];
       list.push(Date.now() - payload.sentAt);
