@@ -39,6 +39,36 @@ export const workflowsStartedEagerly = new Counter({
   registers: [registry],
 });
 
+/** This process's database pool (common/db/database.ts), read at each scrape. */
+let databasePool: { totalCount: number; idleCount: number; waitingCount: number } | undefined;
+export function observeDatabasePool(pool: typeof databasePool): void {
+  databasePool = pool;
+}
+
+// Every query of a process (API, consumer, sends, attempt rows) shares one pool: when
+// deliveries slow down, these say whether they queue for a connection.
+new Gauge({
+  name: "webhooks_db_pool_connections",
+  help: "Connections of this process's database pool, busy (lent to a query or transaction) or idle (of --storage-sqldb-pool-size)",
+  labelNames: ["state"] as const,
+  registers: [registry],
+  collect() {
+    const total = databasePool?.totalCount ?? 0;
+    const idle = databasePool?.idleCount ?? 0;
+    this.set({ state: "busy" }, total - idle);
+    this.set({ state: "idle" }, idle);
+  },
+});
+
+new Gauge({
+  name: "webhooks_db_pool_waiting",
+  help: "Queries of this process waiting for a free database connection (steadily above 0: raise --storage-sqldb-pool-size, or the database is slow)",
+  registers: [registry],
+  collect() {
+    this.set(databasePool?.waitingCount ?? 0);
+  },
+});
+
 /** The delivery worker's workflow-task slots, read at each scrape; unset where this process runs none. */
 let workflowTaskSlots: { held: number; waitingStarts: number } | undefined;
 export function observeWorkflowTaskSlots(slots: typeof workflowTaskSlots): void {

@@ -8,6 +8,7 @@ import { type TemporalOptions, temporalTls } from "../common/temporal.js";
 import type { ConfigSecrets } from "./config-secrets.js";
 import { EgressPolicy } from "./egress-policy.js";
 import { EventCatalog } from "./event-catalog.js";
+import { observeDatabasePool } from "./metrics.js";
 import type { WebhooksOptions } from "./options.js";
 import { startConfigSecrets } from "./secrets-startup.js";
 import { type DeliveryTracing, startDeliveryTracing } from "./tracing.js";
@@ -83,6 +84,7 @@ export async function startProcessContext(options: WebhooksOptions, role: string
     logger,
   });
   shutdown.add("database", () => db.close());
+  observeDatabasePool(db.pool);
   if (db.embedded) logger.info({ url: db.url }, "using the embedded database (one transaction at a time)");
   const secrets = await startConfigSecrets(options, db, logger);
   // Added first, so it closes last: the spans of everything that stops before are exported.

@@ -32,6 +32,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const latencies = new Map<string, number[]>();
+  /** Per run: when each fast event was published (ms since epoch) and its webhook id, in receipt order. */
+  const sentTimes = new Map<string, { sentAt: number; webhookId: string }[]>();
   const held: ServerResponse[] = [];
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -44,6 +46,9 @@ async function main(): Promise<void> {
       const list = latencies.get(payload.run) ?? [];
       list.push(Date.now() - payload.sentAt);
       latencies.set(payload.run, list);
+      const sent = sentTimes.get(payload.run) ?? [];
+      sent.push({ sentAt: payload.sentAt, webhookId: String(req.headers["svc-webhook-id"]) });
+      sentTimes.set(payload.run, sent);
       res.writeHead(200).end();
     });
   });
@@ -95,6 +100,22 @@ async function main(): Promise<void> {
   /** FAST fast events at RATE/s, and `hanging` events spread over the same window. */
   const phase = async (run: string, hangingTypes: string[]) => {
     const started = Date.now();
+    // The process's queues while the phase runs: the database pool and workflow-task slots.
+    const peaks = { dbPoolWaiting: 0, dbPoolBusy: 0, workflowTaskSlotsHeld: 0 };
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const text = await (await fetch(`${api.url}/metrics`)).text();
+        const read = (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? 0);
+        peaks.dbPoolWaiting = Math.max(peaks.dbPoolWaiting, read("webhooks_db_pool_waiting"));
+        peaks.dbPoolBusy = Math.max(peaks.dbPoolBusy, read('webhooks_db_pool_connections\\{state="busy"\\}'));
+        peaks.workflowTaskSlotsHeld = Math.max(
+          peaks.workflowTaskSlotsHeld,
+          read("webhooks_workflow_task_slots_held"),
+        );
+        await sleep(100);
+      }
+    })();
     const windowMs = (FAST * 1000) / RATE;
     const total = FAST + (hangingTypes.length ? HANGING_EVENTS : 0);
     const order = Array.from({ length: total }, (_, i) => i);
@@ -116,8 +137,29 @@ async function main(): Promise<void> {
         throw new Error(`${run}: ${latencies.get(run)?.length ?? 0}/${FAST} delivered`);
       await sleep(20);
     }
+    sampling = false;
+    await sampler;
     const lat = latencies.get(run)!;
-    return { p50: pct(lat, 0.5), p99: pct(lat, 0.99), max: pct(lat, 1), otherEvents: hanging };
+    const sent = sentTimes.get(run)!;
+    // The slowest 1 %, with when in the phase they were published: a tail bunched at the
+    // start points at the other configs' first sends, one spread out at steady load.
+    const slowest = lat
+      .map((ms, i) => ({
+        ms,
+        atS: Number(((sent[i]!.sentAt - started) / 1000).toFixed(1)),
+        sentAt: sent[i]!.sentAt,
+        webhookId: sent[i]!.webhookId,
+      }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, Math.max(1, Math.ceil(lat.length / 100)));
+    return {
+      p50: pct(lat, 0.5),
+      p99: pct(lat, 0.99),
+      max: pct(lat, 1),
+      otherEvents: hanging,
+      slowest,
+      peaks,
+    };
   };
 
   await create(`${base}/fast`, "fast");
@@ -145,6 +187,11 @@ async function main(): Promise<void> {
     process.stderr.write(`${label} beside ${HANGING_EVENTS} to ${HANGING_CONFIGS} hanging receivers…\n`);
     const hanging = await phase(`hanging-${r}`, hangingTypes);
     rounds.push({ alone, answering, hanging });
+    const tail = (x: Phase) => x.slowest.map((s) => `${s.ms} ms at ${s.atS} s`).join(", ");
+    process.stderr.write(`  slowest: beside answering ${tail(answering)}; beside hanging ${tail(hanging)}\n`);
+    process.stderr.write(
+      `  peaks: alone ${JSON.stringify(alone.peaks)}, beside answering ${JSON.stringify(answering.peaks)}, beside hanging ${JSON.stringify(hanging.peaks)}\n`,
+    );
     // Let this round's hanging POSTs reach the send timeout before the next round.
     await sleep(11_000);
   }
@@ -166,6 +213,37 @@ async function main(): Promise<void> {
     const history = await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     histories++;
     taskTimeouts += (historyToJSON(history).match(/WORKFLOW_TASK_TIMED_OUT/g) ?? []).length;
+  }
+  // Where the slowest fast deliveries spent their time: each history event's offset (ms)
+  // from the event's publication.
+  const timelines: Record<string, string[]> = {};
+  for (const [i, r] of rounds.entries()) {
+    for (const [kind, p] of [
+      ["answering", r.answering],
+      ["hanging", r.hanging],
+    ] as const) {
+      for (const slow of p.slowest) {
+        const found = temporal.workflow.list({ query: `WebhookId = "${slow.webhookId}"` });
+        for await (const wf of found) {
+          const history = await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+          const events = JSON.parse(historyToJSON(history)).events as {
+            eventTime: string;
+            eventType: string;
+          }[];
+          const steps = events.map(
+            (e) =>
+              `${String(e.eventType)
+                .replace(/^EVENT_TYPE_/, "")
+                .toLowerCase()} +${Date.parse(e.eventTime) - slow.sentAt}`,
+          );
+          const line = `round ${i + 1} beside ${kind}, ${slow.ms} ms at ${slow.atS} s: ${steps.join(", ")}`;
+          process.stderr.write(`  ${line}\n`);
+          const key = `round ${i + 1} ${kind}`;
+          timelines[key] = [...(timelines[key] ?? []), line];
+          break;
+        }
+      }
+    }
   }
   await temporal.connection.close();
 
@@ -192,7 +270,7 @@ async function main(): Promise<void> {
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   await writeFile(
     fromRoot("bench", "results", "delivery-isolation.json"),
-    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, toPeer, toAlone, histories, taskTimeouts }, null, 2)}\n`,
+    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, toPeer, toAlone, histories, taskTimeouts, timelines }, null, 2)}\n`,
   );
   for (const res of held) res.destroy();
   await nc
