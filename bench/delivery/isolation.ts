@@ -5,8 +5,9 @@ import { Client, Connection } from "@temporalio/client";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { connect } from "nats";
 import { fromRoot } from "../../common/paths.js";
-import { stopTestTemporal } from "../../test/support/temporal.js";
+import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
 
 // bench/delivery/isolation: the promise of the default send mode (local-first). A fast
 // receiver's deliveries, paced, measured alone and then beside configs whose receivers
@@ -84,6 +85,13 @@ async function main(): Promise<void> {
     if (!res.ok) throw new Error(await res.text());
     return ((await res.json()) as { data: { id: string } }).data.id;
   };
+  const temporalPids = await (await testTemporal()).pids();
+  const cpu = new CpuMeter((p, comm) => {
+    if (p === api.process.child.pid) return "webhooks";
+    if (temporalPids.includes(p)) return "Temporal";
+    if (comm === "postgres") return "PostgreSQL";
+    return undefined;
+  });
   const nc = await connect({ servers: "nats://127.0.0.1:4222" });
   const js = nc.jetstream();
   const publish = (run: string, type: string, i: number) =>
@@ -100,6 +108,7 @@ async function main(): Promise<void> {
   /** FAST fast events at RATE/s, and `hanging` events spread over the same window. */
   const phase = async (run: string, hangingTypes: string[]) => {
     const started = Date.now();
+    cpu.start();
     // The process's queues while the phase runs: the database pool and workflow-task slots.
     const peaks = { dbPoolWaiting: 0, dbPoolBusy: 0, workflowTaskSlotsHeld: 0 };
     let sampling = true;
@@ -139,6 +148,13 @@ async function main(): Promise<void> {
     }
     sampling = false;
     await sampler;
+    // What the phase cost, its other configs' send timeouts included (they end within
+    // --send-timeout of the window's end): the hanging phase's tail is contention for CPU
+    // if this is where it differs from the answering one.
+    await sleep(11_000);
+    const cpuSeconds = Object.fromEntries(
+      Object.entries(cpu.delta()).map(([k, v]) => [k, Number((v / 1000).toFixed(1))]),
+    );
     const lat = latencies.get(run)!;
     const sent = sentTimes.get(run)!;
     // The slowest 1 %, with when in the phase they were published: a tail bunched at the
@@ -159,6 +175,7 @@ async function main(): Promise<void> {
       otherEvents: hanging,
       slowest,
       peaks,
+      cpuSeconds,
     };
   };
 
@@ -190,10 +207,11 @@ async function main(): Promise<void> {
     const tail = (x: Phase) => x.slowest.map((s) => `${s.ms} ms at ${s.atS} s`).join(", ");
     process.stderr.write(`  slowest: beside answering ${tail(answering)}; beside hanging ${tail(hanging)}\n`);
     process.stderr.write(
+      `  CPU s: alone ${JSON.stringify(alone.cpuSeconds)}, beside answering ${JSON.stringify(answering.cpuSeconds)}, beside hanging ${JSON.stringify(hanging.cpuSeconds)}\n`,
+    );
+    process.stderr.write(
       `  peaks: alone ${JSON.stringify(alone.peaks)}, beside answering ${JSON.stringify(answering.peaks)}, beside hanging ${JSON.stringify(hanging.peaks)}\n`,
     );
-    // Let this round's hanging POSTs reach the send timeout before the next round.
-    await sleep(11_000);
   }
 
   // Where first sends went, and whether starts waited (the process's own counters).
@@ -250,16 +268,20 @@ async function main(): Promise<void> {
   const toPeer = rounds.map((r) => r.hanging.p99 / r.answering.p99);
   const toAlone = rounds.map((r) => r.hanging.p99 / r.alone.p99);
   const ms = (x: Phase) => `${x.p50} / ${x.p99}`;
+  const cpuOf = (x: Phase) =>
+    Object.values(x.cpuSeconds)
+      .reduce((a, b) => a + b, 0)
+      .toFixed(1);
   console.log(
     `\nFast receiver at ${RATE}/s, ${FAST} events per phase, default send mode; ${HANGING_EVENTS} events to ${HANGING_CONFIGS} other configs beside it`,
   );
   console.log(
-    "| round | alone p50 / p99 ms | beside answering p50 / p99 ms | beside hanging p50 / p99 ms | p99 hanging / answering | p99 hanging / alone |",
+    "| round | alone p50 / p99 ms | beside answering p50 / p99 ms | beside hanging p50 / p99 ms | p99 hanging / answering | p99 hanging / alone | CPU s alone / answering / hanging |",
   );
-  console.log("|---|---|---|---|---:|---:|");
+  console.log("|---|---|---|---|---:|---:|---|");
   rounds.forEach((r, i) => {
     console.log(
-      `| ${i + 1} | ${ms(r.alone)} | ${ms(r.answering)} | ${ms(r.hanging)} | ${toPeer[i]!.toFixed(2)} | ${toAlone[i]!.toFixed(2)} |`,
+      `| ${i + 1} | ${ms(r.alone)} | ${ms(r.answering)} | ${ms(r.hanging)} | ${toPeer[i]!.toFixed(2)} | ${toAlone[i]!.toFixed(2)} | ${cpuOf(r.alone)} / ${cpuOf(r.answering)} / ${cpuOf(r.hanging)} |`,
     );
   });
   for (const line of counters) console.log(line);
