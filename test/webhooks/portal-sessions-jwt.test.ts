@@ -25,6 +25,8 @@ describe("consumer portal sessions with JWT auth (--auth-jwks-url, audit on NATS
   before(async () => {
     jwks = await TestJwks.start();
     api = await startWebhooks({
+      // The flags' environment variables work as the flags do.
+      env: { PORTAL_LOGO_HOSTS: "cdn.example.com", PORTAL_BASE_URL: "https://hooks.example.com/webhooks/" },
       args: [
         ...jwks.args,
         "--audit-topic",
@@ -57,9 +59,13 @@ describe("consumer portal sessions with JWT auth (--auth-jwks-url, audit on NATS
   });
 
   it("lets a deployment-wide write token create sessions; a tenant-scoped token only for its tenant; a read token or a portal token never", async () => {
-    const made = await call("POST", "/tenants/uid:acme/portal-sessions", admin, { expiresIn: "10m" });
+    const made = await call("POST", "/tenants/uid:acme/portal-sessions", admin, {
+      expiresIn: "10m",
+      theme: { logoUrl: "https://cdn.example.com/acme.png" },
+    });
     expect(made.status, made.text).to.equal(201);
     expect(made.body.createdBy).to.equal("admin");
+    expect(made.body.url).to.equal(`https://hooks.example.com/webhooks/portal/#token=${made.body.token}`);
 
     const scopedA = await jwt({ sub: "acme-backend", tenant: "acme" });
     const forB = await call("POST", `/tenants/${tenantB.id}/portal-sessions`, scopedA, {});
