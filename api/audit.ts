@@ -6,7 +6,8 @@ import type { BrokerPublisher } from "../core/broker/types.js";
 /**
  * Publishes one event per API call to the audit topic, in the platform's event
  * message format: method, path (no query string, no bodies, so no secrets),
- * status, caller subject, time and duration. A broker failure is logged and
+ * status, caller subject, the tenant a tenant-scoped token or portal session confined
+ * the call to (null for deployment-wide callers), time and duration. A broker failure is logged and
  * never fails the call.
  */
 export function auditTrail(publisher: BrokerPublisher, topic: string, logger: Logger): RequestHandler {
@@ -25,6 +26,7 @@ export function auditTrail(publisher: BrokerPublisher, topic: string, logger: Lo
           path: req.path,
           status: res.statusCode,
           subject: (res.locals.subject as string | undefined) ?? null,
+          tenant: (res.locals.tenant as { id: string } | undefined)?.id ?? null,
           durationMs: Date.now() - started,
         },
       };

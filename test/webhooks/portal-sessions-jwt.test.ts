@@ -155,8 +155,10 @@ describe("consumer portal sessions with JWT auth (--auth-jwks-url, audit on NATS
         method: "GET",
         path: "/configs",
         status: 200,
+        tenant: s.tenantId,
       });
-      expect(events.some((e) => e.payload.subject === "admin" && e.payload.method === "POST")).to.equal(true);
+      const adminPost = events.find((e) => e.payload.subject === "admin" && e.payload.method === "POST");
+      expect(adminPost?.payload).to.include({ tenant: null });
     } finally {
       await nc?.close();
     }
