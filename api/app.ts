@@ -11,7 +11,7 @@ import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EventCatalog } from "../core/event-catalog.js";
 import { metricsHandler, metricsHandlerFrom } from "../core/metrics.js";
-import type { AuthOptions } from "../core/options.js";
+import type { AuthOptions, PortalOptions } from "../core/options.js";
 import { auditTrail } from "./audit.js";
 import { requireToken } from "./auth.js";
 import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
@@ -27,6 +27,11 @@ import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { eventTypeRoutes } from "./event-type-routes.js";
 import { openapi } from "./openapi.js";
+import { portalAuth } from "./portal-auth.js";
+import { portalFeatureGuard } from "./portal-features.js";
+import { portalPage } from "./portal-page.js";
+import { portalSessionRoutes } from "./portal-session-routes.js";
+import { PortalTokens } from "./portal-token.js";
 import type { Recoveries } from "./recovery.js";
 import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
@@ -67,6 +72,8 @@ export interface AppDeps {
   catalog: EventCatalog;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
+  /** The consumer portal's page and sessions. */
+  portal: PortalOptions;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
   metrics?: (() => Promise<string>) | undefined;
 }
@@ -84,8 +91,15 @@ export function createApp(deps: AppDeps): Express {
     res.json(openapi);
   });
   app.get("/metrics", deps.metrics ? metricsHandlerFrom(deps.metrics) : metricsHandler);
+  // The page's files are public (its token travels in the URL fragment, read by the page).
+  app.use(portalPage(deps.portal));
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
-  if (deps.auth) app.use(requireToken(deps.auth), resolveTokenTenant(deps.pool), tenantGuards(deps.pool));
+  const portalTokens = new PortalTokens(deps.secrets.ring);
+  // Portal tokens first: with JWT auth on, requireToken lets the requests they verified pass.
+  app.use(portalAuth(deps.pool, portalTokens));
+  if (deps.auth) app.use(requireToken(deps.auth), resolveTokenTenant(deps.pool));
+  // Always mounted: they act on tenant-scoped requests only (scoped JWTs, portal sessions).
+  app.use(tenantGuards(deps.pool), portalFeatureGuard(deps.pool));
   // Before the configs' body parser: events have their own, larger bound.
   app.post("/events", allowQuery(), ...deps.ingest);
   // Also before it: a type's schema may be larger than a config.
@@ -109,6 +123,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(tenantRoutes(deps.pool, deps.deliveries));
+  app.use(portalSessionRoutes(deps.pool, portalTokens, deps.portal));
   app.use(endpointAuthRoutes({ pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
   app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));

@@ -34,6 +34,8 @@ function reason(err: unknown): string {
 export function requireToken(opts: AuthOptions): RequestHandler {
   const jwks = createRemoteJWKSet(new URL(opts.jwksUrl));
   return async (req, res, next) => {
+    // Verified by api/portal-auth.ts, which ran first.
+    if (res.locals.portalSession) return next();
     res.setHeader("WWW-Authenticate", 'Bearer realm="webhooks"');
     const header = req.headers.authorization;
     if (!header) throw unauthorized("missing Authorization: Bearer token");

@@ -8,6 +8,8 @@ export type ErrorCode =
   | "VALIDATION"
   | "NOT_FOUND"
   | "UNAUTHORIZED"
+  | "SESSION_EXPIRED"
+  | "SESSION_REVOKED"
   | "FORBIDDEN"
   | "CONFLICT"
   | "UNAVAILABLE"

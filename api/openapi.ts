@@ -1,5 +1,6 @@
 import { VERSION } from "../common/version.js";
 import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
+import { portalPaths, portalSchemas, portalSecurityScheme } from "./openapi-portal.js";
 
 // The configs API as one OpenAPI 3.1 document: served at /openapi.json and
 // compiled by ajv (JSON Schema 2020-12) to validate every request, so the
@@ -72,7 +73,10 @@ export const openapi = {
       "Manage webhook configs (subscriptions of endpoints to event types), inspect deliveries and their attempts.",
   },
   components: {
-    securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
+      ...portalSecurityScheme,
+    },
     schemas: {
       ConfigUser: {
         type: "object",
@@ -164,6 +168,7 @@ export const openapi = {
         },
       },
       ...endpointAuthSchemas,
+      ...portalSchemas,
       ConfigSecret: {
         type: "object",
         required: ["secret"],
@@ -558,6 +563,8 @@ export const openapi = {
               "VALIDATION",
               "NOT_FOUND",
               "UNAUTHORIZED",
+              "SESSION_EXPIRED",
+              "SESSION_REVOKED",
               "FORBIDDEN",
               "CONFLICT",
               "UNAVAILABLE",
@@ -569,7 +576,7 @@ export const openapi = {
       },
     },
   },
-  security: [{ bearer: [] }],
+  security: [{ bearer: [] }, { portalSession: [] }],
   paths: {
     "/configs": {
       get: {
@@ -884,6 +891,7 @@ export const openapi = {
         responses: { 200: ok("the configs", ref("ConfigCursor")), 404: error("no such tenant"), ...errors },
       },
     },
+    ...portalPaths(errors),
     "/events": {
       post: {
         operationId: "ingestEvent",

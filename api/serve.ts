@@ -49,6 +49,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     logger: rt.logger,
     checks: healthChecks(rt, worker, consumer),
     auth: options.auth,
+    portal: options.portal,
     audit,
     replay: createReplayer(rt, rt.db.prisma),
     deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),

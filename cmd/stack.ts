@@ -280,6 +280,7 @@ async function main(): Promise<void> {
     await waitHealthy(service, child);
   }
 
+  const portal = await defaultTenantPortal(`http://127.0.0.1:${apiPort}`);
   const lines = [
     `stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s (Ctrl-C stops it)`,
     `  Temporal frontend       ${temporalAddress}${values.temporal === "server" ? ` (production server, ${values["temporal-nodes"]} node(s), PostgreSQL databases ${values["temporal-name"]}, ${values["temporal-name"]}_visibility)` : ""}`,
@@ -287,8 +288,28 @@ async function main(): Promise<void> {
     `  Database                ${postgres ? redact(postgres) : `embedded PGlite in ${dataDir}/pglite`}`,
     "  NATS JetStream          nats://127.0.0.1:4222",
     ...services.map((s) => `  ${s.describe}`),
+    `  Consumer portal         ${portal}`,
   ];
   process.stderr.write(`\n${lines.join("\n")}\n\n`);
+}
+
+/**
+ * A portal session of the default tenant, valid 24 h (a working day of trying the page out,
+ * the longest a session may last); or why there is none, without stopping the stack.
+ */
+async function defaultTenantPortal(api: string): Promise<string> {
+  try {
+    const res = await fetch(`${api}/tenants/uid:default/portal-sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ expiresIn: "24h" }),
+    });
+    const body = (await res.json()) as { url?: string; errorMessage?: string };
+    if (res.status !== 201 || !body.url) return `no session: ${res.status} ${body.errorMessage ?? ""}`;
+    return `${body.url}  (default tenant, valid 24 h)`;
+  } catch (err) {
+    return `no session: ${(err as Error).message}`;
+  }
 }
 
 main().catch((err: Error) => {

@@ -435,7 +435,56 @@ function addSharedOptions(cmd: Command): Command {
       )
         .env("AUTH_TENANT_CLAIM")
         .default("tenant"),
+    )
+    .addOption(
+      new Option(
+        "--portal-frame-ancestors <sources>",
+        "CSP frame-ancestors of the consumer portal page: space-separated sources allowed to embed it",
+      )
+        .env("PORTAL_FRAME_ANCESTORS")
+        .default("'none'")
+        .argParser(frameAncestorsArg),
+    )
+    .addOption(
+      new Option(
+        "--portal-logo-hosts <hosts>",
+        "hosts (comma- or space-separated) a portal session's theme.logoUrl may name; https only",
+      )
+        .env("PORTAL_LOGO_HOSTS")
+        .default([])
+        .argParser(logoHostsArg),
+    )
+    .addOption(
+      new Option(
+        "--portal-base-url <url>",
+        "origin (and path prefix) of the portal URLs sessions return; the request's own origin when absent",
+      ).env("PORTAL_BASE_URL"),
+    )
+    .addOption(
+      new Option("--portal-assets-dir <dir>", "the built portal page served under /portal")
+        .env("PORTAL_ASSETS_DIR")
+        .default(fromRoot("dist", "portal")),
     );
+}
+
+/** CSP sources: printable ASCII, and no separator that would end the directive early. */
+function frameAncestorsArg(value: string): string {
+  const sources = value.trim().split(/\s+/);
+  if (!value.trim() || sources.some((s) => !/^[!-~]+$/.test(s) || /[;,]/.test(s)))
+    throw new InvalidArgumentError(
+      `expected space-separated CSP sources such as "'self' https://app.example.com"`,
+    );
+  return sources.join(" ");
+}
+
+const HOST_RE =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::\d{1,5})?$/;
+
+function logoHostsArg(value: string): string[] {
+  const hosts = value.split(/[\s,]+/).filter(Boolean);
+  const bad = hosts.find((h) => !HOST_RE.test(h));
+  if (bad) throw new InvalidArgumentError(`"${bad}" is not a host name (with an optional :port)`);
+  return hosts.map((h) => h.toLowerCase());
 }
 
 const secretsKeyFileOption = () =>
@@ -537,6 +586,13 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
       deny: opt<string[]>("egressDeny"),
     },
     auditTopic: opt("auditTopic"),
+    portal: {
+      frameAncestors: opt("portalFrameAncestors"),
+      logoHosts: opt("portalLogoHosts"),
+      baseUrl:
+        str("portalBaseUrl") && checkUrl("--portal-base-url", str("portalBaseUrl")!).replace(/\/+$/, ""),
+      assetsDir: path.resolve(opt<string>("portalAssetsDir")),
+    },
     ...(str("authJwksUrl")
       ? {
           auth: {

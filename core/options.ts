@@ -20,6 +20,18 @@ export interface AuthOptions {
   tenantClaim: string;
 }
 
+/** The consumer portal's page and sessions (api/portal-*.ts). */
+export interface PortalOptions {
+  /** CSP frame-ancestors sources of the page (--portal-frame-ancestors), e.g. "'none'". */
+  frameAncestors: string;
+  /** Hosts a session's theme.logoUrl may name (--portal-logo-hosts); https only. */
+  logoHosts: string[];
+  /** Origin (and path prefix) of the URLs sessions return (--portal-base-url); the request's own when absent. */
+  baseUrl?: string | undefined;
+  /** Where the built page is (--portal-assets-dir, default dist/portal). */
+  assetsDir: string;
+}
+
 /** Everything `./bin/webhooks serve|worker` is configured with (see cmd/webhooks.ts for flags). */
 export interface WebhooksOptions {
   listen: ListenAddress;
@@ -124,4 +136,5 @@ export interface WebhooksOptions {
   // API only.
   auditTopic: string;
   auth?: AuthOptions;
+  portal: PortalOptions;
 }

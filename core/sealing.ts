@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 // Values sealed at rest with AES-256-GCM under a key ring. A sealed value names the
 // key that sealed it, so keys can rotate while older values stay readable, and it is
@@ -65,6 +65,15 @@ export class KeyRing {
 
   get ids(): string[] {
     return [...this.keys.keys()];
+  }
+
+  /**
+   * A key for another purpose (e.g. signing portal tokens) derived from ring key `keyId` by
+   * HKDF-SHA256, so the ring's own bytes seal only secrets; undefined when the ring lacks it.
+   */
+  derive(keyId: string, purpose: string): Buffer | undefined {
+    const key = this.keys.get(keyId);
+    return key && Buffer.from(hkdfSync("sha256", key, Buffer.alloc(0), `${PREFIX}|${purpose}`, KEY_BYTES));
   }
 
   /** `plain` sealed under the newest key, bound to `context`. */

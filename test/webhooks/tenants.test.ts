@@ -301,11 +301,14 @@ describe("tenants (API, matching on NATS and POST /events, tenant-scoped tokens)
     );
     expect(recovery.status, recovery.text).to.be.oneOf([200, 202]);
 
+    const sessionB = await call("POST", `/tenants/${tenantB.id}/portal-sessions`, {});
+    expect(sessionB.status, sessionB.text).to.equal(201);
+
     const values: Record<string, Record<string, string>> = {
       "/configs/": { id: configB.id, recoveryId: recovery.body.data.id },
       "/webhooks/": { webhookId: webhookB },
       "/dead-letters/": { id: deadLetterB },
-      "/tenants/": { tenant: tenantB.id },
+      "/tenants/": { tenant: tenantB.id, id: sessionB.body.id },
     };
     const doc = (await call("GET", "/openapi.json")).body;
     const checked: string[] = [];
