@@ -104,6 +104,8 @@ describe("consumer portal in Chromium", function () {
       payload,
     });
 
+  const deliveryRowOf = (page: Page, webhookId: string) =>
+    page.locator(`table.deliveries tr[data-webhook="${webhookId}"]`);
   const deliveryRow = (page: Page, text: string) =>
     page.locator("table.deliveries tbody tr", { hasText: text });
 
@@ -167,7 +169,7 @@ describe("consumer portal in Chromium", function () {
       expect(sent.status, sent.text).to.equal(202);
       failedWebhook = sent.body.data.deliveries[0].webhookID;
       await page.getByRole("heading", { name: "Deliveries", exact: true }).waitFor();
-      const row = page.locator(`table.deliveries tr[data-webhook="${failedWebhook}"]`);
+      const row = deliveryRowOf(page, failedWebhook);
       await row.locator(".status", { hasText: "failed" }).waitFor({ timeout: 60_000 });
       expect(await row.locator(".attempt-count").textContent()).to.equal("3");
       expect(await row.locator(".status-code").textContent()).to.equal("500");
@@ -216,13 +218,25 @@ describe("consumer portal in Chromium", function () {
     });
 
     it("starts a bulk recovery over a window and shows its progress until done", async () => {
+      // One more delivery that ends failed (the replayed one is carried on by its replay).
+      receiver.respond = (_req, res) => res.writeHead(503).end("maintenance");
+      const sent = await event(tenantA.uid, "order_paid", { orderId: "ord_3", amount: 7 });
+      const webhookId = sent.body.data.deliveries[0].webhookID as string;
+      const row = deliveryRowOf(page, webhookId);
+      await row.locator(".status", { hasText: "failed" }).waitFor({ timeout: 60_000 });
+      receiver.respond = (_req, res) => res.writeHead(200).end("ok");
       await page.getByLabel("Failed since").fill("2020-01-01T00:00");
       await page.getByRole("button", { name: "Start recovery" }).click();
-      const row = page.locator("table.recoveries tbody tr").first();
-      await row.locator(".recovery-state", { hasText: "done" }).waitFor({ timeout: 60_000 });
-      const cells = await row.locator("td").allTextContents();
+      const recovery = page.locator("table.recoveries tbody tr").first();
+      await recovery.locator(".recovery-state", { hasText: "done" }).waitFor({ timeout: 60_000 });
+      const cells = await recovery.locator("td").allTextContents();
       expect(cells[2]).to.equal("1"); // the one failed delivery
       expect(cells[3]).to.equal("1"); // replayed once
+      await page.screenshot({ path: `${SHOTS}/recovery.png`, fullPage: true });
+      const replay = page
+        .locator("table.deliveries tbody tr", { hasText: "replay" })
+        .filter({ hasText: "success" });
+      await replay.nth(1).waitFor();
     });
 
     it("shows the endpoint's health in the list", async () => {
