@@ -115,7 +115,7 @@ function Health({ stats }: { stats: EndpointStats | undefined }) {
 }
 
 function EndpointActions({ config, onChange }: { config: Config; onChange: () => void }) {
-  const { client } = usePortal();
+  const { client, can } = usePortal();
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const run = async (action: () => Promise<unknown>) => {
@@ -129,9 +129,12 @@ function EndpointActions({ config, onChange }: { config: Config; onChange: () =>
   const path = { params: { path: { id: config.id } } };
   return (
     <div class="actions">
-      <a class="button" href={href.editEndpoint(config.id)}>
-        Edit
-      </a>
+      {/* Saving an edit resends the current secret (PUT replaces it), which needs "secrets". */}
+      {can("secrets") ? (
+        <a class="button" href={href.editEndpoint(config.id)}>
+          Edit
+        </a>
+      ) : null}
       {config.active ? (
         <button
           type="button"
