@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from "node:crypto";
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from "jose";
 import type { KeyRing } from "../core/sealing.js";
 
@@ -41,8 +42,21 @@ export function isPortalToken(token: string): boolean {
 }
 
 export class PortalTokens {
+  /** Derived keys by ring key id: HKDF and key import once per key, not per request. */
+  private readonly keys = new Map<string, KeyObject>();
+
   /** `ring` null (--insecure-plaintext-secrets): no key to sign with, so no sessions. */
   constructor(private readonly ring: KeyRing | null) {}
+
+  private key(kid: string): KeyObject | undefined {
+    const cached = this.keys.get(kid);
+    if (cached) return cached;
+    const bytes = this.ring?.derive(kid, PURPOSE);
+    if (!bytes) return undefined;
+    const key = createSecretKey(bytes);
+    this.keys.set(kid, key);
+    return key;
+  }
 
   /** Why this process cannot sign or verify portal tokens; undefined when it can. */
   get unavailable(): string | undefined {
@@ -61,18 +75,17 @@ export class PortalTokens {
       .setSubject(c.sessionId)
       .setIssuedAt()
       .setExpirationTime(c.exp)
-      .sign(this.ring.derive(kid, PURPOSE)!);
+      .sign(this.key(kid)!);
   }
 
   /** The claims of a token this deployment signed; throws PortalTokenError otherwise. */
   async verify(token: string): Promise<PortalClaims> {
     if (!this.ring) throw new PortalTokenError(this.unavailable!, false);
-    const ring = this.ring;
     try {
       const { payload } = await jwtVerify(
         token,
         (header) => {
-          const key = header.kid === undefined ? undefined : ring.derive(header.kid, PURPOSE);
+          const key = header.kid === undefined ? undefined : this.key(header.kid);
           if (!key) throw new PortalTokenError("signed under a key this deployment does not hold", false);
           return key;
         },

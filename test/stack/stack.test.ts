@@ -78,6 +78,18 @@ describe("the stack launcher (npm start)", function () {
       }),
     });
     expect(decision.status).to.equal(200);
+    // A ready-made portal URL of the default tenant, its token good for the API.
+    const portal = new RegExp(
+      `Consumer portal +(http://127\\.0\\.0\\.1:${apiPort}/portal/#token=(\\S+))`,
+    ).exec(output);
+    expect(portal, output).to.not.equal(null);
+    const session = await fetch(`http://127.0.0.1:${apiPort}/portal-sessions/current`, {
+      headers: { authorization: `Bearer ${portal![2]}` },
+    });
+    expect(session.status).to.equal(200);
+    const bootstrap = (await session.json()) as { tenant: { uid: string }; expiresAt: string };
+    expect(bootstrap.tenant.uid).to.equal("default");
+    expect(Date.parse(bootstrap.expiresAt) - Date.now()).to.be.within(23 * 3_600_000, 24 * 3_600_000);
 
     const exited = new Promise<number | null>((resolve) => stack.once("exit", (code) => resolve(code)));
     stack.kill("SIGTERM");
