@@ -1,5 +1,6 @@
 import { gzipSync } from "node:zlib";
-import { createSession, launchChromium } from "../../test/support/portal-browser.js";
+import { launchChromium } from "../../test/support/chromium.js";
+import { createSession } from "../../test/support/portal-browser.js";
 import { stopTestTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
 

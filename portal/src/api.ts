@@ -26,6 +26,11 @@ export class ApiError extends Error {
   }
 }
 
+/** Any failure of a call as an ApiError (a network failure has status 0). */
+export function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err));
+}
+
 /** Why the session cannot be used any more (401 SESSION_EXPIRED, SESSION_REVOKED, UNAUTHORIZED). */
 export interface SessionEnd {
   code: string;

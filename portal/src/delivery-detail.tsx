@@ -1,7 +1,7 @@
 // One delivery: its attempts (time, HTTP status, duration, error, next retry), the
 // payload as sent, the headers it is sent with (credentials masked), and replay.
 import { useState } from "preact/hooks";
-import { ApiError, type Delivery, must } from "./api";
+import { type ApiError, asApiError, type Delivery, must } from "./api";
 import { usePortal } from "./context";
 import { actionKey, pretty, when } from "./format";
 import { useLoad } from "./load";
@@ -156,7 +156,7 @@ function Replay({ id }: { id: string }) {
       );
       setReplayed(data.webhookID);
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+      setError(asApiError(err));
     }
   };
   return (

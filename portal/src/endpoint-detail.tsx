@@ -1,7 +1,7 @@
 // One endpoint: its settings and health, the actions on it (edit, disable/enable, delete,
 // test event), its deliveries, bulk recovery and signing secret.
 import { useState } from "preact/hooks";
-import { ApiError, type Attempt, type Config, type EndpointStats, must } from "./api";
+import { type ApiError, type Attempt, asApiError, type Config, type EndpointStats, must } from "./api";
 import { usePortal } from "./context";
 import { Deliveries } from "./deliveries";
 import { StatusBadge } from "./endpoints-list";
@@ -123,7 +123,7 @@ function EndpointActions({ config, onChange }: { config: Config; onChange: () =>
     try {
       await action();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+      setError(asApiError(err));
     }
   };
   const path = { params: { path: { id: config.id } } };
@@ -188,7 +188,7 @@ function TestEvent({ id }: { id: string }) {
     try {
       setResult((await must(client.GET("/configs/{id}/test", { params: { path: { id } } }))).data);
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+      setError(asApiError(err));
     } finally {
       setBusy(false);
     }

@@ -3,7 +3,15 @@
 // and a blank credential on edit keeps the stored value. Validation errors of the API are
 // shown next to the field they name.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, type Config, type ConfigUser, type EndpointAuthChange, type EventType, must } from "./api";
+import {
+  ApiError,
+  asApiError,
+  type Config,
+  type ConfigUser,
+  type EndpointAuthChange,
+  type EventType,
+  must,
+} from "./api";
 import { usePortal } from "./context";
 import { EventTypePicker } from "./event-type-picker";
 import { type FormField, fieldOf } from "./field-errors";
@@ -56,9 +64,7 @@ export function EndpointForm({ id }: { id?: string }) {
       setAuthKind(kind);
       setStoredAuth(kind);
       setUsername(auth.basic?.username ?? "");
-    })().catch((err: unknown) =>
-      setLoadError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err))),
-    );
+    })().catch((err: unknown) => setLoadError(asApiError(err)));
   }, [client, id]);
 
   if (loadError) return <LoadFailure error={loadError} what="This endpoint" />;
@@ -198,17 +204,12 @@ export function EndpointForm({ id }: { id?: string }) {
                   setHeaders(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
                 }}
               />
-              <label for={`header-value-${i}`}>Value</label>
-              <input
+              <Credential
                 id={`header-value-${i}`}
-                type="password"
-                autocomplete="off"
-                placeholder={h.stored ? "unchanged" : ""}
+                label="Value"
+                stored={h.stored}
                 value={h.value}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setHeaders(headers.map((r, j) => (j === i ? { ...r, value } : r)));
-                }}
+                onInput={(value) => setHeaders(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
               />
               <button type="button" onClick={() => setHeaders(headers.filter((_, j) => j !== i))}>
                 Remove header {h.name}
@@ -244,29 +245,23 @@ export function EndpointForm({ id }: { id?: string }) {
                 value={username}
                 onInput={(e) => setUsername(e.currentTarget.value)}
               />
-              <label for="auth-password">Password</label>
-              <input
+              <Credential
                 id="auth-password"
-                type="password"
-                autocomplete="off"
-                placeholder={storedAuth === "basic" ? "unchanged" : ""}
+                label="Password"
+                stored={storedAuth === "basic"}
                 value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
+                onInput={setPassword}
               />
             </>
           ) : null}
           {authKind === "bearer" ? (
-            <>
-              <label for="auth-token">Token</label>
-              <input
-                id="auth-token"
-                type="password"
-                autocomplete="off"
-                placeholder={storedAuth === "bearer" ? "unchanged" : ""}
-                value={token}
-                onInput={(e) => setToken(e.currentTarget.value)}
-              />
-            </>
+            <Credential
+              id="auth-token"
+              label="Token"
+              stored={storedAuth === "bearer"}
+              value={token}
+              onInput={setToken}
+            />
           ) : null}
           <p class="muted small">Credentials are write-only: they are never shown again.</p>
           {fieldError("auth")}
@@ -282,5 +277,28 @@ export function EndpointForm({ id }: { id?: string }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** A write-only value: never prefilled; a stored one reads "unchanged" and is kept when left blank. */
+function Credential(props: {
+  id: string;
+  label: string;
+  stored: boolean;
+  value: string;
+  onInput: (value: string) => void;
+}) {
+  return (
+    <>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="password"
+        autocomplete="off"
+        placeholder={props.stored ? "unchanged" : ""}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </>
   );
 }

@@ -1,6 +1,6 @@
 // Loading one screen's data: the value, the error answer, and a way to load it again.
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { ApiError } from "./api";
+import { type ApiError, asApiError } from "./api";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -23,7 +23,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], pollMs?: num
         setError(undefined);
       },
       (err: unknown) => {
-        if (live) setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+        if (live) setError(asApiError(err));
       },
     );
     return () => {

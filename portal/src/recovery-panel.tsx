@@ -1,7 +1,7 @@
 // Bulk recovery: replay every delivery of the endpoint that ended failed in a time window,
 // then follow the recovery's progress until it is done.
 import { useState } from "preact/hooks";
-import { ApiError, type Config, must, type Recovery } from "./api";
+import { type ApiError, asApiError, type Config, must, type Recovery } from "./api";
 import { usePortal } from "./context";
 import { actionKey, when } from "./format";
 import { useLoad } from "./load";
@@ -39,7 +39,7 @@ export function RecoveryPanel({ config }: { config: Config }) {
       );
       list.reload();
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+      setError(asApiError(err));
     }
   };
   return (

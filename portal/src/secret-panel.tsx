@@ -1,7 +1,7 @@
 // Rotating the signing secret: the new one is shown once (the API never shows it again
 // unasked), with how long the old one keeps signing; verification snippets to copy.
 import { useState } from "preact/hooks";
-import { ApiError, must } from "./api";
+import { type ApiError, asApiError, must } from "./api";
 import { usePortal } from "./context";
 import { when } from "./format";
 import { ErrorText } from "./messages";
@@ -31,7 +31,7 @@ export function SecretPanel({ configId }: { configId: string }) {
       );
       setRotated({ secret: data.secret, oldUntil: data.previousSecretExpiresAt });
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, "NETWORK", String(err)));
+      setError(asApiError(err));
     }
   };
   return (

@@ -1,27 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import type { WebhooksUnderTest } from "./webhooks-server.js";
 
-// The consumer portal in Debian's Chromium (playwright-core, as the Temporal Web UI test):
-// sessions made through the API, an accessibility scan, and helpers that drive the page
-// with the keyboard alone.
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
+// The consumer portal in Debian's Chromium (test/support/chromium.ts): sessions made through
+// the API, an accessibility scan, and a helper that drives the page with the keyboard alone.
 
 export interface PortalSession {
   id: string;

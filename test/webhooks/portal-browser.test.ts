@@ -3,13 +3,8 @@ import { mkdir } from "node:fs/promises";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fromRoot } from "../../common/paths.js";
-import {
-  axeViolations,
-  createSession,
-  launchChromium,
-  type PortalSession,
-  tabTo,
-} from "../support/portal-browser.js";
+import { launchChromium } from "../support/chromium.js";
+import { axeViolations, createSession, type PortalSession, tabTo } from "../support/portal-browser.js";
 import { Receiver, signedWith } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
