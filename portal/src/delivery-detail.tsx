@@ -113,11 +113,13 @@ function Headers({ delivery }: { delivery: Delivery }) {
       (await must(client.GET("/configs/{id}/auth", { params: { path: { id: delivery.configID } } }))).data,
     [delivery.configID],
   );
+  const key = idempotencyKeyOf(delivery.attempts[0]?.payload);
   const rows: [string, string][] = [
     ["content-type", "application/json"],
     ["svc-webhook-id", delivery.webhookID],
     ["svc-webhook-timestamp", "the send's Unix time"],
     ["svc-webhook-signature", `v1,${MASK}`],
+    ...(key ? ([["svc-webhook-idempotency-key", key]] as [string, string][]) : []),
   ];
   for (const h of auth.data?.headers ?? []) rows.push([h.name ?? "", MASK]);
   if (auth.data?.basic || auth.data?.bearer || auth.data?.oauth2) rows.push(["authorization", MASK]);
@@ -172,4 +174,14 @@ function Replay({ id }: { id: string }) {
       <ErrorText error={error} />
     </div>
   );
+}
+
+/** The event's idempotency key, sent as a header too (RFC 8187-encoded when not plain ASCII). */
+function idempotencyKeyOf(payload: string | undefined): string | undefined {
+  try {
+    const key = (JSON.parse(payload ?? "") as { idempotency_key?: unknown }).idempotency_key;
+    return typeof key === "string" && key !== "" ? key : undefined;
+  } catch {
+    return undefined;
+  }
 }

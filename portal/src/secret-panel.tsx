@@ -77,8 +77,9 @@ export function SecretPanel({ configId }: { configId: string }) {
 
 function CopyButton({ text, label }: { text: string; label: string }) {
   const [done, setDone] = useState("");
+  // navigator.clipboard exists only in secure contexts (https, localhost).
   const copy = () =>
-    navigator.clipboard.writeText(text).then(
+    (navigator.clipboard?.writeText(text) ?? Promise.reject(new Error("no clipboard"))).then(
       () => setDone("Copied"),
       () => setDone("Copy failed: select the text and copy it"),
     );

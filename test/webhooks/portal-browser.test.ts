@@ -249,6 +249,56 @@ describe("consumer portal in Chromium", function () {
     });
   });
 
+  describe("editing, disabling, enabling and deleting an endpoint", () => {
+    let context: BrowserContext;
+    let page: Page;
+    let id = "";
+    let secret = "";
+
+    before(async () => {
+      const created = await api.call("POST", "/configs", {
+        endpoint: `${receiver.url}?edit=1`,
+        eventTypes: ["shop.order_paid"],
+        tenantId: tenantA.id,
+        name: "Before edit",
+        filter: { "payload.amount": { $gte: 100 } },
+        auth: { headers: [{ name: "X-Api-Key", value: "k-1" }] },
+      });
+      id = created.body.data.id;
+      secret = created.body.data.secret;
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`)));
+      await page.getByRole("link", { name: "Before edit" }).click();
+      await page.getByRole("heading", { name: "Before edit" }).waitFor();
+    });
+    after(() => context?.close());
+
+    it("edits the name and keeps the secret, filter and header value", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      await page.getByLabel("Name (optional)").fill("After edit");
+      expect(await page.getByLabel("Value").inputValue()).to.equal(""); // write-only
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "After edit" }).waitFor();
+      const stored = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(stored.name).to.equal("After edit");
+      expect(stored.filter).to.deep.equal({ "payload.amount": { $gte: 100 } });
+      expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
+      expect(stored.auth.headers).to.deep.equal([{ name: "X-Api-Key", value: "********" }]);
+    });
+
+    it("disables, enables and deletes it", async () => {
+      await page.getByRole("button", { name: "Disable" }).click();
+      await page.locator(".badge", { hasText: "Disabled" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.active).to.equal(false);
+      await page.getByRole("button", { name: "Enable" }).click();
+      await page.locator(".badge", { hasText: "Enabled" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.active).to.equal(true);
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.getByRole("button", { name: "Delete for good" }).click();
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).status).to.equal(404);
+    });
+  });
+
   describe("(b) catalog and payload filter", () => {
     let context: BrowserContext;
     let page: Page;
