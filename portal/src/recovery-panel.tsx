@@ -1,6 +1,6 @@
 // Bulk recovery: replay every delivery of the endpoint that ended failed in a time window,
 // then follow the recovery's progress until it is done.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { type ApiError, asApiError, type Config, must, type Recovery } from "./api";
 import { usePortal } from "./context";
 import { actionKey, when } from "./format";
@@ -17,12 +17,15 @@ export function RecoveryPanel({ config }: { config: Config }) {
   const [until, setUntil] = useState("");
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const path = { params: { path: { id: config.id } } };
+  // Polled every second while a recovery runs, to show its progress.
+  const [running, setRunning] = useState(false);
   const list = useLoad(
     async () => (await must(client.GET("/configs/{id}/recoveries", path))).data ?? [],
     [config.id],
+    running ? 1000 : undefined,
   );
-  const running = (list.data ?? []).some((r) => r.state === "running");
-  useLoad(async () => (running ? list.reload() : undefined), [running], running ? 1000 : undefined);
+  const anyRunning = (list.data ?? []).some((r) => r.state === "running");
+  useEffect(() => setRunning(anyRunning), [anyRunning]);
 
   const start = async (e: Event) => {
     e.preventDefault();
