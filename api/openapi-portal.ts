@@ -105,28 +105,10 @@ export const portalSchemas = {
       expiresAt: TIME,
     },
   },
-  PortalSessionCursor: {
-    type: "object",
-    required: ["cursor"],
-    properties: {
-      cursor: {
-        type: "object",
-        required: ["hasMore", "data"],
-        properties: { hasMore: { type: "boolean" }, data: { type: "array", items: ref("PortalSession") } },
-      },
-    },
-  },
 };
 
-const tenantParam = {
-  name: "tenant",
-  in: "path",
-  required: true,
-  description: "the tenant's id, or uid:<uid>",
-  schema: { type: "string" },
-};
-
-export function portalPaths(errors: Record<number, object>) {
+/** The routes; `errors` and `tenantParam` are the document's own. */
+export function portalPaths(errors: Record<number, object>, tenantParam: object) {
   const noPortal = "; 403 for a portal token";
   return {
     "/tenants/{tenant}/portal-sessions": {

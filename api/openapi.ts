@@ -554,6 +554,7 @@ export const openapi = {
       EventTypeCursor: cursorOf("EventType"),
       AttemptCursor: cursorOf("Attempt"),
       DeadLetterCursor: cursorOf("DeadLetter"),
+      PortalSessionCursor: cursorOf("PortalSession"),
       Error: {
         type: "object",
         required: ["errorCode", "errorMessage"],
@@ -891,7 +892,7 @@ export const openapi = {
         responses: { 200: ok("the configs", ref("ConfigCursor")), 404: error("no such tenant"), ...errors },
       },
     },
-    ...portalPaths(errors),
+    ...portalPaths(errors, tenantParam),
     "/events": {
       post: {
         operationId: "ingestEvent",

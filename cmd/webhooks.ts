@@ -458,7 +458,9 @@ function addSharedOptions(cmd: Command): Command {
       new Option(
         "--portal-base-url <url>",
         "origin (and path prefix) of the portal URLs sessions return; the request's own origin when absent",
-      ).env("PORTAL_BASE_URL"),
+      )
+        .env("PORTAL_BASE_URL")
+        .argParser(portalBaseUrlArg),
     )
     .addOption(
       new Option("--portal-assets-dir <dir>", "the built portal page served under /portal")
@@ -475,6 +477,21 @@ function frameAncestorsArg(value: string): string {
       `expected space-separated CSP sources such as "'self' https://app.example.com"`,
     );
   return sources.join(" ");
+}
+
+/** An http(s) origin with an optional path prefix, without the trailing slash. */
+function portalBaseUrlArg(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError("expected an absolute URL such as https://hooks.example.com");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new InvalidArgumentError("expected an http or https URL");
+  if (url.search || url.hash || url.username || url.password)
+    throw new InvalidArgumentError("expected an origin and path only (no query, fragment or credentials)");
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
 }
 
 const HOST_RE =
@@ -589,8 +606,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     portal: {
       frameAncestors: opt("portalFrameAncestors"),
       logoHosts: opt("portalLogoHosts"),
-      baseUrl:
-        str("portalBaseUrl") && checkUrl("--portal-base-url", str("portalBaseUrl")!).replace(/\/+$/, ""),
+      baseUrl: str("portalBaseUrl"),
       assetsDir: path.resolve(opt<string>("portalAssetsDir")),
     },
     ...(str("authJwksUrl")

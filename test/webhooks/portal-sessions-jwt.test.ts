@@ -1,15 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { connect, type NatsConnection } from "nats";
+import { TestJwks } from "../support/jwks.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
-
-const ISSUER = "https://issuer.test/";
-const AUDIENCE = "webhooks-api";
-
-type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 
 /**
  * Portal sessions with JWT authentication on (a real JWKS): who may create them, portal
@@ -18,42 +11,24 @@ type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 describe("consumer portal sessions with JWT auth (--auth-jwks-url, audit on NATS JetStream)", function () {
   this.timeout(120_000);
   let api: WebhooksUnderTest;
-  let jwks: Server;
-  let key: KeyLike;
+  let jwks: TestJwks;
   let admin: string;
   let tenantA: { id: string };
   let tenantB: { id: string };
   const auditTopic = `audit-${randomBytes(4).toString("hex")}`;
   const stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
 
-  const jwt = (claims: Record<string, unknown>) =>
-    new SignJWT({ scope: "webhooks:write", ...claims })
-      .setProtectedHeader({ alg: "RS256", kid: "k1" })
-      .setIssuer(ISSUER)
-      .setAudience(AUDIENCE)
-      .setSubject(String(claims.sub ?? "operator"))
-      .setIssuedAt()
-      .setExpirationTime("10m")
-      .sign(key);
+  const jwt = (claims: Record<string, unknown>) => jwks.sign(claims);
   const call = (method: string, p: string, bearer: string | undefined, body?: unknown) =>
     api.call(method, p, body, bearer ? { authorization: `Bearer ${bearer}` } : {});
 
   before(async () => {
-    const pair = await generateKeyPair("RS256");
-    key = pair.privateKey;
-    const jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "RS256", use: "sig" };
-    jwks = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: [jwk] }));
-    });
-    await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
+    jwks = await TestJwks.start();
     api = await startWebhooks({
+      // The flags' environment variables work as the flags do.
+      env: { PORTAL_LOGO_HOSTS: "cdn.example.com", PORTAL_BASE_URL: "https://hooks.example.com/webhooks/" },
       args: [
-        "--auth-jwks-url",
-        `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
-        "--auth-issuer",
-        ISSUER,
-        "--auth-audience",
-        AUDIENCE,
+        ...jwks.args,
         "--audit-topic",
         auditTopic,
         "--nats-stream",
@@ -84,9 +59,13 @@ describe("consumer portal sessions with JWT auth (--auth-jwks-url, audit on NATS
   });
 
   it("lets a deployment-wide write token create sessions; a tenant-scoped token only for its tenant; a read token or a portal token never", async () => {
-    const made = await call("POST", "/tenants/uid:acme/portal-sessions", admin, { expiresIn: "10m" });
+    const made = await call("POST", "/tenants/uid:acme/portal-sessions", admin, {
+      expiresIn: "10m",
+      theme: { logoUrl: "https://cdn.example.com/acme.png" },
+    });
     expect(made.status, made.text).to.equal(201);
     expect(made.body.createdBy).to.equal("admin");
+    expect(made.body.url).to.equal(`https://hooks.example.com/webhooks/portal/#token=${made.body.token}`);
 
     const scopedA = await jwt({ sub: "acme-backend", tenant: "acme" });
     const forB = await call("POST", `/tenants/${tenantB.id}/portal-sessions`, scopedA, {});

@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises";
 import { expect } from "chai";
 import { decodeProtectedHeader, SignJWT } from "jose";
 import { PORTAL_ROUTES } from "../../api/portal-features.js";
+import { deadLetterOf } from "../support/dead-letter-fixture.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { eventually, sql } from "../support/poison.js";
 import { fixturePortalAssets, parameterisedCalls } from "../support/portal.js";
@@ -97,19 +98,7 @@ describe("consumer portal sessions (API without JWT auth)", function () {
       eventTypes: ["broken.*"],
       tenantId: tenantB.id,
     });
-    await sql(env.api, `UPDATE configs SET endpoint = 'http://[not a host' WHERE id = $1`, [broken.id]);
-    await env.publish(env.event({ app: "broken", type: "x", tenant: "globex" }));
-    await eventually(
-      "B's dead letter",
-      async () => {
-        const rows = await sql<{ id: string }>(env.api, "SELECT id FROM dead_letters WHERE config_id = $1", [
-          broken.id,
-        ]);
-        deadLetterB = rows[0]?.id ?? "";
-        return deadLetterB !== "";
-      },
-      30_000,
-    );
+    deadLetterB = await deadLetterOf(env, broken.id, { app: "broken", type: "x", tenant: "globex" });
     const recovery = await call(
       "POST",
       `/configs/${configB}/recover`,
