@@ -73,22 +73,25 @@ describe("consumer portal in Chromium", function () {
     await receiver?.stop();
   });
 
+  /** Page errors and CSP refusals reported by each opened page. */
+  const errorsOf = new WeakMap<Page, string[]>();
+
   async function open(session: PortalSession): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ viewport: VIEWPORT });
     const page = await context.newPage();
     const errors: string[] = [];
+    errorsOf.set(page, errors);
     page.on("pageerror", (err) => errors.push(err.message));
     page.on("console", (m) => {
       // A CSP refusal is reported on the console: the page must need nothing the policy forbids.
       if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
     });
     await page.goto(session.url);
-    (page as Page & { errors?: string[] }).errors = errors;
     return { context, page };
   }
 
   const base = (page: Page) => page.url().split("#")[0]!;
-  const pageErrors = (page: Page) => (page as Page & { errors?: string[] }).errors ?? [];
+  const pageErrors = (page: Page) => errorsOf.get(page) ?? [];
 
   const event = (tenant: string, type: string, payload: unknown) =>
     api.call("POST", "/events", {
