@@ -1,7 +1,7 @@
 // The shell: reads the token, bootstraps the session (GET /portal-sessions/current),
 // applies its theme, and shows the screen of the current route, or the ended-session
 // page as soon as any call answers 401.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { type ApiError, makeClient, must, onSessionEnd, type PortalSession, type SessionEnd } from "./api";
 import { type Feature, Portal } from "./context";
 import { DeliveryDetail } from "./delivery-detail";
@@ -23,6 +23,14 @@ export function App() {
   const [session, setSession] = useState<PortalSession | null>(null);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+  const firstRoute = useRef(true);
+  // On a route change, focus moves to the new screen (as a page load would put it at the
+  // top), so keyboard and screen reader users do not stay on a link that is gone.
+  useEffect(() => {
+    if (firstRoute.current) firstRoute.current = false;
+    else main.current?.focus();
+  }, [route]);
 
   useEffect(() => {
     onSessionEnd(setEnd);
@@ -48,7 +56,7 @@ export function App() {
         </a>
         <span class="muted expires">Session until {when(session.expiresAt)}</span>
       </header>
-      <main id="main">
+      <main id="main" tabIndex={-1} ref={main}>
         <Screen route={route} can={can} />
       </main>
     </Portal.Provider>

@@ -465,7 +465,9 @@ describe("consumer portal in Chromium", function () {
       await tabTo(page, /^Add endpoint$/);
       await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Add endpoint" }).waitFor();
-      await tabTo(page, /^Endpoint URL$/);
+      // The route change moved focus to the new screen, so the next Tab enters the form.
+      expect(await page.evaluate("document.activeElement.id")).to.equal("main");
+      await tabTo(page, /^Endpoint URL$/, 1);
       await page.keyboard.type(`${receiver.url}?kbd=1`);
       await page.keyboard.press("Tab");
       await page.keyboard.type("Keyboard");
