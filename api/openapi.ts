@@ -200,6 +200,10 @@ export const openapi = {
           payload: { type: "string", description: "the body that was sent" },
           statusCode: { type: "integer", description: "HTTP status; 0 when no answer came" },
           retryAttempt: { type: "integer" },
+          durationMs: {
+            type: "integer",
+            description: "how long the send took; absent when there was no send or for old rows",
+          },
           status: { enum: ["success", "to retry", "retrying", "failed"] },
           nextRetryAfter: { ...TIME, description: "when the next try happens (status `to retry`)" },
           error: { type: "string", description: "transport error, or why the delivery ended" },

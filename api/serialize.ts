@@ -44,6 +44,7 @@ export function attemptJson(a: AttemptWithEvent) {
     payload: a.payload ?? a.event?.body ?? "",
     statusCode: a.statusCode,
     retryAttempt: a.retryAttempt,
+    ...(a.durationMs !== null ? { durationMs: a.durationMs } : {}),
     status: fromDbStatus(a.status),
     ...(a.nextRetryAfter ? { nextRetryAfter: a.nextRetryAfter.toISOString() } : {}),
     ...(a.error ? { error: a.error } : {}),

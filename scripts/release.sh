@@ -16,8 +16,9 @@ case "${1:-}" in
 esac
 out="${1:-dist-release}"
 
-echo "[release] compiling (tsc)"
+echo "[release] compiling (tsc) and building the consumer portal page (dist/portal)"
 npx --no-install tsc -p tsconfig.json
+node portal/build.mjs
 
 echo "[release] writing $out"
 rm -rf "$out"

@@ -5,10 +5,11 @@ import path from "node:path";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { fromRoot } from "../../common/paths.js";
 import { type DevServer, startDevServer } from "../../common/temporal-dev-server.js";
 import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
+import { launchChromium } from "../support/chromium.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { ServiceProcess } from "../support/process.js";
@@ -95,19 +96,7 @@ describe("inspecting deliveries in the Temporal Web UI (Chromium)", function () 
       }
     }
     await client.connection.close();
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   });
 

@@ -1,0 +1,304 @@
+// Create or edit an endpoint: URL, name, event types from the catalog, payload filter,
+// custom headers and auth. Credentials are write-only: the form never shows a stored one,
+// and a blank credential on edit keeps the stored value. Validation errors of the API are
+// shown next to the field they name.
+import { useEffect, useState } from "preact/hooks";
+import {
+  ApiError,
+  asApiError,
+  type Config,
+  type ConfigUser,
+  type EndpointAuthChange,
+  type EventType,
+  must,
+} from "./api";
+import { usePortal } from "./context";
+import { EventTypePicker } from "./event-type-picker";
+import { type FormField, fieldOf } from "./field-errors";
+import { LoadFailure } from "./messages";
+import { go, href } from "./router";
+
+type AuthKind = "none" | "basic" | "bearer";
+interface HeaderRow {
+  name: string;
+  value: string;
+  stored: boolean;
+}
+
+export function EndpointForm({ id }: { id?: string }) {
+  const { client } = usePortal();
+  const [catalog, setCatalog] = useState<EventType[] | null>(null);
+  const [current, setCurrent] = useState<Config | null>(null);
+  const [loadError, setLoadError] = useState<ApiError | undefined>(undefined);
+  const [endpoint, setEndpoint] = useState("");
+  const [name, setName] = useState("");
+  const [picked, setPicked] = useState<string[]>([]);
+  const [others, setOthers] = useState("");
+  const [filter, setFilter] = useState("");
+  const [headers, setHeaders] = useState<HeaderRow[]>([]);
+  const [authKind, setAuthKind] = useState<AuthKind>("none");
+  const [storedAuth, setStoredAuth] = useState<AuthKind>("none");
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [token, setToken] = useState("");
+  const [errors, setErrors] = useState<Partial<Record<FormField, string>>>({});
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    (async () => {
+      const types = (await must(client.GET("/event-types", { params: { query: { pageSize: "1000" } } })))
+        .cursor.data;
+      setCatalog(types);
+      if (!id) return;
+      const config = (await must(client.GET("/configs/{id}", { params: { path: { id } } }))).data;
+      setCurrent(config);
+      setEndpoint(config.endpoint);
+      setName(config.name);
+      const known = new Set(types.map((t) => t.name));
+      setPicked(config.eventTypes.filter((t) => known.has(t)));
+      setOthers(config.eventTypes.filter((t) => !known.has(t)).join(", "));
+      setFilter(config.filter ? JSON.stringify(config.filter, null, 2) : "");
+      const auth = config.auth ?? {};
+      setHeaders((auth.headers ?? []).map((h) => ({ name: h.name ?? "", value: "", stored: true })));
+      const kind: AuthKind = auth.basic ? "basic" : auth.bearer ? "bearer" : "none";
+      setAuthKind(kind);
+      setStoredAuth(kind);
+      setUsername(auth.basic?.username ?? "");
+    })().catch((err: unknown) => setLoadError(asApiError(err)));
+  }, [client, id]);
+
+  if (loadError) return <LoadFailure error={loadError} what="This endpoint" />;
+  if (!catalog || (id && !current)) return <p>Loading…</p>;
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const found: Partial<Record<FormField, string>> = {};
+    let parsedFilter: Record<string, unknown> | null | undefined;
+    if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
+    else {
+      try {
+        parsedFilter = JSON.parse(filter);
+      } catch (err) {
+        found.filter = `filter is not valid JSON: ${(err as Error).message}`;
+      }
+    }
+    const eventTypes = [
+      ...picked,
+      ...others
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ];
+    if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const body: ConfigUser = {
+      endpoint,
+      eventTypes,
+      ...(name ? { name } : {}),
+      ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
+    };
+    const auth = authChange();
+    if (auth) body.auth = auth;
+    setBusy(true);
+    try {
+      if (id) {
+        // PUT replaces the secret too (a new one when absent): resend the current one.
+        const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } })))
+          .data;
+        await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
+        go(href.endpoint(id));
+      } else {
+        const created = await must(client.POST("/configs", { body }));
+        go(href.endpoint(created.data.id));
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 400) setErrors({ [fieldOf(err.message)]: err.message });
+      else setErrors({ form: err instanceof Error ? err.message : String(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** The auth and headers as a merge: only what the user wrote, null for a removed kind. */
+  function authChange(): EndpointAuthChange | undefined {
+    const change: EndpointAuthChange = {};
+    const rows = headers.filter((h) => h.name.trim() !== "");
+    const hadHeaders = (current?.auth?.headers?.length ?? 0) > 0;
+    if (rows.length > 0 || hadHeaders)
+      change.headers =
+        rows.length === 0
+          ? null
+          : rows.map((h) =>
+              h.value === "" && h.stored ? { name: h.name } : { name: h.name, value: h.value },
+            );
+    if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
+    if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
+    if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
+    return Object.keys(change).length > 0 ? change : undefined;
+  }
+
+  const fieldError = (field: FormField) =>
+    errors[field] ? (
+      <p class="field-error" id={`${field}-error`} role="alert">
+        {errors[field]}
+      </p>
+    ) : null;
+  const describedBy = (field: FormField) => (errors[field] ? `${field}-error` : undefined);
+
+  return (
+    <section aria-labelledby="form-title">
+      <h1 id="form-title">{id ? "Edit endpoint" : "Add endpoint"}</h1>
+      <form class="endpoint-form" onSubmit={submit} noValidate>
+        <label for="endpoint-url">Endpoint URL</label>
+        <input
+          id="endpoint-url"
+          type="url"
+          required
+          placeholder="https://example.com/webhooks"
+          value={endpoint}
+          aria-invalid={errors.endpoint ? "true" : undefined}
+          aria-describedby={describedBy("endpoint")}
+          onInput={(e) => setEndpoint(e.currentTarget.value)}
+        />
+        {fieldError("endpoint")}
+        <label for="endpoint-name">Name (optional)</label>
+        <input
+          id="endpoint-name"
+          type="text"
+          value={name}
+          aria-describedby={describedBy("name")}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+        {fieldError("name")}
+        <EventTypePicker
+          catalog={catalog}
+          picked={picked}
+          others={others}
+          onPick={setPicked}
+          onOthers={setOthers}
+          error={errors.eventTypes}
+        />
+        <label for="endpoint-filter">Payload filter (optional JSON)</label>
+        <textarea
+          id="endpoint-filter"
+          rows={4}
+          placeholder='{"payload.amount": {"$gte": 100}}'
+          value={filter}
+          aria-invalid={errors.filter ? "true" : undefined}
+          aria-describedby={describedBy("filter")}
+          onInput={(e) => setFilter(e.currentTarget.value)}
+        />
+        {fieldError("filter")}
+        <fieldset aria-describedby={describedBy("headers")}>
+          <legend>Custom headers</legend>
+          {headers.map((h, i) => (
+            <div class="header-row" key={i}>
+              <label for={`header-name-${i}`}>Header name</label>
+              <input
+                id={`header-name-${i}`}
+                type="text"
+                value={h.name}
+                onInput={(e) => {
+                  const value = e.currentTarget.value;
+                  setHeaders(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
+                }}
+              />
+              <Credential
+                id={`header-value-${i}`}
+                label="Value"
+                stored={h.stored}
+                value={h.value}
+                onInput={(value) => setHeaders(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
+              />
+              <button type="button" onClick={() => setHeaders(headers.filter((_, j) => j !== i))}>
+                Remove header {h.name}
+              </button>
+            </div>
+          ))}
+          <button
+            type="button"
+            onClick={() => setHeaders([...headers, { name: "", value: "", stored: false }])}
+          >
+            Add header
+          </button>
+          {fieldError("headers")}
+        </fieldset>
+        <fieldset aria-describedby={describedBy("auth")}>
+          <legend>Authentication</legend>
+          <label for="auth-kind">Kind</label>
+          <select
+            id="auth-kind"
+            value={authKind}
+            onChange={(e) => setAuthKind(e.currentTarget.value as AuthKind)}
+          >
+            <option value="none">None</option>
+            <option value="basic">HTTP Basic</option>
+            <option value="bearer">Bearer token</option>
+          </select>
+          {authKind === "basic" ? (
+            <>
+              <label for="auth-username">Username</label>
+              <input
+                id="auth-username"
+                type="text"
+                value={username}
+                onInput={(e) => setUsername(e.currentTarget.value)}
+              />
+              <Credential
+                id="auth-password"
+                label="Password"
+                stored={storedAuth === "basic"}
+                value={password}
+                onInput={setPassword}
+              />
+            </>
+          ) : null}
+          {authKind === "bearer" ? (
+            <Credential
+              id="auth-token"
+              label="Token"
+              stored={storedAuth === "bearer"}
+              value={token}
+              onInput={setToken}
+            />
+          ) : null}
+          <p class="muted small">Credentials are write-only: they are never shown again.</p>
+          {fieldError("auth")}
+        </fieldset>
+        {fieldError("form")}
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {id ? "Save endpoint" : "Create endpoint"}
+          </button>
+          <a class="button" href={id ? href.endpoint(id) : href.endpoints()}>
+            Cancel
+          </a>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** A write-only value: never prefilled; a stored one reads "unchanged" and is kept when left blank. */
+function Credential(props: {
+  id: string;
+  label: string;
+  stored: boolean;
+  value: string;
+  onInput: (value: string) => void;
+}) {
+  return (
+    <>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="password"
+        autocomplete="off"
+        placeholder={props.stored ? "unchanged" : ""}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </>
+  );
+}

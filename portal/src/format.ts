@@ -1,0 +1,18 @@
+// How numbers and times read on the page.
+export const percent = (rate: number | null | undefined) =>
+  rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(rate === 1 ? 0 : 1)} %`;
+
+export const ms = (value: number | undefined) => (value === undefined ? "—" : `${value} ms`);
+
+export const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
+
+export const pretty = (text: string) => {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+};
+
+/** A fresh key per user action, for the routes that require Idempotency-Key. */
+export const actionKey = (what: string) => `portal-${what}-${crypto.randomUUID()}`;

@@ -1,0 +1,519 @@
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { expect } from "chai";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { fromRoot } from "../../common/paths.js";
+import { launchChromium } from "../support/chromium.js";
+import { axeViolations, createSession, type PortalSession, tabTo } from "../support/portal-browser.js";
+import { Receiver, signedWith } from "../support/receiver.js";
+import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+
+// The consumer portal as a tenant's user sees it: the page served by `serve` under /portal,
+// its API calls made with the session token only, in Debian's Chromium. Screenshots of the
+// main screens are written to docs/portal/ (committed, shown in the README).
+
+const SHOTS = fromRoot("docs", "portal");
+const VIEWPORT = { width: 1280, height: 860 };
+
+describe("consumer portal in Chromium", function () {
+  this.timeout(240_000);
+  let api: WebhooksUnderTest;
+  let browser: Browser;
+  let receiver: Receiver;
+  const suffix = randomBytes(3).toString("hex");
+  const tenantA = { uid: `acme-${suffix}`, id: "" };
+  const tenantB = { uid: `globex-${suffix}`, id: "" };
+
+  before(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    receiver = await new Receiver().start();
+    api = await startWebhooks({
+      worker: true,
+      args: [
+        "--broker-topics",
+        `portal-${suffix}`,
+        "--nats-stream",
+        `PORTAL_${suffix.toUpperCase()}`,
+        "--audit-topic",
+        "",
+        "--min-backoff-delay",
+        "300ms",
+        "--max-backoff-delay",
+        "600ms",
+        "--max-attempts",
+        "3",
+      ],
+    });
+    for (const tenant of [tenantA, tenantB]) {
+      const created = await api.call("POST", "/tenants", { uid: tenant.uid, name: `${tenant.uid} Inc.` });
+      expect(created.status, created.text).to.equal(200);
+      tenant.id = created.body.data.id;
+    }
+    // The catalog: one type with a schema and no example (the page builds one), one plain.
+    const put = await api.call("PUT", "/event-types/shop.order_paid", {
+      description: "An order was paid",
+      schema: {
+        type: "object",
+        required: ["orderId", "amount"],
+        properties: {
+          orderId: { type: "string", examples: ["ord_1042"] },
+          amount: { type: "integer", minimum: 1 },
+          currency: { enum: ["EUR", "USD"] },
+        },
+      },
+    });
+    expect(put.status, put.text).to.be.oneOf([200, 201]);
+    await api.call("PUT", "/event-types/shop.order_refunded", { description: "An order was refunded" });
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await api?.stop();
+    await receiver?.stop();
+  });
+
+  /** Page errors and CSP refusals reported by each opened page. */
+  const errorsOf = new WeakMap<Page, string[]>();
+
+  async function open(session: PortalSession): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: VIEWPORT });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    errorsOf.set(page, errors);
+    page.on("pageerror", (err) => errors.push(err.message));
+    page.on("console", (m) => {
+      // A CSP refusal is reported on the console: the page must need nothing the policy forbids.
+      if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
+    });
+    await page.goto(session.url);
+    return { context, page };
+  }
+
+  const base = (page: Page) => page.url().split("#")[0]!;
+  const pageErrors = (page: Page) => errorsOf.get(page) ?? [];
+
+  const event = (tenant: string, type: string, payload: unknown) =>
+    api.call("POST", "/events", {
+      tenant,
+      app: "shop",
+      type,
+      idempotency_key: `portal-${randomBytes(6).toString("hex")}`,
+      payload,
+    });
+
+  const deliveryRowOf = (page: Page, webhookId: string) =>
+    page.locator(`table.deliveries tr[data-webhook="${webhookId}"]`);
+  const deliveryRow = (page: Page, text: string) =>
+    page.locator("table.deliveries tbody tr", { hasText: text });
+
+  describe("(a) an endpoint's life: create, test, deliveries, retries, replay, secret rotation", () => {
+    let session: PortalSession;
+    let context: BrowserContext;
+    let page: Page;
+    let configId = "";
+
+    before(async () => {
+      session = await createSession(api, `uid:${tenantA.uid}`, { theme: { brandColor: "#7b2cbf" } });
+      ({ context, page } = await open(session));
+    });
+    after(() => context?.close());
+
+    it("opens on the tenant's endpoints with the token out of the address bar and the theme applied", async () => {
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+      expect(page.url()).not.to.include(session.token);
+      expect(page.url()).to.match(/\/portal\/#\/$/);
+      expect(await page.getByText(`${tenantA.uid} Inc. · Webhooks`).count()).to.equal(1);
+      const brand = await page.evaluate('document.documentElement.style.getPropertyValue("--brand")');
+      expect(brand).to.equal("#7b2cbf");
+      await page.screenshot({ path: `${SHOTS}/endpoints-empty.png` });
+    });
+
+    it("creates an endpoint from the form", async () => {
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+      await page.getByLabel("Endpoint URL").fill(receiver.url);
+      await page.getByLabel("Name (optional)").fill("Orders");
+      await page.getByLabel("shop.order_paid").check();
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.getByRole("heading", { name: "Orders" }).waitFor();
+      configId = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = await api.call("GET", `/configs/${configId}`);
+      expect(stored.status).to.equal(200);
+      expect(stored.body.data).to.include({ endpoint: receiver.url, name: "Orders", tenantId: tenantA.id });
+      expect(stored.body.data.eventTypes).to.deep.equal(["shop.order_paid"]);
+    });
+
+    it("sends a test event and shows its result, then the delivery with its 200 attempt", async () => {
+      const before = receiver.requests.length;
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page.locator(".test-result", { hasText: "success" }).waitFor();
+      expect(await page.locator(".test-result").textContent()).to.include("HTTP 200");
+      expect(receiver.requests.length).to.equal(before + 1);
+      const row = deliveryRow(page, "success");
+      await row.first().waitFor();
+      expect(await row.first().locator(".status-code").textContent()).to.equal("200");
+      await row.first().getByRole("link").click();
+      await page.getByRole("heading", { name: "Delivery" }).waitFor();
+      const attempts = page.locator("table.attempts tbody tr");
+      expect(await attempts.count()).to.equal(1);
+      expect(await attempts.first().locator(".status-code").textContent()).to.equal("200");
+      await page.goBack();
+    });
+
+    let failedWebhook = "";
+    it("shows a failing delivery's retries, each attempt with its status and error", async () => {
+      receiver.respond = (_req, res) => res.writeHead(500).end("down");
+      const sent = await event(tenantA.uid, "order_paid", { orderId: "ord_1", amount: 12 });
+      expect(sent.status, sent.text).to.equal(202);
+      failedWebhook = sent.body.data.deliveries[0].webhookID;
+      await page.getByRole("heading", { name: "Deliveries", exact: true }).waitFor();
+      const row = deliveryRowOf(page, failedWebhook);
+      await row.locator(".status", { hasText: "failed" }).waitFor({ timeout: 60_000 });
+      expect(await row.locator(".attempt-count").textContent()).to.equal("3");
+      expect(await row.locator(".status-code").textContent()).to.equal("500");
+      await page.screenshot({ path: `${SHOTS}/endpoint.png` });
+      await row.getByRole("link").click();
+      await page.locator(".delivery-status", { hasText: "failed" }).waitFor();
+      const codes = await page.locator("table.attempts tbody tr .status-code").allTextContents();
+      expect(codes).to.deep.equal(["500", "500", "500"]);
+      const payload = JSON.parse((await page.locator("pre.payload").textContent()) ?? "");
+      expect(payload).to.deep.include({ type: "shop.order_paid", payload: { orderId: "ord_1", amount: 12 } });
+      const headers = await page.locator("table.headers").textContent();
+      expect(headers).to.include("svc-webhook-signature").and.to.include("********");
+      await page.screenshot({ path: `${SHOTS}/delivery.png` });
+    });
+
+    it("replays the failed delivery, which now succeeds", async () => {
+      receiver.respond = (_req, res) => res.writeHead(200).end("ok");
+      await page.getByRole("button", { name: "Replay" }).click();
+      await page.getByRole("link", { name: "open the new delivery" }).click();
+      await page.locator(".delivery-status", { hasText: "success" }).waitFor({ timeout: 60_000 });
+      expect(await page.getByRole("link", { name: failedWebhook }).count()).to.equal(1);
+    });
+
+    it("rotates the secret, shown once, and the next delivery verifies with the new one only", async () => {
+      const old = (await api.call("GET", `/configs/${configId}/secret`)).body.data.secret as string;
+      await page.goto(`${base(page)}#/endpoints/${configId}`);
+      await page.getByLabel("Old secret").selectOption("");
+      await page.getByRole("button", { name: "Rotate secret" }).click();
+      const fresh = await page.getByLabel(/New secret/).inputValue();
+      expect(fresh)
+        .to.match(/^[A-Za-z0-9+/]{32}$/)
+        .and.not.equal(old);
+      expect(await page.getByText("The old secret no longer signs deliveries.").count()).to.equal(1);
+      await page.locator("summary", { hasText: "Python" }).click();
+      await page.locator("#secret-title").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}/secret.png` });
+      const sent = await event(tenantA.uid, "order_paid", { orderId: "ord_2", amount: 5 });
+      const webhookId = sent.body.data.deliveries[0].webhookID as string;
+      const deadline = Date.now() + 30_000;
+      while (!receiver.requests.some((r) => r.headers["svc-webhook-id"] === webhookId)) {
+        if (Date.now() > deadline) throw new Error("the delivery after the rotation never came");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const received = receiver.requests.find((r) => r.headers["svc-webhook-id"] === webhookId)!;
+      expect(signedWith(fresh, received)).to.equal(true);
+      expect(signedWith(old, received)).to.equal(false);
+    });
+
+    it("starts a bulk recovery over a window and shows its progress until done", async () => {
+      // One more delivery that ends failed (the replayed one is carried on by its replay).
+      receiver.respond = (_req, res) => res.writeHead(503).end("maintenance");
+      const sent = await event(tenantA.uid, "order_paid", { orderId: "ord_3", amount: 7 });
+      const webhookId = sent.body.data.deliveries[0].webhookID as string;
+      const row = deliveryRowOf(page, webhookId);
+      await row.locator(".status", { hasText: "failed" }).waitFor({ timeout: 60_000 });
+      receiver.respond = (_req, res) => res.writeHead(200).end("ok");
+      await page.getByLabel("Failed since").fill("2020-01-01T00:00");
+      await page.getByRole("button", { name: "Start recovery" }).click();
+      const recovery = page.locator("table.recoveries tbody tr").first();
+      await recovery.locator(".recovery-state", { hasText: "done" }).waitFor({ timeout: 60_000 });
+      const cells = await recovery.locator("td").allTextContents();
+      expect(cells[2]).to.equal("1"); // the one failed delivery
+      expect(cells[3]).to.equal("1"); // replayed once
+      await page.locator("#recovery-title").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}/recovery.png` });
+      const replay = page
+        .locator("table.deliveries tbody tr", { hasText: "replay" })
+        .filter({ hasText: "success" });
+      await replay.nth(1).waitFor();
+    });
+
+    it("shows the endpoint's health in the list", async () => {
+      await page.getByRole("link", { name: "← Endpoints" }).click();
+      const row = page.locator("table.list tbody tr", { hasText: "Orders" });
+      await row.getByText(/^\d+(\.\d)? %/).waitFor(); // the health arrives after the list
+      const text = await row.textContent();
+      expect(text)
+        .to.match(/\d+(\.\d)? %/)
+        .and.to.match(/\d+ sends/);
+      await page.screenshot({ path: `${SHOTS}/endpoints.png` });
+      expect(pageErrors(page)).to.deep.equal([]);
+    });
+  });
+
+  describe("editing, disabling, enabling and deleting an endpoint", () => {
+    let context: BrowserContext;
+    let page: Page;
+    let id = "";
+    let secret = "";
+
+    before(async () => {
+      const created = await api.call("POST", "/configs", {
+        endpoint: `${receiver.url}?edit=1`,
+        eventTypes: ["shop.order_paid"],
+        tenantId: tenantA.id,
+        name: "Before edit",
+        filter: { "payload.amount": { $gte: 100 } },
+        auth: { headers: [{ name: "X-Api-Key", value: "k-1" }] },
+      });
+      id = created.body.data.id;
+      secret = created.body.data.secret;
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`)));
+      await page.getByRole("link", { name: "Before edit" }).click();
+      await page.getByRole("heading", { name: "Before edit" }).waitFor();
+    });
+    after(() => context?.close());
+
+    it("edits the name and keeps the secret, filter and header value", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      await page.getByLabel("Name (optional)").fill("After edit");
+      expect(await page.getByLabel("Value").inputValue()).to.equal(""); // write-only
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "After edit" }).waitFor();
+      const stored = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(stored.name).to.equal("After edit");
+      expect(stored.filter).to.deep.equal({ "payload.amount": { $gte: 100 } });
+      expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
+      expect(stored.auth.headers).to.deep.equal([{ name: "X-Api-Key", value: "********" }]);
+    });
+
+    it("disables, enables and deletes it", async () => {
+      await page.getByRole("button", { name: "Disable" }).click();
+      await page.locator(".badge", { hasText: "Disabled" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.active).to.equal(false);
+      await page.getByRole("button", { name: "Enable" }).click();
+      await page.locator(".badge", { hasText: "Enabled" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.active).to.equal(true);
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.getByRole("button", { name: "Delete for good" }).click();
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).status).to.equal(404);
+    });
+  });
+
+  describe("(b) catalog and payload filter", () => {
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`)));
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+    });
+    after(() => context?.close());
+
+    it("shows the picked type's description and an example drawn from its schema", async () => {
+      await page.getByText("An order was paid").waitFor();
+      await page.getByLabel("shop.order_paid").check();
+      const example = JSON.parse(
+        (await page.locator('pre[data-example="shop.order_paid"]').textContent()) ?? "",
+      );
+      expect(example).to.deep.equal({ orderId: "ord_1042", amount: 1, currency: "EUR" });
+      await page.screenshot({ path: `${SHOTS}/endpoint-form.png` });
+    });
+
+    it("shows the API's message for an invalid filter next to the filter field", async () => {
+      await page.getByLabel("Endpoint URL").fill(receiver.url);
+      await page
+        .getByLabel("Payload filter (optional JSON)")
+        .fill('{"payload.amount": {"$between": [1, 2]}}');
+      const answer = page.waitForResponse(
+        (r) => r.url().endsWith("/configs") && r.request().method() === "POST",
+      );
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      const response = await answer;
+      expect(response.status()).to.equal(400);
+      const { errorMessage } = (await response.json()) as { errorMessage: string };
+      const shown = page.locator("#filter-error");
+      await shown.waitFor();
+      expect(await shown.textContent()).to.equal(errorMessage);
+      expect(errorMessage).to.include("$between");
+      expect(
+        await page.getByLabel("Payload filter (optional JSON)").getAttribute("aria-describedby"),
+      ).to.equal("filter-error");
+    });
+  });
+
+  describe("(c) isolation between tenants", () => {
+    let bConfig = "";
+    let bWebhook = "";
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      const created = await api.call("POST", "/configs", {
+        endpoint: `${receiver.url}?tenant=b`,
+        eventTypes: ["shop.order_paid"],
+        tenantId: tenantB.id,
+        name: "Globex secret endpoint",
+      });
+      bConfig = created.body.data.id;
+      const sent = await event(tenantB.uid, "order_paid", { orderId: "globex-1", amount: 99 });
+      bWebhook = sent.body.data.deliveries[0].webhookID;
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`)));
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+    });
+    after(() => context?.close());
+
+    it("lists none of B's endpoints", async () => {
+      await page.locator("table.list").waitFor();
+      expect(await page.getByText("Globex secret endpoint").count()).to.equal(0);
+      expect(await page.content()).not.to.include(bConfig);
+    });
+
+    it("says not found for B's endpoint opened by URL (the API answered 404) and lists none of its deliveries", async () => {
+      const answer = page.waitForResponse((r) => r.url().endsWith(`/configs/${bConfig}`));
+      await page.goto(`${base(page)}#/endpoints/${bConfig}`);
+      expect((await answer).status()).to.equal(404);
+      await page.getByRole("heading", { name: "Not found" }).waitFor();
+      expect(await page.locator("table.deliveries").count()).to.equal(0);
+      expect(await page.content()).not.to.include("globex-1");
+    });
+
+    it("says not found for B's delivery opened by URL", async () => {
+      const answer = page.waitForResponse((r) => r.url().endsWith(`/webhooks/${bWebhook}`));
+      await page.goto(`${base(page)}#/deliveries/${bWebhook}`);
+      expect((await answer).status()).to.equal(404);
+      await page.getByRole("heading", { name: "Not found" }).waitFor();
+      expect(await page.content()).not.to.include("globex-1");
+    });
+  });
+
+  describe("(d) expired and revoked sessions", () => {
+    it("shows the expired page for an expired session", async () => {
+      const session = await createSession(api, `uid:${tenantA.uid}`, { expiresIn: "1s" });
+      // Wait until the API itself says expired, then open the link.
+      for (;;) {
+        const answer = await fetch(`${api.url}/portal-sessions/current`, {
+          headers: { authorization: `Bearer ${session.token}` },
+        });
+        if (answer.status === 401) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const { context, page } = await open(session);
+      await page.getByRole("heading", { name: "This session has expired" }).waitFor();
+      expect(await page.content()).not.to.match(/at \w+ \(|Error:/);
+      await page.screenshot({ path: `${SHOTS}/expired.png` });
+      expect(await axeViolations(page)).to.deep.equal([]);
+      await context.close();
+    });
+
+    it("shows the revoked page when the session is revoked while the page is open", async () => {
+      const session = await createSession(api, `uid:${tenantA.uid}`);
+      const { context, page } = await open(session);
+      // Opened while the session is live; then revoked.
+      await page.locator("table.list, .empty").first().waitFor();
+      const revoked = await api.call("DELETE", `/tenants/uid:${tenantA.uid}/portal-sessions/${session.id}`);
+      expect(revoked.status).to.equal(204);
+      // The next call the page makes (here: the new-endpoint screen's catalog) answers 401.
+      await page.goto(`${base(page)}#/endpoints/new`);
+      await page.getByRole("heading", { name: "This session was revoked" }).waitFor();
+      await page.reload();
+      await page.getByRole("heading", { name: /session/ }).waitFor();
+      expect(await page.getByRole("heading", { name: "This session was revoked" }).count()).to.equal(1);
+      await context.close();
+    });
+
+    it("shows the invalid-link page for a link without a valid token", async () => {
+      const session = await createSession(api, `uid:${tenantA.uid}`);
+      const { context, page } = await open({ ...session, url: `${session.url}x` });
+      await page.getByRole("heading", { name: "This link is not valid" }).waitFor();
+      await context.close();
+    });
+  });
+
+  describe("features the session lacks hide their screens and buttons", () => {
+    it("shows endpoints and deliveries only, without test events, replay, recovery, secrets or edit", async () => {
+      const { context, page } = await open(
+        await createSession(api, `uid:${tenantA.uid}`, { features: ["endpoints", "deliveries"] }),
+      );
+      await page.getByRole("link", { name: "Orders" }).click();
+      await page.getByRole("heading", { name: "Deliveries", exact: true }).waitFor();
+      for (const name of ["Send test event", "Rotate secret", "Start recovery"])
+        expect(await page.getByRole("button", { name }).count(), name).to.equal(0);
+      expect(await page.getByRole("link", { name: "Edit" }).count()).to.equal(0);
+      expect(await page.getByRole("button", { name: "Disable" }).count()).to.equal(1);
+      await deliveryRow(page, "success").first().getByRole("link").click();
+      await page.locator("table.attempts").waitFor();
+      expect(await page.getByRole("button", { name: "Replay" }).count()).to.equal(0);
+      await context.close();
+    });
+  });
+
+  describe("(e) keyboard only, and an accessibility scan of each main screen", () => {
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`)));
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+    });
+    after(() => context?.close());
+
+    it("completes the create-endpoint form without the mouse", async () => {
+      await tabTo(page, /^Add endpoint$/);
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Add endpoint" }).waitFor();
+      // The route change moved focus to the new screen, so the next Tab enters the form.
+      expect(await page.evaluate("document.activeElement.id")).to.equal("main");
+      await tabTo(page, /^Endpoint URL$/, 1);
+      await page.keyboard.type(`${receiver.url}?kbd=1`);
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("Keyboard");
+      await tabTo(page, /shop\.order_refunded/);
+      await page.keyboard.press("Space");
+      await tabTo(page, /^Add header$/);
+      await page.keyboard.press("Enter");
+      await tabTo(page, /^Header name$/);
+      await page.keyboard.type("X-Team");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("payments");
+      await tabTo(page, /^Kind$/);
+      await page.keyboard.press("ArrowDown"); // basic
+      await page.keyboard.press("ArrowDown"); // bearer
+      await tabTo(page, /^Token$/);
+      await page.keyboard.type("kbd-token");
+      await tabTo(page, /^Create endpoint$/);
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Keyboard" }).waitFor();
+      const id = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(stored.eventTypes).to.deep.equal(["shop.order_refunded"]);
+      expect(stored.auth.headers).to.deep.equal([{ name: "X-Team", value: "********" }]);
+      expect(stored.auth.bearer).to.deep.equal({ token: "********" });
+    });
+
+    it("has no serious or critical axe violation on the endpoint, list, form and delivery screens", async () => {
+      const found: Record<string, string[]> = {};
+      const scan = async (screen: string) => {
+        found[screen] = (await axeViolations(page)).map((v) => `${v.id}: ${v.help}`);
+      };
+      await page.locator(".test-event").waitFor();
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page.locator(".test-result").waitFor();
+      await scan("endpoint");
+      await deliveryRow(page, "success").first().getByRole("link").click();
+      await page.locator("table.attempts").waitFor();
+      await scan("delivery");
+      await page.goto(`${base(page)}#/`);
+      await page.locator("table.list").waitFor();
+      await scan("endpoints");
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+      await page.getByLabel("shop.order_paid").check();
+      await scan("form");
+      expect(found).to.deep.equal({ endpoint: [], delivery: [], endpoints: [], form: [] });
+      expect(pageErrors(page)).to.deep.equal([]);
+    });
+  });
+});
