@@ -10,9 +10,12 @@ import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-serve
 
 // The consumer portal as a tenant's user sees it: the page served by `serve` under /portal,
 // its API calls made with the session token only, in Debian's Chromium. Screenshots of the
-// main screens are written to docs/portal/ (committed, shown in the README).
+// main screens go to test-output/portal/; with UPDATE_PORTAL_SCREENSHOTS=1 to docs/portal/
+// (committed, shown in the README), so a test run leaves the working tree as it was.
 
-const SHOTS = fromRoot("docs", "portal");
+const SHOTS = process.env.UPDATE_PORTAL_SCREENSHOTS
+  ? fromRoot("docs", "portal")
+  : fromRoot("test-output", "portal");
 const VIEWPORT = { width: 1280, height: 860 };
 
 describe("consumer portal in Chromium", function () {
