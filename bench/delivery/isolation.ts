@@ -16,13 +16,15 @@ import { CpuMeter } from "../support/cpu-by-process.js";
 // p99 alone is the figure; every delivery's history is read for workflow-task timeouts.
 // The hanging configs' events are published over the same window as the fast ones.
 // Usage: node dist/bench/delivery/isolation.js [fast-events=500] [hanging-configs=50]
-//   [hanging-events=500, spread over the configs] [rate=20/s] [rounds=3]
+//   [hanging-events=500, spread over the configs] [rate=20/s] [rounds=3] [-- serve flags…]
+// Flags after `--` go to `webhooks serve` (e.g. `-- --storage-sqldb-pool-size 30`).
 
 const FAST = Number(process.argv[2] ?? 500);
 const HANGING_CONFIGS = Number(process.argv[3] ?? 50);
 const HANGING_EVENTS = Number(process.argv[4] ?? 500);
 const RATE = Number(process.argv[5] ?? 20);
 const ROUNDS = Number(process.argv[6] ?? 3);
+const SERVE_ARGS = process.argv.includes("--") ? process.argv.slice(process.argv.indexOf("--") + 1) : [];
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
       "1h",
       "--send-timeout",
       "10s",
+      ...SERVE_ARGS,
     ],
   });
   const create = async (endpoint: string, type: string) => {
@@ -292,7 +295,7 @@ async function main(): Promise<void> {
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   await writeFile(
     fromRoot("bench", "results", "delivery-isolation.json"),
-    `${JSON.stringify({ fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, toPeer, toAlone, histories, taskTimeouts, timelines }, null, 2)}\n`,
+    `${JSON.stringify({ serveArgs: SERVE_ARGS, fast: FAST, hangingConfigs: HANGING_CONFIGS, hangingEvents: HANGING_EVENTS, rate: RATE, rounds, toPeer, toAlone, histories, taskTimeouts, timelines }, null, 2)}\n`,
   );
   for (const res of held) res.destroy();
   await nc
