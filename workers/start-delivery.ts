@@ -3,8 +3,9 @@
 // Web UI filters on. The consumer, HTTP ingest, replays, recoveries and
 // reconciliation's restarts all start deliveries here.
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
-import type { DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
+import type { DeliveryInput, DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
 import { webhookIdFor } from "../core/event-message.js";
+import { orderingOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { endpointHost } from "../core/start-failures.js";
 import { keyword, summary } from "../core/start-limits.js";
@@ -20,6 +21,7 @@ import {
   WebhookId,
   WebhookTenantId,
 } from "../workflows/search-attributes.js";
+import { enqueueOrdered } from "./enqueue-ordered.js";
 import { sendQueue } from "./task-queues.js";
 
 /**
@@ -55,7 +57,36 @@ export interface RestartOptions {
   acceptedAt?: string;
 }
 
-/** Starts (idempotently) the delivery workflow of one stored event to one config. */
+/** The delivery workflow's input for one stored event to one config. */
+function deliveryInput(
+  rt: ProcessContext,
+  config: Config,
+  event: DeliveryEvent,
+  webhookId: string,
+  replayOf?: string,
+  restart?: RestartOptions,
+): DeliveryInput {
+  return {
+    webhookId,
+    configId: config.id,
+    tenantId: config.tenantId,
+    eventRef: event.ref,
+    policy: deliveryPolicy(rt),
+    sendTaskQueue: sendQueue(rt.options.taskQueue),
+    ...(replayOf ? { replayOf } : {}),
+    acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
+    ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
+    ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
+    ...(rt.options.sendMode === "local-first" ? { localFirstBudgetMs: rt.options.localSendBudget } : {}),
+    ...(restart ? { resume: restart.resume } : {}),
+  };
+}
+
+/**
+ * Starts (idempotently) the delivery workflow of one stored event to one config. An
+ * ordered config's new deliveries go to their key's queue instead (workers/enqueue-ordered.ts),
+ * where each runs as this same workflow, under this same id, once the one before it ended.
+ */
 export async function startDelivery(
   rt: ProcessContext,
   config: Config,
@@ -66,6 +97,13 @@ export async function startDelivery(
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
+  const ordering = orderingOf(config);
+  // A restart resumes a delivery that had its turn already (reconciliation): it runs alone.
+  if (ordering && !restart) {
+    const input = deliveryInput(rt, config, event, webhookId, replayOf);
+    await enqueueOrdered(rt, config, ordering, event, { workflowId, input, host });
+    return { webhookId, started: true, eager: false };
+  }
   const eager = rt.eagerStarter;
   const slots = eager ? rt.startSlots : undefined;
   const inFlight = eager ? rt.inFlight : undefined;
@@ -81,24 +119,7 @@ export async function startDelivery(
       taskQueue: rt.options.taskQueue,
       workflowId,
       requestEagerStart: eager !== undefined,
-      args: [
-        {
-          webhookId,
-          configId: config.id,
-          tenantId: config.tenantId,
-          eventRef: event.ref,
-          policy: deliveryPolicy(rt),
-          sendTaskQueue: sendQueue(rt.options.taskQueue),
-          ...(replayOf ? { replayOf } : {}),
-          acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
-          ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
-          ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
-          ...(rt.options.sendMode === "local-first"
-            ? { localFirstBudgetMs: rt.options.localSendBudget }
-            : {}),
-          ...(restart ? { resume: restart.resume } : {}),
-        },
-      ],
+      args: [deliveryInput(rt, config, event, webhookId, replayOf, restart)],
       // A restart may reuse the id of its closed workflow; a new delivery never does.
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // Shortened to Temporal's limits; the input carries the event's reference only.

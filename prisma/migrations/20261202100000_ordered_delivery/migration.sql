@@ -1,0 +1,25 @@
+-- Ordered delivery (README "Ordered delivery"): a config's ordering settings, null for
+-- an unordered config (every config before this migration), e.g. {"enabled": true,
+-- "onFailure": "skip"}.
+ALTER TABLE "configs" ADD COLUMN "ordering" JSONB;
+
+-- The ordering keys whose workflow runs (workflows/ordered-delivery.ts keeps its row
+-- through a local activity: written when it starts, blocks or is released, removed when
+-- it ends idle). GET /configs/{id}/ordering-keys and the blocked-keys metric read it.
+CREATE TABLE "ordering_keys" (
+    "config_id" UUID NOT NULL,
+    "ordering_key" TEXT NOT NULL,
+    "workflow_id" TEXT NOT NULL,
+    "state" TEXT NOT NULL,
+    "head_webhook_id" UUID,
+    "reason" TEXT,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "ordering_keys_pkey" PRIMARY KEY ("config_id", "ordering_key"),
+    CONSTRAINT "ordering_keys_state_check" CHECK ("state" IN ('active', 'blocked'))
+);
+
+CREATE INDEX "ordering_keys_state_idx" ON "ordering_keys"("state");
+
+ALTER TABLE "ordering_keys" ADD CONSTRAINT "ordering_keys_config_id_fkey"
+    FOREIGN KEY ("config_id") REFERENCES "configs"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -1,0 +1,207 @@
+import type { ServerResponse } from "node:http";
+import { expect } from "chai";
+import { DeliveryEnv } from "../support/delivery-env.js";
+import { type Received, Receiver } from "../support/receiver.js";
+
+/** What the receiver reads of an ordered test event. */
+const eventOf = (r: Received): { key: string; seq: number } => {
+  const body = JSON.parse(r.body) as { ordering_key?: string; payload: { key: string; seq: number } };
+  return body.payload;
+};
+
+const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
+  const end = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+/**
+ * Ordered configs over POST /events (accepted one after the other, so the accepted order
+ * is the posting order): one key's events go one at a time; a failing head holds only its
+ * key; `block` holds it until skip; deactivation and cancel keep their meaning.
+ */
+describe("ordered delivery per ordering key", function () {
+  this.timeout(180_000);
+  const env = new DeliveryEnv();
+  let receiver: Receiver;
+  /** Per test: how the receiver answers one event's POST. */
+  let answer: (e: { key: string; seq: number }, res: ServerResponse, r: Received) => void;
+
+  before(async () => {
+    await env.start(["--max-attempts", "5"]);
+    receiver = await new Receiver().start();
+    receiver.respond = (r, res) => answer(eventOf(r), res, r);
+  });
+  after(async () => {
+    await receiver?.stop();
+    await env.stop();
+  });
+
+  const post = async (type: string, key: string, seq: number) => {
+    const r = await env.api.call(
+      "POST",
+      "/events",
+      env.event({
+        type,
+        idempotency_key: `${type}-${key}-${seq}`,
+        ordering_key: key,
+        payload: { key, seq },
+      }),
+    );
+    expect(r.status, r.text).to.equal(202);
+    return r.body.data.deliveries[0].webhookID as string;
+  };
+  const ordered = (type: string, onFailure?: "skip" | "block") =>
+    env.createConfig({
+      endpoint: receiver.url,
+      eventTypes: [`ledger.${type}`],
+      ordering: { enabled: true, ...(onFailure ? { onFailure } : {}) },
+    });
+  /** The POSTs the receiver got for a key, in arrival order, with how each was answered. */
+  const seen = (key: string) => receiver.requests.filter((r) => eventOf(r).key === key);
+  const succeeded = new Set<Received>();
+  const ok = (res: ServerResponse, r: Received) => {
+    succeeded.add(r);
+    res.writeHead(200).end("ok");
+  };
+  const successes = (key: string) =>
+    seen(key)
+      .filter((r) => succeeded.has(r))
+      .map((r) => eventOf(r).seq);
+  const keys = async (configId: string, state?: string) => {
+    const r = await env.api.call(
+      "GET",
+      `/configs/${configId}/ordering-keys${state ? `?state=${state}` : ""}`,
+    );
+    expect(r.status, r.text).to.equal(200);
+    return r.body.cursor.data as { orderingKey: string; state: string; headWebhookID?: string }[];
+  };
+
+  it("validates the ordering field and shows it in the config answers", async () => {
+    const bad = await env.api.call("POST", "/configs", {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.x"],
+      ordering: { enabled: true, onFailure: "retry" },
+    });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.errorMessage).to.include("ordering.onFailure");
+    const notObject = await env.api.call("POST", "/configs", {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.x"],
+      ordering: true,
+    });
+    expect(notObject.status).to.equal(400);
+    expect(notObject.body.errorMessage).to.include("ordering");
+
+    const c = await ordered("shown");
+    const got = await env.api.call("GET", `/configs/${c.id}`);
+    expect(got.body.data.ordering).to.deep.equal({ enabled: true, onFailure: "skip" });
+    // Absent on update keeps it; null turns it off.
+    const kept = await env.api.call("PUT", `/configs/${c.id}`, {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.shown"],
+    });
+    expect(kept.body.data.ordering).to.deep.equal({ enabled: true, onFailure: "skip" });
+    const off = await env.api.call("PUT", `/configs/${c.id}`, {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.shown"],
+      ordering: null,
+    });
+    expect(off.status, off.text).to.equal(200);
+    expect(off.body.data).to.not.have.property("ordering");
+
+    const badKey = await env.api.call("POST", "/events", env.event({ ordering_key: "k".repeat(257) }));
+    expect(badKey.status).to.equal(400);
+    expect(badKey.body.errorMessage).to.include("ordering_key");
+    const badState = await env.api.call("GET", `/configs/${c.id}/ordering-keys?state=stuck`);
+    expect(badState.status).to.equal(400);
+    expect(badState.body.errorMessage).to.include("state");
+  });
+
+  it("holds a key behind a head that fails 3 times, not the other keys", async () => {
+    const c = await ordered("held");
+    let headFailures = 0;
+    answer = (e, res, r) => {
+      if (e.key === "a" && e.seq === 1) {
+        if (headFailures < 3) {
+          headFailures++;
+          res.writeHead(503).end();
+          return;
+        }
+        // Its 4th attempt answers only once every event of key b arrived: key b was not held.
+        void until("key b", () => successes("b").length === 5).then(() => ok(res, r));
+        return;
+      }
+      ok(res, r);
+    };
+    for (let seq = 1; seq <= 5; seq++) await post("held", "a", seq);
+    for (let seq = 1; seq <= 5; seq++) await post("held", "b", seq);
+    await until("both keys", () => successes("a").length === 5 && successes("b").length === 5);
+    expect(successes("a")).to.deep.equal([1, 2, 3, 4, 5]);
+    expect(successes("b")).to.deep.equal([1, 2, 3, 4, 5]);
+    // Nothing of key a after its head was sent before the head succeeded.
+    expect(seen("a").map((r) => eventOf(r).seq)).to.deep.equal([1, 1, 1, 1, 2, 3, 4, 5]);
+    expect(headFailures).to.equal(3);
+    expect(await keys(c.id)).to.have.length(2);
+  });
+
+  it("with block, holds the key after a head failed for good until skip", async () => {
+    const c = await ordered("blocked", "block");
+    answer = (e, res, r) => (e.seq === 1 ? res.writeHead(400).end("no") : ok(res, r));
+    const head = await post("blocked", "c", 1);
+    await post("blocked", "c", 2);
+    await post("blocked", "c", 3);
+    await until("key c blocked", async () => (await keys(c.id, "blocked")).length === 1);
+    const [blocked] = await keys(c.id, "blocked");
+    expect(blocked).to.include({ orderingKey: "c", state: "blocked", headWebhookID: head });
+    expect(seen("c").map((r) => eventOf(r).seq)).to.deep.equal([1]);
+    const metrics = await (await fetch(`${env.api.url}/metrics`)).text();
+    expect(metrics).to.match(/^webhooks_ordering_keys_blocked 1$/m);
+    // The Web UI shows what holds it: the key's workflow's current details.
+    const meta = await env.temporal.workflow
+      .getHandle((blocked as unknown as { workflowId: string }).workflowId)
+      .query<{ currentDetails: string }>("__temporal_workflow_metadata");
+    expect(meta.currentDetails).to.include(`blocked by webhook ${head}`);
+
+    const notBlocked = await env.api.call("POST", `/configs/${c.id}/ordering-keys/zzz/skip`);
+    expect(notBlocked.status).to.equal(404);
+    const skip = await env.api.call("POST", `/configs/${c.id}/ordering-keys/c/skip`);
+    expect(skip.status, skip.text).to.equal(202);
+    await until("key c drained", () => successes("c").length === 2);
+    expect(seen("c").map((r) => eventOf(r).seq)).to.deep.equal([1, 2, 3]);
+    expect(await keys(c.id, "blocked")).to.deep.equal([]);
+  });
+
+  it("with skip (the default), goes on after the head's last attempt", async () => {
+    await ordered("skipped");
+    answer = (e, res, r) => (e.seq === 1 ? res.writeHead(400).end("no") : ok(res, r));
+    for (let seq = 1; seq <= 3; seq++) await post("skipped", "d", seq);
+    await until("key d", () => successes("d").length === 2);
+    expect(seen("d").map((r) => eventOf(r).seq)).to.deep.equal([1, 2, 3]);
+  });
+
+  it("deactivation drains a blocked key without sending; cancelling a retrying head lets the next go", async () => {
+    const blocking = await ordered("gone", "block");
+    answer = (e, res, r) =>
+      e.key === "e" || e.seq === 1 ? res.writeHead(e.key === "e" ? 400 : 503).end() : ok(res, r);
+    await post("gone", "e", 1);
+    await post("gone", "e", 2);
+    await until("key e blocked", async () => (await keys(blocking.id, "blocked")).length === 1);
+    const off = await env.api.call("PUT", `/configs/${blocking.id}/deactivate`);
+    expect(off.status, off.text).to.equal(200);
+    await until("key e released", async () => (await keys(blocking.id, "blocked")).length === 0);
+
+    await ordered("cancelled");
+    const head = await post("cancelled", "f", 1);
+    await post("cancelled", "f", 2);
+    await until("head retrying", () => seen("f").length >= 2);
+    const cancel = await env.api.call("POST", `/webhooks/${head}/cancel`);
+    expect(cancel.status, cancel.text).to.equal(202);
+    await until("key f's next", () => successes("f").length === 1);
+    expect(successes("f")).to.deep.equal([2]);
+    // The deactivated config's queued event was never sent.
+    expect(seen("e").map((r) => eventOf(r).seq)).to.deep.equal([1]);
+  });
+});
