@@ -94,6 +94,8 @@ export async function startDelivery(
   workflowId: string,
   replayOf?: string,
   restart?: RestartOptions,
+  /** An ordered delivery's turn among its key's events (workers/ordered-lanes.ts). */
+  turn?: Promise<void>,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
@@ -101,6 +103,7 @@ export async function startDelivery(
   // A restart resumes a delivery that had its turn already (reconciliation): it runs alone.
   if (ordering && !restart) {
     const input = deliveryInput(rt, config, event, webhookId, replayOf);
+    await turn;
     await enqueueOrdered(rt, config, ordering, event, { workflowId, input, host });
     return { webhookId, started: true, eager: false };
   }
