@@ -95,7 +95,10 @@ async function main(): Promise<void> {
         await wait("head's first attempt", () => (calls.get(1) ?? 0) >= 1);
         if (s.onFailure === "block") await wait("blocked", () => key("blocked"));
         if (s.act === "skip") await env.api.call("POST", `/configs/${config.id}/ordering-keys/k/skip`);
-        if (s.act === "replay-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/replay`);
+        if (s.act === "replay-head")
+          await env.api.call("POST", `/webhooks/${webhookIds[0]}/replay`, undefined, {
+            "idempotency-key": "history",
+          });
         if (s.act === "deactivate") await env.api.call("PUT", `/configs/${config.id}/deactivate`);
         if (s.act === "cancel-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/cancel`);
       }

@@ -174,6 +174,21 @@ describe("ordered delivery per ordering key", function () {
     expect(await keys(c.id, "blocked")).to.deep.equal([]);
   });
 
+  it("with block, a replay of the failed head goes first and releases the key", async () => {
+    const c = await ordered("replayed", "block");
+    let headCalls = 0;
+    answer = (e, res, r) => (e.seq === 1 && ++headCalls === 1 ? res.writeHead(400).end("no") : ok(res, r));
+    const head = await post("replayed", "r", 1);
+    await post("replayed", "r", 2);
+    await until("key r blocked", async () => (await keys(c.id, "blocked")).length === 1);
+    const replay = await env.api.call("POST", `/webhooks/${head}/replay`, undefined, {
+      "idempotency-key": "again",
+    });
+    expect(replay.status, replay.text).to.equal(202);
+    await until("key r drained", () => successes("r").length === 2);
+    expect(seen("r").map((r) => eventOf(r).seq)).to.deep.equal([1, 1, 2]);
+  });
+
   it("with skip (the default), goes on after the head's last attempt", async () => {
     await ordered("skipped");
     answer = (e, res, r) => (e.seq === 1 ? res.writeHead(400).end("no") : ok(res, r));
