@@ -302,7 +302,7 @@ describe("tenants (API, matching on NATS and POST /events, tenant-scoped tokens)
     expect(recovery.status, recovery.text).to.be.oneOf([200, 202]);
 
     const values: Record<string, Record<string, string>> = {
-      "/configs/": { id: configB.id, recoveryId: recovery.body.data.id },
+      "/configs/": { id: configB.id, recoveryId: recovery.body.data.id, key: "any-key" },
       "/webhooks/": { webhookId: webhookB },
       "/dead-letters/": { id: deadLetterB },
       "/tenants/": { tenant: tenantB.id },
