@@ -29,11 +29,10 @@ export function createOrderingActivities({ pool }: { pool: pg.Pool }): OrderingA
         });
         return;
       }
-      // A deleted config has no row to keep (its deliveries close by themselves).
       await pool.query({
         name: "ordering-key-record",
         text: `INSERT INTO ordering_keys (config_id, ordering_key, workflow_id, state, head_webhook_id, reason, updated_at)
-               SELECT $1::uuid, $2, $3, $4, $5::uuid, $6, now() WHERE EXISTS (SELECT 1 FROM configs WHERE id = $1::uuid)
+               VALUES ($1::uuid, $2, $3, $4, $5::uuid, $6, now())
                ON CONFLICT (config_id, ordering_key) DO UPDATE
                  SET workflow_id = EXCLUDED.workflow_id, state = EXCLUDED.state,
                      head_webhook_id = EXCLUDED.head_webhook_id, reason = EXCLUDED.reason, updated_at = now()`,

@@ -200,13 +200,31 @@ describe("ordered delivery per ordering key", function () {
   it("deactivation drains a blocked key without sending; cancelling a retrying head lets the next go", async () => {
     const blocking = await ordered("gone", "block");
     answer = (e, res, r) =>
-      e.key === "e" || e.seq === 1 ? res.writeHead(e.key === "e" ? 400 : 503).end() : ok(res, r);
+      e.key === "e" || e.key === "g" || e.seq === 1
+        ? res.writeHead(e.key === "f" ? 503 : 400).end()
+        : ok(res, r);
     await post("gone", "e", 1);
     await post("gone", "e", 2);
     await until("key e blocked", async () => (await keys(blocking.id, "blocked")).length === 1);
     const off = await env.api.call("PUT", `/configs/${blocking.id}/deactivate`);
     expect(off.status, off.text).to.equal(200);
     await until("key e released", async () => (await keys(blocking.id, "blocked")).length === 0);
+
+    // Deletion too: the deleted config's blocked key drains, its queued event never sent.
+    const deleted = await ordered("deleted", "block");
+    await post("deleted", "g", 1);
+    await post("deleted", "g", 2);
+    await until("deleted's key blocked", async () => (await keys(deleted.id, "blocked")).length === 1);
+    const del = await env.api.call("DELETE", `/configs/${deleted.id}`);
+    expect(del.status, del.text).to.equal(200);
+    const state = () =>
+      env.temporal.workflow
+        .getHandle(`ordered:${deleted.id}:g`)
+        .query<{ queued: number; blocked?: unknown; head?: string }>("ordered-state");
+    await until("deleted's key drained", async () => {
+      const s = await state();
+      return s.queued === 0 && s.blocked === undefined && s.head === undefined;
+    });
 
     await ordered("cancelled");
     const head = await post("cancelled", "f", 1);
@@ -216,7 +234,8 @@ describe("ordered delivery per ordering key", function () {
     expect(cancel.status, cancel.text).to.equal(202);
     await until("key f's next", () => successes("f").length === 1);
     expect(successes("f")).to.deep.equal([2]);
-    // The deactivated config's queued event was never sent.
+    // The deactivated and deleted configs' queued events were never sent.
     expect(seen("e").map((r) => eventOf(r).seq)).to.deep.equal([1]);
+    expect(seen("g").map((r) => eventOf(r).seq)).to.deep.equal([1]);
   });
 });

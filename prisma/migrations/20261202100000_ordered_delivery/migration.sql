@@ -20,6 +20,5 @@ CREATE TABLE "ordering_keys" (
 );
 
 CREATE INDEX "ordering_keys_state_idx" ON "ordering_keys"("state");
-
-ALTER TABLE "ordering_keys" ADD CONSTRAINT "ordering_keys_config_id_fkey"
-    FOREIGN KEY ("config_id") REFERENCES "configs"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+-- No foreign key to configs: a deleted config's rows name the workflows that deletion must
+-- still signal (a blocked key drains); each row goes when its workflow ends idle.
