@@ -12,15 +12,7 @@ import { keyword, summary } from "../core/start-limits.js";
 import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
-import {
-  WebhookAttemptCount,
-  WebhookConfigId,
-  WebhookDeliveryStatus,
-  WebhookEndpointHost,
-  WebhookEventType,
-  WebhookId,
-  WebhookTenantId,
-} from "../workflows/search-attributes.js";
+import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
 import { sendQueue } from "./task-queues.js";
 
@@ -127,15 +119,15 @@ export async function startDelivery(
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // Shortened to Temporal's limits; the input carries the event's reference only.
       staticSummary: summary(`${event.type} → ${host}`),
-      typedSearchAttributes: [
-        { key: WebhookConfigId, value: config.id },
-        { key: WebhookId, value: webhookId },
-        { key: WebhookEventType, value: keyword(event.type) },
-        { key: WebhookEndpointHost, value: keyword(host) },
-        { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
-        { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
-        { key: WebhookTenantId, value: config.tenantId },
-      ],
+      typedSearchAttributes: deliveryAttributes({
+        configId: config.id,
+        webhookId,
+        eventType: keyword(event.type),
+        endpointHost: keyword(host),
+        status: restart ? "to retry" : "pending",
+        attempts: restart?.resume.attempts.length ?? 0,
+        tenantId: config.tenantId,
+      }),
     });
     // Its workflow runs here only when started eagerly; elsewhere its sends count there.
     keep = handle.eagerlyStarted;

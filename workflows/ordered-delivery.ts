@@ -18,15 +18,7 @@ import {
 import type { DeliveryInput, DeliveryResult } from "../activities/delivery-types.js";
 import type { OrderingActivities } from "../activities/ordering-activities.js";
 import { deliverWebhook } from "./delivery.js";
-import {
-  WebhookAttemptCount,
-  WebhookConfigId,
-  WebhookDeliveryStatus,
-  WebhookEndpointHost,
-  WebhookEventType,
-  WebhookId,
-  WebhookTenantId,
-} from "./search-attributes.js";
+import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
 
 // Ordered delivery (README "Ordered delivery"): one long-lived workflow per (config,
 // ordering key) holds the key's queue. Each queued event runs as a child that is the
@@ -189,15 +181,15 @@ async function runChild(item: OrderedItem, input: OrderedInput): Promise<Deliver
       // A delivery outlives its queue's workflow (terminated or reset): it has its own rows.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: item.summary,
-      typedSearchAttributes: [
-        { key: WebhookConfigId, value: input.configId },
-        { key: WebhookId, value: item.input.webhookId },
-        { key: WebhookEventType, value: item.eventType },
-        { key: WebhookEndpointHost, value: item.endpointHost },
-        { key: WebhookDeliveryStatus, value: "pending" },
-        { key: WebhookAttemptCount, value: 0 },
-        { key: WebhookTenantId, value: input.tenantId },
-      ],
+      typedSearchAttributes: deliveryAttributes({
+        configId: input.configId,
+        webhookId: item.input.webhookId,
+        eventType: item.eventType,
+        endpointHost: item.endpointHost,
+        status: "pending",
+        attempts: 0,
+        tenantId: input.tenantId,
+      }),
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
