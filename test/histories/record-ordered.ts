@@ -1,10 +1,14 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { fromRoot } from "../../common/paths.js";
+import { startDevServer } from "../../common/temporal-dev-server.js";
 import { orderedWorkflowId } from "../../core/ordering.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { type ORDERED_SCENARIOS, ORDERED_SET } from "../support/history-sets.js";
+import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
@@ -49,6 +53,10 @@ const scenarios: Scenario[] = [
   },
 ];
 
+/** Recorded on a server that suggests continue-as-new this early: 12 events hand over at least once. */
+const SUGGEST_CONTINUE_AS_NEW_AT = 40;
+const HANDOVER_EVENTS = 12;
+
 const wait = async (what: string, ok: () => Promise<boolean> | boolean) => {
   for (let i = 0; !(await ok()); i++) {
     if (i > 600) throw new Error(`timed out: ${what}`);
@@ -63,6 +71,8 @@ async function main(): Promise<void> {
   const receiver = await new Receiver().start();
   const env = await new DeliveryEnv().start(["--max-attempts", "4", "--send-mode", "queue"]);
   try {
+    if (process.argv.length < 3 || process.argv.includes("ordered-continued-as-new"))
+      await recordHandOver(receiver, dir);
     for (const s of chosen) {
       const type = s.name.replace(/-/g, "_");
       const config = await env.createConfig({
@@ -124,6 +134,61 @@ async function main(): Promise<void> {
     await env.stop();
     await receiver.stop();
     await stopTestTemporal();
+  }
+}
+
+/**
+ * A key whose queue workflow continues as new with events still queued: the run that
+ * handed over is kept, and the order the receiver saw is checked.
+ */
+async function recordHandOver(receiver: Receiver, dir: string): Promise<void> {
+  const server = await startDevServer({
+    searchAttributes: searchAttributeCliArgs(),
+    port: await freePort(),
+    headless: true,
+    logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-record-ordered-")), "server.log"),
+    dynamicConfig: { "limit.historyCount.suggestContinueAsNew": String(SUGGEST_CONTINUE_AS_NEW_AT) },
+  });
+  const env = await new DeliveryEnv().start(["--send-mode", "queue"], server.address);
+  try {
+    const config = await env.createConfig({
+      endpoint: receiver.url,
+      eventTypes: ["ledger.ordered_handover"],
+      ordering: { enabled: true },
+    });
+    const delivered: number[] = [];
+    receiver.respond = (r, res) => {
+      delivered.push((JSON.parse(r.body).payload as { seq: number }).seq);
+      res.writeHead(200).end();
+    };
+    for (let seq = 1; seq <= HANDOVER_EVENTS; seq++)
+      await env.api.call(
+        "POST",
+        "/events",
+        env.event({
+          type: "ordered_handover",
+          idempotency_key: `handover-${seq}`,
+          ordering_key: "k",
+          payload: { seq },
+        }),
+      );
+    await wait("deliveries", () => delivered.length >= HANDOVER_EVENTS);
+    const order = Array.from({ length: HANDOVER_EVENTS }, (_, i) => i + 1);
+    if (JSON.stringify(delivered) !== JSON.stringify(order)) throw new Error(`out of order: ${delivered}`);
+    const id = orderedWorkflowId(config.id, "k");
+    const runs = [];
+    for await (const r of env.temporal.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(r);
+    if (runs.length < 2) throw new Error("the key's workflow did not continue as new");
+    runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    const history = await env.temporal.workflow.getHandle(id, runs[0]!.runId).fetchHistory();
+    const file = path.join(dir, "ordered-continued-as-new.json");
+    await writeFile(file, `${historyToJSON(history)}\n`);
+    process.stderr.write(
+      `recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events, ${runs.length} runs)\n`,
+    );
+  } finally {
+    await env.stop();
+    await server.stop();
   }
 }
 

@@ -40,4 +40,5 @@ export const ORDERED_SCENARIOS = [
   "ordered-blocked-then-replayed",
   "ordered-blocked-then-deactivated",
   "ordered-head-cancelled",
+  "ordered-continued-as-new",
 ] as const;
