@@ -189,6 +189,25 @@ describe("ordered delivery per ordering key", function () {
     expect(seen("r").map((r) => eventOf(r).seq)).to.deep.equal([1, 1, 2]);
   });
 
+  it("a bulk recovery replays a key's failed deliveries in the order they were accepted", async () => {
+    const c = await ordered("recovered");
+    let down = true;
+    answer = (_e, res, r) => (down ? res.writeHead(400).end("no") : ok(res, r));
+    const since = new Date(Date.now() - 1000).toISOString();
+    for (let seq = 1; seq <= 8; seq++) await post("recovered", "h", seq);
+    await until("every first send failed", () => seen("h").length === 8);
+    down = false;
+    const recovery = await env.api.call(
+      "POST",
+      `/configs/${c.id}/recover`,
+      { since },
+      { "idempotency-key": "ordered" },
+    );
+    expect(recovery.status, recovery.text).to.equal(202);
+    await until("the replays", () => successes("h").length === 8);
+    expect(successes("h")).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
   it("with skip (the default), goes on after the head's last attempt", async () => {
     await ordered("skipped");
     answer = (e, res, r) => (e.seq === 1 ? res.writeHead(400).end("no") : ok(res, r));
