@@ -2,6 +2,7 @@
 // workflow (workflows/ordered-delivery.ts), which runs it as a child under its own
 // delivery workflow id once the delivery before it ended. Called by workers/start-delivery.ts only.
 import type { DeliveryInput } from "../activities/delivery-types.js";
+import { recordQueued } from "../activities/unsent-deliveries.js";
 import { type Ordering, orderedWorkflowId, orderingKeyOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { keyword, summary } from "../core/start-limits.js";
@@ -15,12 +16,25 @@ export async function enqueueOrdered(
   config: Config,
   ordering: Ordering,
   event: DeliveryEvent,
-  delivery: { workflowId: string; input: DeliveryInput; host: string },
+  delivery: { workflowId: string; input: DeliveryInput; host: string; restored?: boolean },
 ): Promise<void> {
   const key = orderingKeyOf(config.id, event.orderingKey);
+  const keyWorkflowId = orderedWorkflowId(config.id, key);
+  // Before the signal: a queued delivery has a row while it waits (reconcile-ordered.ts).
+  if (!delivery.restored)
+    await recordQueued(rt.db.pool, {
+      webhookId: delivery.input.webhookId,
+      configId: config.id,
+      workflowId: delivery.workflowId,
+      eventId: event.ref.id,
+      replayOf: delivery.input.replayOf,
+      acceptedAt: new Date(delivery.input.acceptedAt ?? Date.now()),
+      reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
+      orderingWorkflowId: keyWorkflowId,
+    });
   await rt.temporal.workflow.signalWithStart(orderedDelivery, {
     taskQueue: rt.options.taskQueue,
-    workflowId: orderedWorkflowId(config.id, key),
+    workflowId: keyWorkflowId,
     args: [
       { configId: config.id, tenantId: config.tenantId, orderingKey: key, onFailure: ordering.onFailure },
     ],
@@ -32,6 +46,7 @@ export async function enqueueOrdered(
         eventType: keyword(event.type),
         endpointHost: keyword(delivery.host),
         summary: summary(`${event.type} → ${delivery.host}`),
+        ...(delivery.restored ? { restored: true } : {}),
       },
     ],
     staticSummary: summary(`ordered: key ${key} → ${delivery.host}`),

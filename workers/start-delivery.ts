@@ -92,11 +92,16 @@ export async function startDelivery(
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
   const ordering = orderingOf(config);
-  // A restart resumes a delivery that had its turn already (reconciliation): it runs alone.
-  if (ordering && !restart) {
-    const input = deliveryInput(rt, config, event, webhookId, replayOf);
+  // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
+  if (ordering) {
+    const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
     await turn;
-    await enqueueOrdered(rt, config, ordering, event, { workflowId, input, host });
+    await enqueueOrdered(rt, config, ordering, event, {
+      workflowId,
+      input,
+      host,
+      restored: restart !== undefined,
+    });
     return { webhookId, started: true, eager: false };
   }
   const eager = rt.eagerStarter;

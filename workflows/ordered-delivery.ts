@@ -34,6 +34,11 @@ export interface OrderedItem {
   eventType: string;
   endpointHost: string;
   summary: string;
+  /**
+   * Put back by reconciliation after Temporal lost the key's workflow, or a restart of a
+   * delivery that had its turn: it takes its place by acceptance time, not at the end.
+   */
+  restored?: boolean;
 }
 
 export interface OrderedInput {
@@ -62,6 +67,8 @@ export const skipHeadSignal = defineSignal("skip-head");
 /** The config was deactivated or deleted: a blocked key lets its queue drain (each closes without a send). */
 export const closeOrderedSignal = defineSignal<[reason: string]>("close");
 export const orderedStateQuery = defineQuery<OrderedState>("ordered-state");
+/** The workflow ids this key's workflow holds: queued, the head, and the last that ended (reconciliation). */
+export const orderedKnownQuery = defineQuery<string[]>("ordered-known");
 
 /** An ordered workflow with nothing queued this long ends (a new event starts it again). */
 const IDLE_MS = 60_000;
@@ -96,8 +103,13 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
     }
     if (ids.has(item.workflowId) || item.workflowId === head) return;
     ids.add(item.workflowId);
-    queue.push(item);
+    const at = item.restored
+      ? queue.findIndex((q) => (q.input.acceptedAt ?? "") > (item.input.acceptedAt ?? ""))
+      : -1;
+    if (at >= 0) queue.splice(at, 0, item);
+    else queue.push(item);
   });
+  setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : [])]);
   setHandler(skipHeadSignal, () => {
     blocked = undefined;
   });
@@ -175,9 +187,11 @@ async function runChild(item: OrderedItem, input: OrderedInput): Promise<Deliver
     return await executeChild(deliverWebhook, {
       workflowId: item.workflowId,
       taskQueue: workflowInfo().taskQueue,
-      // Its turn starts now: caps count from here, not from a wait behind a failing head.
-      args: [{ ...item.input, acceptedAt: new Date().toISOString() }],
-      workflowIdReusePolicy: "REJECT_DUPLICATE",
+      // Its turn starts now: caps count from here, not from a wait behind a failing head
+      // (a restart resumes with its own).
+      args: [item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() }],
+      // A restart may reuse the id of its lost or closed workflow (as workers/start-delivery.ts).
+      workflowIdReusePolicy: item.input.resume ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // A delivery outlives its queue's workflow (terminated or reset): it has its own rows.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: item.summary,

@@ -22,3 +22,12 @@ CREATE TABLE "ordering_keys" (
 CREATE INDEX "ordering_keys_state_idx" ON "ordering_keys"("state");
 -- No foreign key to configs: a deleted config's rows name the workflows that deletion must
 -- still signal (a blocked key drains); each row goes when its workflow ends idle.
+
+-- An ordered config's delivery waiting in its key's queue has an unsent row from the
+-- moment it is accepted, naming the key's workflow: if Temporal loses that workflow,
+-- reconciliation (workers/reconcile-ordered.ts) puts the key's waiting deliveries back in
+-- it in the order they were accepted. The row stays after the first send ('sent'), so a
+-- head that was retrying is known to be the key's.
+ALTER TABLE "unsent_deliveries" ADD COLUMN "ordering_workflow_id" TEXT;
+CREATE INDEX "unsent_deliveries_ordering_workflow_id_idx" ON "unsent_deliveries"("ordering_workflow_id")
+    WHERE "ordering_workflow_id" IS NOT NULL;
