@@ -5,6 +5,7 @@ import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { orderedKnownQuery } from "../workflows/ordered-delivery.js";
 import type { Outcome } from "./reconcile-repairs.js";
+import type { UnsentRow } from "./reconcile-unsent.js";
 import { startDelivery } from "./start-delivery.js";
 
 // Reconciliation of ordered configs' queues (README "Ordered delivery"): the deliveries
@@ -15,15 +16,7 @@ import { startDelivery } from "./start-delivery.js";
 // retrying is put back first by the main walk (its restart goes through the queue too);
 // until then the key waits, so no later event overtakes it.
 
-interface WaitingRow {
-  webhook_id: string;
-  config_id: string;
-  workflow_id: string;
-  event_id: string | null;
-  payload: string | null;
-  replay_of: string | null;
-  accepted_at: Date;
-}
+type WaitingRow = Omit<UnsentRow, "next_try_at">;
 
 export class OrderedReconciler {
   constructor(private readonly rt: ProcessContext) {}

@@ -12,7 +12,7 @@ import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 // closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
 // An ordered config's deliveries are workers/reconcile-ordered.ts's: their order matters.
 
-interface UnsentRow {
+export interface UnsentRow {
   webhook_id: string;
   config_id: string;
   workflow_id: string;
