@@ -44,13 +44,13 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
 /**
  * Records that an ordered config's delivery waits in its key's queue (before the signal
  * that queues it): visible and restorable in order if Temporal loses the key's workflow.
- * A delivery recorded before (a broker redelivery) keeps its row.
+ * A delivery recorded before (a broker redelivery) keeps its row; false then.
  */
 export async function recordQueued(
   pool: pg.Pool,
   w: Omit<UnsentWait, "nextTryAt"> & { orderingWorkflowId: string },
-): Promise<void> {
-  await pool.query({
+): Promise<boolean> {
+  const { rowCount } = await pool.query({
     name: "unsent-queued",
     text: `INSERT INTO unsent_deliveries
              (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at,
@@ -68,6 +68,7 @@ export async function recordQueued(
       w.orderingWorkflowId,
     ],
   });
+  return rowCount === 1;
 }
 
 /** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */

@@ -17,21 +17,24 @@ export async function enqueueOrdered(
   ordering: Ordering,
   event: DeliveryEvent,
   delivery: { workflowId: string; input: DeliveryInput; host: string; restored?: boolean },
-): Promise<void> {
+): Promise<{ started: boolean }> {
   const key = orderingKeyOf(config.id, event.orderingKey);
   const keyWorkflowId = orderedWorkflowId(config.id, key);
   // Before the signal: a queued delivery has a row while it waits (reconcile-ordered.ts).
-  if (!delivery.restored)
-    await recordQueued(rt.db.pool, {
-      webhookId: delivery.input.webhookId,
-      configId: config.id,
-      workflowId: delivery.workflowId,
-      eventId: event.ref.id,
-      replayOf: delivery.input.replayOf,
-      acceptedAt: new Date(delivery.input.acceptedAt ?? Date.now()),
-      reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
-      orderingWorkflowId: keyWorkflowId,
-    });
+  // A delivery accepted before has its row already; it is signalled again all the same (the
+  // first signal may never have left), and its key's workflow ignores what it holds.
+  const started = delivery.restored
+    ? true
+    : await recordQueued(rt.db.pool, {
+        webhookId: delivery.input.webhookId,
+        configId: config.id,
+        workflowId: delivery.workflowId,
+        eventId: event.ref.id,
+        replayOf: delivery.input.replayOf,
+        acceptedAt: new Date(delivery.input.acceptedAt ?? Date.now()),
+        reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
+        orderingWorkflowId: keyWorkflowId,
+      });
   await rt.temporal.workflow.signalWithStart(orderedDelivery, {
     taskQueue: rt.options.taskQueue,
     workflowId: keyWorkflowId,
@@ -56,4 +59,5 @@ export async function enqueueOrdered(
       { key: WebhookTenantId, value: config.tenantId },
     ],
   });
+  return { started };
 }

@@ -96,13 +96,13 @@ export async function startDelivery(
   if (ordering) {
     const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
     await turn;
-    await enqueueOrdered(rt, config, ordering, event, {
+    const { started } = await enqueueOrdered(rt, config, ordering, event, {
       workflowId,
       input,
       host,
       restored: restart !== undefined,
     });
-    return { webhookId, started: true, eager: false };
+    return { webhookId, started, eager: false };
   }
   const eager = rt.eagerStarter;
   const slots = eager ? rt.startSlots : undefined;

@@ -112,6 +112,21 @@ describe("ordered delivery per ordering key", function () {
     expect(off.status, off.text).to.equal(200);
     expect(off.body.data).to.not.have.property("ordering");
 
+    // The same event again starts nothing new (200, as for an unordered config).
+    const reordered = await env.api.call("PUT", `/configs/${c.id}`, {
+      endpoint: receiver.url,
+      eventTypes: ["ledger.shown"],
+      ordering: { enabled: true },
+    });
+    expect(reordered.status).to.equal(200);
+    answer = (_e, res, r) => ok(res, r);
+    const event = env.event({ type: "shown", idempotency_key: "shown-once", ordering_key: "s" });
+    const first = await env.api.call("POST", "/events", event);
+    expect(first.status, first.text).to.equal(202);
+    const again = await env.api.call("POST", "/events", event);
+    expect(again.status, again.text).to.equal(200);
+    expect(again.body.data.deliveries[0].started).to.equal(false);
+
     const badKey = await env.api.call("POST", "/events", env.event({ ordering_key: "k".repeat(257) }));
     expect(badKey.status).to.equal(400);
     expect(badKey.body.errorMessage).to.include("ordering_key");
