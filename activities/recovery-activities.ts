@@ -3,6 +3,7 @@ import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { recoveriesFinished, recoveryDeliveries } from "../core/metrics.js";
+import { orderingOf } from "../core/ordering.js";
 import { replayWorkflowId } from "../core/replay-ids.js";
 import { describeFailure, PermanentStartFailure, permanentFailureOf } from "../core/start-failures.js";
 import { type DeliveryEvent, eventOfRow } from "../core/stored-events.js";
@@ -22,6 +23,20 @@ export interface RecoverPageResult {
   done: boolean;
 }
 
+/**
+ * An ordered config's walk goes by (first send, webhook id), written `<ISO time>|<id>`; a
+ * plain id (the first cursor, or a walk begun before the config was ordered) starts over,
+ * and the replays already started are found as such.
+ */
+interface OrderedCursor {
+  at: Date;
+  id: string;
+}
+const orderedCursor = (cursor: string): OrderedCursor => {
+  const [at, id] = cursor.split("|");
+  return id ? { at: new Date(at!), id } : { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
+};
+
 interface Candidate {
   webhookId: string;
   eventId: string | null;
@@ -38,7 +53,8 @@ export type StartReplay = (
 
 /**
  * Activities of a bulk recovery (workflows/recovery.ts). A page replays the config's
- * failed deliveries after the cursor, in webhook id order, through the replay path
+ * failed deliveries after the cursor, in webhook id order (an ordered config's in the
+ * order they were first sent), through the replay path
  * (same workflow ids as POST /webhooks/{id}/replay with the recovery's key), starting
  * at most `ratePerSecond` of them a second so that new deliveries keep their capacity.
  */
@@ -75,6 +91,34 @@ export function createRecoveryActivities(deps: {
        ORDER BY a.webhook_id
        LIMIT ${RECOVERY_PAGE}`;
 
+  /**
+   * The same deliveries of an ordered config in the order they were first sent (its
+   * attempt 0), which for one ordering key is the order they were accepted: replayed in
+   * that order, they join their keys' queues in it (README "Ordered delivery").
+   */
+  const candidatesInOrder = (
+    configId: string,
+    since: Date,
+    until: Date,
+    types: string[],
+    cursor: OrderedCursor,
+  ) =>
+    prisma.$queryRaw<(Candidate & { firstSentAt: Date })[]>`
+      SELECT a.webhook_id::text AS "webhookId", a.event_id AS "eventId", a.payload, f.created_at AS "firstSentAt"
+        FROM attempts a LEFT JOIN events e ON e.id = a.event_id
+        JOIN attempts f ON f.webhook_id = a.webhook_id AND f.retry_attempt = 0
+       WHERE a.config_id = ${configId}::uuid
+         AND a.status = 'failed'
+         AND a.updated_at >= ${since} AND a.updated_at < ${until}
+         AND (f.created_at, a.webhook_id) > (${cursor.at}, ${cursor.id}::uuid)
+         AND a.error IS DISTINCT FROM 'cancelled'
+         AND NOT EXISTS (SELECT 1 FROM attempts n
+                          WHERE n.webhook_id = a.webhook_id AND n.retry_attempt > a.retry_attempt)
+         AND NOT EXISTS (SELECT 1 FROM attempts r WHERE r.replay_of = a.webhook_id)
+         AND (cardinality(${types}::text[]) = 0 OR coalesce(e.type, a.payload::jsonb ->> 'type') = ANY(${types}::text[]))
+       ORDER BY f.created_at, a.webhook_id
+       LIMIT ${RECOVERY_PAGE}`;
+
   return {
     async recoverPage({ recoveryId, cursor }: RecoverPageInput): Promise<RecoverPageResult> {
       const recovery = await prisma.recovery.findUnique({ where: { id: recoveryId } });
@@ -86,7 +130,22 @@ export function createRecoveryActivities(deps: {
           `config ${config.id} is inactive: activate it and recover again`,
         );
 
-      const page = await candidates(config.id, recovery.since, recovery.until, recovery.eventTypes, cursor);
+      const ordered = orderingOf(config) !== null;
+      const page: (Candidate & { firstSentAt?: Date })[] = ordered
+        ? await candidatesInOrder(
+            config.id,
+            recovery.since,
+            recovery.until,
+            recovery.eventTypes,
+            orderedCursor(cursor),
+          )
+        : await candidates(
+            config.id,
+            recovery.since,
+            recovery.until,
+            recovery.eventTypes,
+            cursor.split("|").at(-1)!,
+          );
       const counts = { started: 0, already_started: 0, failed: 0 };
       let lastError: string | undefined;
       let next = Date.now();
@@ -126,7 +185,13 @@ export function createRecoveryActivities(deps: {
           updatedAt: new Date(),
         },
       });
-      return { cursor: page.at(-1)?.webhookId ?? cursor, done: page.length < RECOVERY_PAGE };
+      const last = page.at(-1);
+      const after = !last
+        ? cursor
+        : last.firstSentAt
+          ? `${last.firstSentAt.toISOString()}|${last.webhookId}`
+          : last.webhookId;
+      return { cursor: after, done: page.length < RECOVERY_PAGE };
     },
 
     async finishRecovery({ recoveryId, error }: { recoveryId: string; error?: string }): Promise<void> {

@@ -41,6 +41,36 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
   });
 }
 
+/**
+ * Records that an ordered config's delivery waits in its key's queue (before the signal
+ * that queues it): visible and restorable in order if Temporal loses the key's workflow.
+ * A delivery recorded before (a broker redelivery) keeps its row; false then.
+ */
+export async function recordQueued(
+  pool: pg.Pool,
+  w: Omit<UnsentWait, "nextTryAt"> & { orderingWorkflowId: string },
+): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: "unsent-queued",
+    text: `INSERT INTO unsent_deliveries
+             (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at,
+              ordering_workflow_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $6, $8)
+           ON CONFLICT (webhook_id) DO NOTHING`,
+    values: [
+      w.webhookId,
+      w.configId,
+      w.workflowId,
+      w.eventId,
+      w.replayOf ?? null,
+      w.acceptedAt,
+      w.reason,
+      w.orderingWorkflowId,
+    ],
+  });
+  return rowCount === 1;
+}
+
 /** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */
 export async function closeUnsent(pool: pg.Pool, webhookId: string, reason: string): Promise<number> {
   const { rowCount } = await pool.query({

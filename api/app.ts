@@ -27,6 +27,7 @@ import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { eventTypeRoutes } from "./event-type-routes.js";
 import { openapi } from "./openapi.js";
+import { orderingKeyRoutes } from "./ordering-key-routes.js";
 import { portalAuth } from "./portal-auth.js";
 import { portalFeatureGuard } from "./portal-features.js";
 import { portalPage } from "./portal-page.js";
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
   app.use(recoveryRoutes(deps.recoveries));
   app.use(endpointStatsRoutes(deps.prisma));
+  app.use(orderingKeyRoutes(deps.pool, deps.deliveries));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;

@@ -17,6 +17,7 @@ import {
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
+import { type OrderingFailure, storedOrdering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
@@ -39,6 +40,7 @@ interface ConfigUser {
   secret?: string;
   name?: string;
   filter?: Record<string, unknown> | null;
+  ordering?: { enabled: boolean; onFailure?: OrderingFailure } | null;
   tenantId?: string;
   /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
   auth?: EndpointAuthChange;
@@ -81,6 +83,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     secret: c.secret ?? generateSecret(),
     ...(c.name !== undefined ? { name: c.name } : {}),
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
+    ...(c.ordering !== undefined ? { ordering: storedOrdering(c.ordering) } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
     auth: c.auth,
   };

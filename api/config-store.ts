@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import type { Ordering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 
@@ -18,6 +19,8 @@ export interface ConfigWrite {
   name?: string;
   /** Payload filter (checked); null removes it; absent keeps the current one on replace, none on create. */
   filter?: unknown;
+  /** Ordered delivery (core/ordering.ts); null turns it off; absent keeps the current one on replace, none on create. */
+  ordering?: Ordering | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
 }
@@ -79,8 +82,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const id = randomUUID();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -90,6 +93,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           now,
           filterParam(data.filter),
           data.tenantId ?? DEFAULT_TENANT_ID,
+          filterParam(data.ordering),
         ],
       });
       return rows[0]!;
@@ -100,7 +104,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
         name: "configs-replace",
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
-            filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6
+            filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
+            ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
@@ -111,6 +116,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           new Date(),
           data.filter !== undefined,
           filterParam(data.filter),
+          data.ordering !== undefined,
+          filterParam(data.ordering),
         ],
       });
       return rows[0] ?? null;

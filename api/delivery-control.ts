@@ -2,6 +2,7 @@ import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { closeConfigDeliveries, QUEUED } from "../workers/close-deliveries.js";
+import { skipOrderingKeyHead } from "../workers/ordering-keys.js";
 import { ApiError, notFound } from "./errors.js";
 
 /**
@@ -17,6 +18,8 @@ export interface DeliveryControl {
   closeConfigDeliveries(configId: string, reason: string): Promise<{ signalled: number; failed: number }>;
   /** Requests cancellation of a queued or sending delivery; its workflow closes the row `failed: cancelled`. */
   cancel(webhookId: string): Promise<{ webhookID: string; workflowID: string; cancelRequested: true }>;
+  /** Releases a blocked ordering key (its workflow's id); false when that workflow is gone. */
+  skipOrderingKeyHead(workflowId: string): Promise<boolean>;
 }
 
 export function createDeliveryControl(
@@ -27,6 +30,8 @@ export function createDeliveryControl(
   return {
     closeConfigDeliveries: (configId, reason) =>
       closeConfigDeliveries(temporal, prisma, logger, configId, reason),
+
+    skipOrderingKeyHead: (workflowId) => skipOrderingKeyHead(temporal, workflowId),
 
     async cancel(webhookId) {
       const rows = await prisma.attempt.findMany({

@@ -22,6 +22,26 @@ const SECRET = {
 
 const TIME = { type: "string", format: "date-time" } as const;
 const UUID = { type: "string", format: "uuid" } as const;
+
+/** A config's ordered delivery settings (README "Ordered delivery"). */
+const ORDERING = {
+  type: "object",
+  required: ["enabled"],
+  additionalProperties: false,
+  properties: {
+    enabled: {
+      type: "boolean",
+      description:
+        "deliver the events of one ordering key (the event's ordering_key, else the config id) one at a time, in the order they were accepted",
+    },
+    onFailure: {
+      type: "string",
+      enum: ["skip", "block"],
+      description:
+        "what a head that failed for good does: skip (default) closes it failed and goes on; block holds its key until POST /configs/{id}/ordering-keys/{key}/skip, a replay or a cancel of the head",
+    },
+  },
+} as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ "application/json": { schema } });
 const ok = (description: string, schema: object) => ({ description, content: json(schema) });
@@ -110,6 +130,24 @@ export const openapi = {
             description:
               "endpoint auth and custom headers, merged into the stored ones; on update, absent keeps them",
           },
+          ordering: {
+            ...ORDERING,
+            type: ["object", "null"],
+            description:
+              'ordered delivery per ordering key (README "Ordered delivery"); null turns it off; on update, absent keeps the current setting',
+          },
+        },
+      },
+      OrderingKey: {
+        type: "object",
+        required: ["orderingKey", "state", "workflowId", "updatedAt"],
+        properties: {
+          orderingKey: { type: "string" },
+          state: { type: "string", enum: ["active", "blocked"] },
+          workflowId: { type: "string", description: "the key's workflow (Temporal Web UI)" },
+          headWebhookID: { ...UUID, description: "the delivery holding the key, when blocked" },
+          reason: { type: "string", description: "why the head failed, when blocked" },
+          updatedAt: { type: "string", format: "date-time" },
         },
       },
       SecretChange: {
@@ -156,6 +194,10 @@ export const openapi = {
             type: "object",
             description:
               "the payload filter an event must pass besides its type; absent when the config has none",
+          },
+          ordering: {
+            ...ORDERING,
+            description: "present when the config delivers in order; onFailure is always shown",
           },
           deactivatedReason: {
             type: "string",
@@ -440,6 +482,13 @@ export const openapi = {
             description:
               "the tenant the event is for, by id or uid: it matches only that tenant's configs (without it, the default tenant's); a tenant that does not exist refuses the event (400); not part of the body sent",
           },
+          ordering_key: {
+            type: "string",
+            minLength: 1,
+            maxLength: 256,
+            description:
+              "an ordered config delivers the events of one ordering key one at a time, in the order they were accepted (without it, the config id is the key); part of the body sent",
+          },
         },
       },
       TenantUser: {
@@ -654,6 +703,65 @@ export const openapi = {
         responses: {
           200: ok("the endpoint's health", dataOf("EndpointStats")),
           404: error("no such config"),
+          ...errors,
+        },
+      },
+    },
+    "/configs/{id}/ordering-keys": {
+      parameters: [
+        idParam(),
+        {
+          name: "state",
+          in: "query",
+          required: false,
+          schema: { type: "string", enum: ["active", "blocked"] },
+          description: "only keys in this state; all running keys when absent",
+        },
+      ],
+      get: {
+        operationId: "listOrderingKeys",
+        summary:
+          "An ordered config's ordering keys whose workflow runs: active (delivering or waiting), or blocked by a head that failed for good",
+        responses: {
+          200: ok("the keys (at most 1 000), by key", {
+            type: "object",
+            properties: {
+              cursor: {
+                type: "object",
+                properties: {
+                  hasMore: { type: "boolean" },
+                  data: { type: "array", items: ref("OrderingKey") },
+                },
+              },
+            },
+          }),
+          404: error("no such config"),
+          ...errors,
+        },
+      },
+    },
+    "/configs/{id}/ordering-keys/{key}/skip": {
+      parameters: [
+        idParam(),
+        {
+          name: "key",
+          in: "path",
+          required: true,
+          schema: { type: "string" },
+          description: "the ordering key",
+        },
+      ],
+      post: {
+        operationId: "skipOrderingKeyHead",
+        summary:
+          "Release a blocked ordering key: its failed head stays failed, the next queued event goes (replaying the head releases it too, with the replay first)",
+        responses: {
+          202: ok("the key, its release requested", {
+            type: "object",
+            properties: { data: ref("OrderingKey") },
+          }),
+          404: error("no such config or ordering key"),
+          409: error("the config is not ordered, the key is not blocked, or its workflow is gone"),
           ...errors,
         },
       },

@@ -1,4 +1,5 @@
 import { fromDbStatus } from "../activities/attempts-store.js";
+import { orderingOf } from "../core/ordering.js";
 import type { Attempt, Config, UnsentDelivery } from "../generated/prisma/client.js";
 
 // JSON shapes of the API (camelCase, as the reference contract names them).
@@ -19,6 +20,7 @@ export function configJson(c: Config, clearSecret?: string) {
     secret: clearSecret ?? MASKED_SECRET,
     tenantId: c.tenantId,
     ...(c.filter !== null ? { filter: c.filter } : {}),
+    ...(orderingOf(c) ? { ordering: orderingOf(c) } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
       : {}),

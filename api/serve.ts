@@ -5,12 +5,13 @@ import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { withoutCredentials } from "../common/redact.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
-import { registry } from "../core/metrics.js";
+import { observeBlockedOrderingKeys, registry } from "../core/metrics.js";
 import { openPublisher } from "../core/open-broker.js";
 import type { WebhooksOptions } from "../core/options.js";
 import { healthChecks, startProcessContext } from "../core/process-context.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
 import { startEventConsumer } from "../workers/event-consumer.js";
+import { countBlockedKeys } from "../workers/ordering-keys.js";
 import { createApp } from "./app.js";
 import { clusterMetrics, READY, runPrimary } from "./cluster.js";
 import { createDeadLetterReplayer } from "./dead-letter-replay.js";
@@ -42,6 +43,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     rt.shutdown.add("audit publisher", () => publisher.close());
     audit = { publisher, topic: options.auditTopic };
   }
+  observeBlockedOrderingKeys(() => countBlockedKeys(rt.db.pool));
   const app = createApp({
     prisma: rt.db.prisma,
     pool: rt.db.pool,

@@ -24,6 +24,7 @@ export const configColumns = (table = "") =>
     ["deactivated_reason", "deactivatedReason"],
     ["deactivated_at", "deactivatedAt"],
     ["activated_at", "activatedAt"],
+    ["ordering", "ordering"],
     ["created_at", "createdAt"],
     ["updated_at", "updatedAt"],
   ]

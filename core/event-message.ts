@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { assertNoDuplicateKeys, decodeUtf8, unstorableJson } from "../common/strict-text.js";
 import { normalizeEventType } from "./event-types.js";
+import { MAX_ORDERING_KEY_LENGTH } from "./ordering.js";
 
 /** The event message as published on the broker, after normalisation. */
 export interface EventMessage {
@@ -16,6 +17,11 @@ export interface EventMessage {
    * tenant's configs, and without it only the default tenant's. Not part of the body sent.
    */
   tenant?: string;
+  /**
+   * Orders the event among its key's (README "Ordered delivery"): an ordered config
+   * delivers one key's events one at a time. Part of the body sent.
+   */
+  ordering_key?: string;
 }
 
 /** Why a message is not an event message and can never be delivered (it goes to the dead-letter store). */
@@ -63,6 +69,15 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
   if (m.tenant !== undefined && m.tenant !== null && (!isString(m.tenant) || m.tenant.trim() === "")) {
     throw new UnparsableMessage('field "tenant" must be a non-empty string (a tenant id or uid)');
   }
+  if (
+    m.ordering_key !== undefined &&
+    m.ordering_key !== null &&
+    (!isString(m.ordering_key) || m.ordering_key === "" || m.ordering_key.length > MAX_ORDERING_KEY_LENGTH)
+  ) {
+    throw new UnparsableMessage(
+      `field "ordering_key" must be a non-empty string of at most ${MAX_ORDERING_KEY_LENGTH} characters`,
+    );
+  }
   for (const field of ["app", "idempotency_key", "date", "version"]) {
     if (m[field] !== undefined && m[field] !== null && !isString(m[field])) {
       throw new UnparsableMessage(`field "${field}" must be a string`);
@@ -75,6 +90,7 @@ export function parseEventMessage(data: Uint8Array): EventMessage {
     version: (m.version as string | undefined) ?? "",
     type: normalizeEventType((m.app as string | undefined) || undefined, m.type.trim()),
     payload: m.payload ?? null,
+    ...(isString(m.ordering_key) ? { ordering_key: m.ordering_key } : {}),
     ...(isString(m.tenant) ? { tenant: m.tenant.trim() } : {}),
   };
 }

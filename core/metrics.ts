@@ -183,6 +183,23 @@ new Gauge({
   },
 });
 
+/** Ordering keys held by a failed head (workers/ordering-keys.ts); read at each scrape, in API processes. */
+let blockedKeysNow: (() => Promise<number>) | undefined;
+export function observeBlockedOrderingKeys(count: () => Promise<number>): void {
+  blockedKeysNow = count;
+}
+
+new Gauge({
+  name: "webhooks_ordering_keys_blocked",
+  help: "Ordering keys of ordered configs held by a head that failed for good (onFailure block) until an operator skips or replays it",
+  registers: [registry],
+  // Read from the database: every API process of a cluster sees the same count.
+  aggregator: "max",
+  async collect() {
+    if (blockedKeysNow) this.set(await blockedKeysNow());
+  },
+});
+
 export const deadLetterReplays = new Counter({
   name: "webhooks_dead_letter_replays_total",
   help: "Replays of dead letters through the API, by result: started, conflict (cannot start as it is), unavailable (try again later)",

@@ -26,6 +26,8 @@ export interface DeliveryEvent {
   ref: EventRef;
   type: string;
   idempotencyKey: string;
+  /** The event's `ordering_key`, when it has one (ordered configs deliver by it). */
+  orderingKey?: string;
 }
 
 /**
@@ -50,7 +52,12 @@ export const eventIdOf = (body: string): string =>
  */
 export async function storeEvent(pool: pg.Pool, event: EventMessage): Promise<DeliveryEvent> {
   const ref = await storeEventBody(pool, eventBody(event), event.type, event.idempotency_key);
-  return { ref, type: event.type, idempotencyKey: event.idempotency_key };
+  return {
+    ref,
+    type: event.type,
+    idempotencyKey: event.idempotency_key,
+    ...(event.ordering_key !== undefined ? { orderingKey: event.ordering_key } : {}),
+  };
 }
 
 /** Stores an event's body as it is (rows written before events were stored keep theirs). */
@@ -92,14 +99,27 @@ export async function eventOfRow(
   row: { eventId: string | null; payload: string | null },
 ): Promise<DeliveryEvent | null> {
   if (row.eventId) {
-    const { rows } = await pool.query<{ type: string; idempotencyKey: string; bytes: number }>({
+    const { rows } = await pool.query<{
+      type: string;
+      idempotencyKey: string;
+      bytes: number;
+      orderingKey: string | null;
+    }>({
       name: "events-describe",
-      text: `SELECT type, idempotency_key AS "idempotencyKey", bytes FROM events WHERE id = $1`,
+      // The ordering key is in the body (replays and recoveries of ordered configs go by it).
+      text: `SELECT type, idempotency_key AS "idempotencyKey", bytes,
+               CASE WHEN body LIKE '%"ordering_key"%' THEN body::jsonb ->> 'ordering_key' END AS "orderingKey"
+             FROM events WHERE id = $1`,
       values: [row.eventId],
     });
     const e = rows[0];
     return e
-      ? { ref: { id: row.eventId, bytes: e.bytes }, type: e.type, idempotencyKey: e.idempotencyKey }
+      ? {
+          ref: { id: row.eventId, bytes: e.bytes },
+          type: e.type,
+          idempotencyKey: e.idempotencyKey,
+          ...(typeof e.orderingKey === "string" ? { orderingKey: e.orderingKey } : {}),
+        }
       : null;
   }
   if (row.payload === null) return null;
@@ -112,5 +132,10 @@ export async function eventOfRow(
   if (typeof event?.type !== "string") return null;
   const key = typeof event.idempotency_key === "string" ? event.idempotency_key : "";
   const ref = await storeEventBody(pool, row.payload, event.type, key);
-  return { ref, type: event.type, idempotencyKey: key };
+  return {
+    ref,
+    type: event.type,
+    idempotencyKey: key,
+    ...(typeof event.ordering_key === "string" ? { orderingKey: event.ordering_key } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { AttemptStatus } from "../generated/prisma/client.js";
 import { closeDeliverySignal } from "../workflows/delivery.js";
+import { closeOrderedKeys } from "./ordering-keys.js";
 
 /** Signals sent at once when a config's deliveries are closed. */
 const SIGNAL_CONCURRENCY = 16;
@@ -51,6 +52,11 @@ export async function closeConfigDeliveries(
       ),
     );
   }
+  // And the ordered keys' workflows, whose queued deliveries have no row yet.
+  await closeOrderedKeys(temporal, prisma, configId, reason).catch((err: Error) => {
+    failed++;
+    logger.warn({ configId, err: err.message }, "could not tell ordered keys to close");
+  });
   if (ids.length)
     logger.info({ configId, reason, signalled: ids.length - failed, failed }, "deliveries told to close");
   return { signalled: ids.length - failed, failed };

@@ -13,6 +13,7 @@ import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { LocalFirstSends } from "../activities/local-first.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
 import { OAuthTokens } from "../activities/oauth-tokens.js";
+import { createOrderingActivities } from "../activities/ordering-activities.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
@@ -159,7 +160,7 @@ export async function startDeliveryWorker(
             sinks,
             // For deliveries started with --send-mode local, whichever process they
             // land on; this queue never gets (remote) activity tasks.
-            activities: createDeliveryActivities(deps),
+            activities: { ...createDeliveryActivities(deps), ...createOrderingActivities(deps) },
             enableNonLocalActivities: false,
             tuner: {
               workflowTaskSlotSupplier: workflowSlots,

@@ -16,6 +16,7 @@ import { checkEventBounds } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
+import { enterLane } from "./ordered-lanes.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 export interface DeliveryStarted {
@@ -85,6 +86,22 @@ export async function startEventDeliveries(
   data: Uint8Array,
   configs?: Config[],
 ): Promise<EventStarts> {
+  // Synchronously, before any wait: an ordered config's deliveries are enqueued in arrival order.
+  const lane = enterLane(event.ordering_key);
+  try {
+    return await startEvent(rt, event, data, configs, lane.turn);
+  } finally {
+    lane.leave();
+  }
+}
+
+async function startEvent(
+  rt: ProcessContext,
+  event: EventMessage,
+  data: Uint8Array,
+  configs: Config[] | undefined,
+  turn: Promise<void>,
+): Promise<EventStarts> {
   const failed = (err: unknown, configId?: string): StartFailure => {
     const permanent = permanentFailureOf(err);
     return {
@@ -110,7 +127,7 @@ export async function startEventDeliveries(
   } catch (err) {
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
-  return withTenant(await startMatched(rt, event, data, matched, failed));
+  return withTenant(await startMatched(rt, event, data, matched, failed, turn));
 }
 
 /** Starts the deliveries of the event to the configs it matched (their filters applied). */
@@ -120,6 +137,7 @@ async function startMatched(
   data: Uint8Array,
   matched: Config[],
   failed: (err: unknown, configId?: string) => StartFailure,
+  turn: Promise<void>,
 ): Promise<EventStarts> {
   if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
   try {
@@ -144,7 +162,11 @@ async function startMatched(
   const settled = await Promise.allSettled(
     targets.map(async (c) => {
       const workflowId = deliveryWorkflowId(c.id, key);
-      return { configId: c.id, workflowId, ...(await startDelivery(rt, c, stored, workflowId)) };
+      return {
+        configId: c.id,
+        workflowId,
+        ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, turn)),
+      };
     }),
   );
   const result: EventStarts = {

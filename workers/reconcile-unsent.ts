@@ -10,8 +10,9 @@ import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 // the same way. A waiting delivery whose workflow is gone is restarted from its first
 // send while its config and caps allow (its caps count from when it was accepted), or
 // closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
+// An ordered config's deliveries are workers/reconcile-ordered.ts's: their order matters.
 
-interface UnsentRow {
+export interface UnsentRow {
   webhook_id: string;
   config_id: string;
   workflow_id: string;
@@ -34,7 +35,7 @@ export class UnsentReconciler {
     const rows = await db.prisma.$queryRaw<UnsentRow[]>`
       SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, next_try_at
         FROM unsent_deliveries
-       WHERE state = 'waiting' AND next_try_at < ${cutoff}
+       WHERE state = 'waiting' AND next_try_at < ${cutoff} AND ordering_workflow_id IS NULL
          AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
        ORDER BY next_try_at, webhook_id
        LIMIT ${options.retryBatchSize}`;

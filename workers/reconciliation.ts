@@ -6,6 +6,7 @@ import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
+import { OrderedReconciler } from "./reconcile-ordered.js";
 import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
@@ -42,9 +43,11 @@ export class Reconciler {
   private cursor: { at: Date; id: string } | undefined;
 
   private readonly unsent: UnsentReconciler;
+  private readonly ordered: OrderedReconciler;
 
   constructor(private readonly rt: ProcessContext) {
     this.unsent = new UnsentReconciler(rt);
+    this.ordered = new OrderedReconciler(rt);
   }
 
   async tick(): Promise<ReconcileReport> {
@@ -67,7 +70,9 @@ export class Reconciler {
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
     const outcomes = await repairAll(deliveries, (row) => this.repair(row));
     // Deliveries whose first send waits have no attempt row: walked apart.
-    for (const outcome of [...outcomes, ...(await this.unsent.tick(cutoff))]) {
+    // And ordered configs' queued deliveries, put back in their keys' order.
+    const waiting = [...(await this.unsent.tick(cutoff)), ...(await this.ordered.tick(cutoff))];
+    for (const outcome of [...outcomes, ...waiting]) {
       report.checked++;
       report[outcome]++;
       reconciled.inc({ outcome });

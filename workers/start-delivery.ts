@@ -3,23 +3,17 @@
 // Web UI filters on. The consumer, HTTP ingest, replays, recoveries and
 // reconciliation's restarts all start deliveries here.
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
-import type { DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
+import type { DeliveryInput, DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
 import { webhookIdFor } from "../core/event-message.js";
+import { orderingOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { endpointHost } from "../core/start-failures.js";
 import { keyword, summary } from "../core/start-limits.js";
 import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
-import {
-  WebhookAttemptCount,
-  WebhookConfigId,
-  WebhookDeliveryStatus,
-  WebhookEndpointHost,
-  WebhookEventType,
-  WebhookId,
-  WebhookTenantId,
-} from "../workflows/search-attributes.js";
+import { deliveryAttributes } from "../workflows/search-attributes.js";
+import { enqueueOrdered } from "./enqueue-ordered.js";
 import { sendQueue } from "./task-queues.js";
 
 /**
@@ -55,7 +49,36 @@ export interface RestartOptions {
   acceptedAt?: string;
 }
 
-/** Starts (idempotently) the delivery workflow of one stored event to one config. */
+/** The delivery workflow's input for one stored event to one config. */
+function deliveryInput(
+  rt: ProcessContext,
+  config: Config,
+  event: DeliveryEvent,
+  webhookId: string,
+  replayOf?: string,
+  restart?: RestartOptions,
+): DeliveryInput {
+  return {
+    webhookId,
+    configId: config.id,
+    tenantId: config.tenantId,
+    eventRef: event.ref,
+    policy: deliveryPolicy(rt),
+    sendTaskQueue: sendQueue(rt.options.taskQueue),
+    ...(replayOf ? { replayOf } : {}),
+    acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
+    ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
+    ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
+    ...(rt.options.sendMode === "local-first" ? { localFirstBudgetMs: rt.options.localSendBudget } : {}),
+    ...(restart ? { resume: restart.resume } : {}),
+  };
+}
+
+/**
+ * Starts (idempotently) the delivery workflow of one stored event to one config. An
+ * ordered config's new deliveries go to their key's queue instead (workers/enqueue-ordered.ts),
+ * where each runs as this same workflow, under this same id, once the one before it ended.
+ */
 export async function startDelivery(
   rt: ProcessContext,
   config: Config,
@@ -63,9 +86,24 @@ export async function startDelivery(
   workflowId: string,
   replayOf?: string,
   restart?: RestartOptions,
+  /** An ordered delivery's turn among its key's events (workers/ordered-lanes.ts). */
+  turn?: Promise<void>,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
+  const ordering = orderingOf(config);
+  // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
+  if (ordering) {
+    const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
+    await turn;
+    const { started } = await enqueueOrdered(rt, config, ordering, event, {
+      workflowId,
+      input,
+      host,
+      restored: restart !== undefined,
+    });
+    return { webhookId, started, eager: false };
+  }
   const eager = rt.eagerStarter;
   const slots = eager ? rt.startSlots : undefined;
   const inFlight = eager ? rt.inFlight : undefined;
@@ -81,37 +119,20 @@ export async function startDelivery(
       taskQueue: rt.options.taskQueue,
       workflowId,
       requestEagerStart: eager !== undefined,
-      args: [
-        {
-          webhookId,
-          configId: config.id,
-          tenantId: config.tenantId,
-          eventRef: event.ref,
-          policy: deliveryPolicy(rt),
-          sendTaskQueue: sendQueue(rt.options.taskQueue),
-          ...(replayOf ? { replayOf } : {}),
-          acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
-          ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
-          ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
-          ...(rt.options.sendMode === "local-first"
-            ? { localFirstBudgetMs: rt.options.localSendBudget }
-            : {}),
-          ...(restart ? { resume: restart.resume } : {}),
-        },
-      ],
+      args: [deliveryInput(rt, config, event, webhookId, replayOf, restart)],
       // A restart may reuse the id of its closed workflow; a new delivery never does.
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // Shortened to Temporal's limits; the input carries the event's reference only.
       staticSummary: summary(`${event.type} → ${host}`),
-      typedSearchAttributes: [
-        { key: WebhookConfigId, value: config.id },
-        { key: WebhookId, value: webhookId },
-        { key: WebhookEventType, value: keyword(event.type) },
-        { key: WebhookEndpointHost, value: keyword(host) },
-        { key: WebhookDeliveryStatus, value: restart ? "to retry" : "pending" },
-        { key: WebhookAttemptCount, value: restart?.resume.attempts.length ?? 0 },
-        { key: WebhookTenantId, value: config.tenantId },
-      ],
+      typedSearchAttributes: deliveryAttributes({
+        configId: config.id,
+        webhookId,
+        eventType: keyword(event.type),
+        endpointHost: keyword(host),
+        status: restart ? "to retry" : "pending",
+        attempts: restart?.resume.attempts.length ?? 0,
+        tenantId: config.tenantId,
+      }),
     });
     // Its workflow runs here only when started eagerly; elsewhere its sends count there.
     keep = handle.eagerlyStarted;

@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -229,7 +230,10 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
           : send(retryAttempt, inSend));
       } catch (err) {
         // Only a local first send fails over to the queue; any other send's failure ends the run.
-        if (!(retryAttempt === 0 && localFirstBudgetMs && err instanceof ActivityFailure)) throw err;
+        // A local activity's failure may come unwrapped (seen after a worker was killed
+        // mid-send: "being sent by another execution"), so both forms hand over.
+        const localFailed = err instanceof ActivityFailure || err instanceof ApplicationFailure;
+        if (!(retryAttempt === 0 && localFirstBudgetMs && localFailed)) throw err;
         outcome = { handedOver: `local send failed: ${err.message}`, detached: false };
       }
       if ("handedOver" in outcome) {

@@ -1,4 +1,5 @@
 // Every workflow the workers register (this file is the bundle's entry).
 export { deliverWebhook } from "./delivery.js";
 export { attemptsRetention } from "./maintenance.js";
+export { orderedDelivery } from "./ordered-delivery.js";
 export { recoverDeliveries } from "./recovery.js";

@@ -29,6 +29,25 @@ export const SEARCH_ATTRIBUTES = [
   WebhookTenantId,
 ];
 
+/** What a delivery workflow starts with (its first task then keeps status and count current). */
+export const deliveryAttributes = (d: {
+  configId: string;
+  webhookId: string;
+  eventType: string;
+  endpointHost: string;
+  status: string;
+  attempts: number;
+  tenantId: string;
+}) => [
+  { key: WebhookConfigId, value: d.configId },
+  { key: WebhookId, value: d.webhookId },
+  { key: WebhookEventType, value: d.eventType },
+  { key: WebhookEndpointHost, value: d.endpointHost },
+  { key: WebhookDeliveryStatus, value: d.status },
+  { key: WebhookAttemptCount, value: d.attempts },
+  { key: WebhookTenantId, value: d.tenantId },
+];
+
 const CLI_TYPE: Record<string, string> = { KEYWORD: "Keyword", INT: "Int" };
 
 /** `Name=Type` as `temporal server start-dev --search-attribute` and `operator search-attribute create` take it. */

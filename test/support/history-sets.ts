@@ -27,3 +27,18 @@ export const SCENARIOS = [
   "local-first-handed-over",
   "local-first-retries",
 ] as const;
+
+/** The ordered-delivery workflow's set (workflows/ordered-delivery.ts): test/histories/record-ordered.ts writes it. */
+export const ORDERED_SET = "ordered-v1";
+
+/** Every path of the ordered-delivery workflow its set must cover. */
+export const ORDERED_SCENARIOS = [
+  "ordered-in-order",
+  "ordered-head-retries",
+  "ordered-head-skipped",
+  "ordered-blocked-then-skip",
+  "ordered-blocked-then-replayed",
+  "ordered-blocked-then-deactivated",
+  "ordered-head-cancelled",
+  "ordered-continued-as-new",
+] as const;

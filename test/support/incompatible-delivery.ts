@@ -14,3 +14,8 @@ export async function deliverWebhook(input: DeliveryInput): Promise<void> {
   await sleep("1 second");
   await sendAttempt({ ...input, retryAttempt: 0 });
 }
+
+/** The same kind of change to the ordered-delivery workflow (a timer before its first command). */
+export async function orderedDelivery(): Promise<void> {
+  await sleep("1 second");
+}

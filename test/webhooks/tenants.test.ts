@@ -305,7 +305,7 @@ describe("tenants (API, matching on NATS and POST /events, tenant-scoped tokens)
     expect(sessionB.status, sessionB.text).to.equal(201);
 
     const values: Record<string, Record<string, string>> = {
-      "/configs/": { id: configB.id, recoveryId: recovery.body.data.id },
+      "/configs/": { id: configB.id, recoveryId: recovery.body.data.id, key: "any-key" },
       "/webhooks/": { webhookId: webhookB },
       "/dead-letters/": { id: deadLetterB },
       "/tenants/": { tenant: tenantB.id, id: sessionB.body.id },

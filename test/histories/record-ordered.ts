@@ -1,0 +1,198 @@
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import { fromRoot } from "../../common/paths.js";
+import { startDevServer } from "../../common/temporal-dev-server.js";
+import { orderedWorkflowId } from "../../core/ordering.js";
+import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
+import { DeliveryEnv } from "../support/delivery-env.js";
+import { type ORDERED_SCENARIOS, ORDERED_SET } from "../support/history-sets.js";
+import { freePort } from "../support/ports.js";
+import { Receiver } from "../support/receiver.js";
+import { stopTestTemporal } from "../support/temporal.js";
+
+// Records the ordered-delivery workflow's histories (workflows/ordered-delivery.ts) from
+// real runs into test/histories/<ORDERED_SET>/; test/webhooks/replay-histories.test.ts
+// replays them with every other set.
+//   npm run build && node dist/test/histories/record-ordered.js [scenario …]
+
+type Answer = (seq: number, calls: number) => number;
+type Act = "skip" | "replay-head" | "deactivate" | "cancel-head";
+
+interface Scenario {
+  name: (typeof ORDERED_SCENARIOS)[number];
+  onFailure: "skip" | "block";
+  answer: Answer;
+  /** Done once the head's first attempt is in. */
+  act?: Act;
+}
+
+const scenarios: Scenario[] = [
+  { name: "ordered-in-order", onFailure: "skip", answer: () => 200 },
+  { name: "ordered-head-retries", onFailure: "skip", answer: (seq, n) => (seq === 1 && n <= 2 ? 503 : 200) },
+  { name: "ordered-head-skipped", onFailure: "skip", answer: (seq) => (seq === 1 ? 400 : 200) },
+  {
+    name: "ordered-blocked-then-skip",
+    onFailure: "block",
+    answer: (seq) => (seq === 1 ? 400 : 200),
+    act: "skip",
+  },
+  {
+    name: "ordered-blocked-then-replayed",
+    onFailure: "block",
+    answer: (seq, n) => (seq === 1 && n === 1 ? 400 : 200),
+    act: "replay-head",
+  },
+  { name: "ordered-blocked-then-deactivated", onFailure: "block", answer: () => 400, act: "deactivate" },
+  {
+    name: "ordered-head-cancelled",
+    onFailure: "skip",
+    answer: (seq) => (seq === 1 ? 503 : 200),
+    act: "cancel-head",
+  },
+];
+
+/** Recorded on a server that suggests continue-as-new this early: 12 events hand over at least once. */
+const SUGGEST_CONTINUE_AS_NEW_AT = 40;
+const HANDOVER_EVENTS = 12;
+
+const wait = async (what: string, ok: () => Promise<boolean> | boolean) => {
+  for (let i = 0; !(await ok()); i++) {
+    if (i > 600) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+async function main(): Promise<void> {
+  const chosen = scenarios.filter((s) => process.argv.length < 3 || process.argv.slice(2).includes(s.name));
+  const dir = fromRoot("test", "histories", ORDERED_SET);
+  await mkdir(dir, { recursive: true });
+  const receiver = await new Receiver().start();
+  const env = await new DeliveryEnv().start(["--max-attempts", "4", "--send-mode", "queue"]);
+  try {
+    if (process.argv.length < 3 || process.argv.includes("ordered-continued-as-new"))
+      await recordHandOver(receiver, dir);
+    for (const s of chosen) {
+      const type = s.name.replace(/-/g, "_");
+      const config = await env.createConfig({
+        endpoint: receiver.url,
+        eventTypes: [`ledger.${type}`],
+        ordering: { enabled: true, onFailure: s.onFailure },
+      });
+      const calls = new Map<number, number>();
+      const delivered: number[] = [];
+      receiver.respond = (r, res) => {
+        const { seq } = JSON.parse(r.body).payload as { seq: number };
+        calls.set(seq, (calls.get(seq) ?? 0) + 1);
+        const status = s.answer(seq, calls.get(seq)!);
+        if (status === 200) delivered.push(seq);
+        res.writeHead(status, status === 503 ? { "retry-after": "30" } : {}).end();
+      };
+      const webhookIds: string[] = [];
+      for (let seq = 1; seq <= 3; seq++) {
+        const r = await env.api.call(
+          "POST",
+          "/events",
+          env.event({ type, idempotency_key: `${s.name}-${seq}`, ordering_key: "k", payload: { seq } }),
+        );
+        webhookIds.push(r.body.data.deliveries[0].webhookID);
+      }
+      const key = async (state: string) =>
+        (await env.api.call("GET", `/configs/${config.id}/ordering-keys?state=${state}`)).body.cursor.data
+          .length === 1;
+      if (s.act) {
+        await wait("head's first attempt", () => (calls.get(1) ?? 0) >= 1);
+        if (s.onFailure === "block") await wait("blocked", () => key("blocked"));
+        if (s.act === "skip") await env.api.call("POST", `/configs/${config.id}/ordering-keys/k/skip`);
+        if (s.act === "replay-head")
+          await env.api.call("POST", `/webhooks/${webhookIds[0]}/replay`, undefined, {
+            "idempotency-key": "history",
+          });
+        if (s.act === "deactivate") await env.api.call("PUT", `/configs/${config.id}/deactivate`);
+        if (s.act === "cancel-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/cancel`);
+      }
+      const expected =
+        s.act === "deactivate" ? 0 : s.act === "replay-head" ? 3 : 2 + (s.answer(1, 9) === 200 ? 1 : 0);
+      await wait("deliveries", () => delivered.length >= expected);
+      const handle = env.temporal.workflow.getHandle(orderedWorkflowId(config.id, "k"));
+      // The key's workflow is idle (its children ended) once its details say so.
+      await wait("idle", async () =>
+        (
+          (await handle.query<{ currentDetails: string }>("__temporal_workflow_metadata")).currentDetails ??
+          ""
+        ).startsWith("idle"),
+      );
+      const history = await handle.fetchHistory();
+      const file = path.join(dir, `${s.name}.json`);
+      await writeFile(file, `${historyToJSON(history)}\n`);
+      process.stderr.write(
+        `recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`,
+      );
+    }
+  } finally {
+    await env.stop();
+    await receiver.stop();
+    await stopTestTemporal();
+  }
+}
+
+/**
+ * A key whose queue workflow continues as new with events still queued: the run that
+ * handed over is kept, and the order the receiver saw is checked.
+ */
+async function recordHandOver(receiver: Receiver, dir: string): Promise<void> {
+  const server = await startDevServer({
+    searchAttributes: searchAttributeCliArgs(),
+    port: await freePort(),
+    headless: true,
+    logFile: path.join(await mkdtemp(path.join(tmpdir(), "etp-record-ordered-")), "server.log"),
+    dynamicConfig: { "limit.historyCount.suggestContinueAsNew": String(SUGGEST_CONTINUE_AS_NEW_AT) },
+  });
+  const env = await new DeliveryEnv().start(["--send-mode", "queue"], server.address);
+  try {
+    const config = await env.createConfig({
+      endpoint: receiver.url,
+      eventTypes: ["ledger.ordered_handover"],
+      ordering: { enabled: true },
+    });
+    const delivered: number[] = [];
+    receiver.respond = (r, res) => {
+      delivered.push((JSON.parse(r.body).payload as { seq: number }).seq);
+      res.writeHead(200).end();
+    };
+    for (let seq = 1; seq <= HANDOVER_EVENTS; seq++)
+      await env.api.call(
+        "POST",
+        "/events",
+        env.event({
+          type: "ordered_handover",
+          idempotency_key: `handover-${seq}`,
+          ordering_key: "k",
+          payload: { seq },
+        }),
+      );
+    await wait("deliveries", () => delivered.length >= HANDOVER_EVENTS);
+    const order = Array.from({ length: HANDOVER_EVENTS }, (_, i) => i + 1);
+    if (JSON.stringify(delivered) !== JSON.stringify(order)) throw new Error(`out of order: ${delivered}`);
+    const id = orderedWorkflowId(config.id, "k");
+    const runs = [];
+    for await (const r of env.temporal.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(r);
+    if (runs.length < 2) throw new Error("the key's workflow did not continue as new");
+    runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    const history = await env.temporal.workflow.getHandle(id, runs[0]!.runId).fetchHistory();
+    const file = path.join(dir, "ordered-continued-as-new.json");
+    await writeFile(file, `${historyToJSON(history)}\n`);
+    process.stderr.write(
+      `recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events, ${runs.length} runs)\n`,
+    );
+  } finally {
+    await env.stop();
+    await server.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

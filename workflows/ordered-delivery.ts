@@ -1,0 +1,224 @@
+import { WorkflowExecutionAlreadyStartedError } from "@temporalio/common";
+import {
+  CancelledFailure,
+  ChildWorkflowFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  ParentClosePolicy,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  TerminatedFailure,
+  upsertSearchAttributes,
+  workflowInfo,
+} from "@temporalio/workflow";
+import type { DeliveryInput, DeliveryResult } from "../activities/delivery-types.js";
+import type { OrderingActivities } from "../activities/ordering-activities.js";
+import { deliverWebhook } from "./delivery.js";
+import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
+
+// Ordered delivery (README "Ordered delivery"): one long-lived workflow per (config,
+// ordering key) holds the key's queue. Each queued event runs as a child that is the
+// delivery workflow unchanged, under the event's own deterministic workflow id, and the
+// next starts only once it has ended: its webhook id, attempt rows, replay and cancel are
+// those of any delivery, and a child start that finds its id used starts nothing twice.
+
+/** One event waiting for its turn: the delivery it becomes, and what the Web UI shows of it. */
+export interface OrderedItem {
+  /** The delivery's own workflow id (workers/start-delivery.ts), also the queue's dedup key. */
+  workflowId: string;
+  input: DeliveryInput;
+  eventType: string;
+  endpointHost: string;
+  summary: string;
+  /**
+   * Put back by reconciliation after Temporal lost the key's workflow, or a restart of a
+   * delivery that had its turn: it takes its place by acceptance time, not at the end.
+   */
+  restored?: boolean;
+}
+
+export interface OrderedInput {
+  configId: string;
+  tenantId: string;
+  orderingKey: string;
+  onFailure: "skip" | "block";
+  /** Carried over by continue-as-new. */
+  queue?: OrderedItem[];
+  /** Workflow ids of the last deliveries that ended, so a redelivered event is ignored here already. */
+  recent?: string[];
+  /** The head that failed for good while the config blocks, until an operator releases it. */
+  blocked?: { webhookId: string; reason: string };
+}
+
+export interface OrderedState {
+  queued: number;
+  head?: string;
+  blocked?: { webhookId: string; reason: string };
+}
+
+/** Adds an event to the key's queue (ignored when that delivery is queued or ended already). */
+export const enqueueSignal = defineSignal<[OrderedItem]>("enqueue");
+/** An operator releases a blocked key: its failed head stays failed, the next goes. */
+export const skipHeadSignal = defineSignal("skip-head");
+/** The config was deactivated or deleted: a blocked key lets its queue drain (each closes without a send). */
+export const closeOrderedSignal = defineSignal<[reason: string]>("close");
+export const orderedStateQuery = defineQuery<OrderedState>("ordered-state");
+/** The workflow ids this key's workflow holds: queued, the head, and the last that ended (reconciliation). */
+export const orderedKnownQuery = defineQuery<string[]>("ordered-known");
+
+/** An ordered workflow with nothing queued this long ends (a new event starts it again). */
+const IDLE_MS = 60_000;
+/** How many ended deliveries' ids are kept for dedup; older redeliveries are refused by their child id. */
+const RECENT_IDS = 500;
+const MAX_HISTORY_EVENTS = 10_000;
+
+const { recordOrderingKey } = proxyLocalActivities<OrderingActivities>({
+  startToCloseTimeout: "10 seconds",
+  retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
+});
+
+/** Why a delivery ended without being a failure the key blocks on (it was cancelled, or its config went away). */
+const releasesKey = (r: DeliveryResult) =>
+  r.status === "success" || r.attempts === 0 || /^(cancelled|config (deactivated|deleted))/.test(r.reason);
+
+export async function orderedDelivery(input: OrderedInput): Promise<void> {
+  const queue = [...(input.queue ?? [])];
+  const recent = [...(input.recent ?? [])];
+  let blocked = input.blocked;
+  let head: string | undefined;
+  let closing: string | undefined;
+  const ids = new Set([...queue.map((i) => i.workflowId), ...recent]);
+
+  setHandler(enqueueSignal, (item) => {
+    // A replay of the blocked head is the operator's retry: it goes first and releases the key.
+    if (blocked && item.input.replayOf === blocked.webhookId && !ids.has(item.workflowId)) {
+      ids.add(item.workflowId);
+      queue.unshift(item);
+      blocked = undefined;
+      return;
+    }
+    if (ids.has(item.workflowId) || item.workflowId === head) return;
+    ids.add(item.workflowId);
+    const at = item.restored
+      ? queue.findIndex((q) => (q.input.acceptedAt ?? "") > (item.input.acceptedAt ?? ""))
+      : -1;
+    if (at >= 0) queue.splice(at, 0, item);
+    else queue.push(item);
+  });
+  setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : [])]);
+  setHandler(skipHeadSignal, () => {
+    blocked = undefined;
+  });
+  setHandler(closeOrderedSignal, (reason) => {
+    closing ??= reason;
+    blocked = undefined;
+  });
+  setHandler(orderedStateQuery, () => ({
+    queued: queue.length,
+    ...(head ? { head } : {}),
+    ...(blocked ? { blocked } : {}),
+  }));
+
+  const record = (state: "active" | "blocked" | "gone") =>
+    recordOrderingKey({
+      configId: input.configId,
+      orderingKey: input.orderingKey,
+      workflowId: workflowInfo().workflowId,
+      state,
+      ...(state === "blocked" && blocked ? { headWebhookId: blocked.webhookId, reason: blocked.reason } : {}),
+    });
+  const status = (value: string) => upsertSearchAttributes([{ key: WebhookDeliveryStatus, value }]);
+  const historyFull = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS;
+  };
+  const remember = (workflowId: string) => {
+    recent.push(workflowId);
+    while (recent.length > RECENT_IDS) ids.delete(recent.shift()!);
+  };
+
+  await record(blocked ? "blocked" : "active");
+  for (;;) {
+    if (blocked) {
+      status("blocked");
+      setCurrentDetails(
+        `blocked by webhook ${blocked.webhookId} (${blocked.reason}); ${queue.length} queued behind it. ` +
+          "Release: POST /configs/{id}/ordering-keys/{key}/skip, or replay the webhook",
+      );
+      await record("blocked");
+      await condition(() => blocked === undefined);
+      status("active");
+      await record("active");
+    }
+    if (queue.length === 0) {
+      setCurrentDetails("idle: nothing queued");
+      if (!(await condition(() => queue.length > 0, IDLE_MS))) {
+        await record("gone");
+        if (queue.length === 0) return;
+        await record("active");
+      }
+    }
+    if (historyFull()) {
+      return continueAsNew<typeof orderedDelivery>({ ...input, queue, recent, blocked });
+    }
+    const item = queue.shift()!;
+    head = item.workflowId;
+    setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
+    const result = await runChild(item, input);
+    head = undefined;
+    remember(item.workflowId);
+    if (result && !releasesKey(result) && input.onFailure === "block" && !closing) {
+      blocked = { webhookId: item.input.webhookId, reason: result.reason };
+    }
+  }
+}
+
+/**
+ * Runs one delivery to its end. Undefined when its id was used before (a delivery
+ * started earlier, e.g. by reconciliation or before the config was ordered): nothing
+ * is sent twice, and the key goes on.
+ */
+async function runChild(item: OrderedItem, input: OrderedInput): Promise<DeliveryResult | undefined> {
+  try {
+    return await executeChild(deliverWebhook, {
+      workflowId: item.workflowId,
+      taskQueue: workflowInfo().taskQueue,
+      // Its turn starts now: caps count from here, not from a wait behind a failing head
+      // (a restart resumes with its own).
+      args: [item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() }],
+      // A restart may reuse the id of its lost or closed workflow (as workers/start-delivery.ts).
+      workflowIdReusePolicy: item.input.resume ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
+      // A delivery outlives its queue's workflow (terminated or reset): it has its own rows.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: item.summary,
+      typedSearchAttributes: deliveryAttributes({
+        configId: input.configId,
+        webhookId: item.input.webhookId,
+        eventType: item.eventType,
+        endpointHost: item.endpointHost,
+        status: "pending",
+        attempts: 0,
+        tenantId: input.tenantId,
+      }),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+    if (!(err instanceof ChildWorkflowFailure)) throw err;
+    const ended = (reason: string, attempts: number): DeliveryResult => ({
+      webhookId: item.input.webhookId,
+      status: "failed",
+      attempts,
+      lastStatusCode: 0,
+      reason,
+    });
+    // Cancelled or terminated through the API or the Web UI: the operator ended it, the key goes on.
+    if (err.cause instanceof CancelledFailure) return ended("cancelled", 0);
+    if (err.cause instanceof TerminatedFailure) return ended("cancelled (terminated)", 0);
+    // Any other end of the delivery's workflow is its failure: the key's policy decides.
+    return ended(`delivery workflow failed: ${err.cause?.message ?? err.message}`, 1);
+  }
+}
