@@ -184,10 +184,12 @@ new Gauge({
 });
 
 /** Ordering keys held by a failed head (workers/ordering-keys.ts); read at each scrape, in API processes. */
-let blockedKeysNow: (() => Promise<number>) | undefined;
+let blockedKeys: { count: () => Promise<number>; last: number; reading?: Promise<void> } | undefined;
 export function observeBlockedOrderingKeys(count: () => Promise<number>): void {
-  blockedKeysNow = count;
+  blockedKeys = { count, last: 0 };
 }
+/** How long a scrape waits for the count before it answers with the last one read. */
+const BLOCKED_KEYS_READ_WAIT_MS = 1000;
 
 new Gauge({
   name: "webhooks_ordering_keys_blocked",
@@ -196,7 +198,28 @@ new Gauge({
   // Read from the database: every API process of a cluster sees the same count.
   aggregator: "max",
   async collect() {
-    if (blockedKeysNow) this.set(await blockedKeysNow());
+    const keys = blockedKeys;
+    if (!keys) return;
+    // An exhausted pool or a stalled database must not take /metrics down with it (that is
+    // when operators read it): past a second the scrape answers with the last count read.
+    keys.reading ??= keys
+      .count()
+      .then((n) => {
+        keys.last = n;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        keys.reading = undefined;
+      });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      keys.reading,
+      new Promise((r) => {
+        timer = setTimeout(r, BLOCKED_KEYS_READ_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.set(keys.last);
   },
 });
 

@@ -6,8 +6,9 @@ const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)
 
 /**
  * The database pool's gauges: with every connection held by a query that waits on a
- * lock, /metrics (which needs no connection) shows the pool busy and the queries queued
- * behind it, and both go back once the lock is released.
+ * lock, /metrics still answers (its one database read, the blocked ordering keys, gives up
+ * after a second) and shows the pool busy and the queries queued behind it, and both go
+ * back once the lock is released.
  */
 describe("database pool metrics", function () {
   this.timeout(60_000);

@@ -167,7 +167,7 @@ describe("consumer portal sessions (API without JWT auth)", function () {
     const calls = parameterisedCalls(
       doc,
       {
-        "/configs/": { id: configB, recoveryId: recoveryB },
+        "/configs/": { id: configB, recoveryId: recoveryB, key: "any-key" },
         "/webhooks/": { webhookId: webhookB },
         "/dead-letters/": { id: deadLetterB },
         "/tenants/": { tenant: tenantB.id, id: sessionB.id },
