@@ -75,7 +75,7 @@ export function EndpointDetail({ id }: { id: string }) {
         {can("test-events") ? <TestEvent id={id} /> : null}
       </section>
       <Health stats={stats.data} />
-      {can("deliveries") ? <Deliveries configId={id} /> : null}
+      {can("deliveries") ? <Deliveries configId={id} subscribed={c.eventTypes} /> : null}
       {can("recovery") ? <RecoveryPanel config={c} /> : null}
       {can("secrets") ? <SecretPanel configId={id} /> : null}
     </>

@@ -242,6 +242,36 @@ describe("consumer portal in Chromium", function () {
       await replay.nth(1).waitFor();
     });
 
+    it("filters the deliveries by status and by event type on the server", async () => {
+      const statuses = () => page.locator("table.deliveries tbody tr .status").allTextContents();
+      const types = () => page.locator("table.deliveries tbody tr .event-type").allTextContents();
+      const settled = async (check: () => Promise<boolean>) => {
+        const deadline = Date.now() + 15_000;
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error("the deliveries list never showed the filtered rows");
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const all = await statuses();
+      expect(all).to.include("failed").and.to.include("success");
+      await page.getByLabel("Status").selectOption("failed");
+      await settled(async () => (await statuses()).every((s) => s === "failed"));
+      // The replayed deliveries, carried on by their replays, are the only failed ones.
+      expect((await statuses()).length).to.equal(2);
+      await page.getByLabel("Status").selectOption("");
+      await page.getByLabel("Event type").selectOption("webhooks.test");
+      await settled(async () => {
+        const t = await types();
+        return t.length > 0 && t.every((x) => x === "webhooks.test");
+      });
+      expect(await statuses()).to.deep.equal(["success"]); // the one test event
+      await page.getByLabel("Status").selectOption("failed");
+      await page.getByText("No deliveries.").waitFor();
+      await page.getByLabel("Event type").selectOption("");
+      await page.getByLabel("Status").selectOption("");
+      await settled(async () => (await statuses()).length === all.length);
+    });
+
     it("shows the endpoint's health in the list", async () => {
       await page.getByRole("link", { name: "← Endpoints" }).click();
       const row = page.locator("table.list tbody tr", { hasText: "Orders" });
