@@ -686,6 +686,42 @@ describe("consumer portal in Chromium", function () {
       expect(stored.auth.bearer).to.deep.equal({ token: "********" });
     });
 
+    let authEndpoint = "";
+    it("completes the OAuth 2.0 and mutual TLS fields without the mouse", async () => {
+      const pki = await makeTestPki();
+      const previous = page.url(); // the endpoint created by the previous test, for the scan below
+      await page.goto(`${base(page)}#/endpoints/new`);
+      await page.getByRole("heading", { name: "Add endpoint" }).waitFor();
+      await tabTo(page, /^Endpoint URL$/);
+      await page.keyboard.type(`${receiver.url}?kbd=2`);
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("Keyboard OAuth");
+      await tabTo(page, /shop\.order_refunded/);
+      await page.keyboard.press("Space");
+      await tabTo(page, /^Kind$/);
+      for (let i = 0; i < 3; i++) await page.keyboard.press("ArrowDown"); // basic, bearer, oauth2
+      await tabTo(page, /^Token URL$/);
+      await page.keyboard.type("http://127.0.0.1:9/oauth/token");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("kbd-client");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("kbd-secret");
+      await tabTo(page, /^Use mutual TLS/);
+      await page.keyboard.press("Space");
+      await tabTo(page, /^Client certificate \(PEM\)$/);
+      await page.keyboard.insertText(pki.clientCert);
+      await page.keyboard.press("Tab");
+      await page.keyboard.insertText(pki.clientKey);
+      await tabTo(page, /^Create endpoint$/);
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Keyboard OAuth" }).waitFor();
+      authEndpoint = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = (await api.call("GET", `/configs/${authEndpoint}`)).body.data;
+      expect(stored.auth.oauth2).to.include({ clientId: "kbd-client", clientSecret: "********" });
+      expect(stored.auth.tls).to.deep.equal({ certificate: pki.clientCert, privateKey: "********" });
+      await page.goto(previous);
+    });
+
     it("has no serious or critical axe violation on the endpoint, list, form and delivery screens", async () => {
       const found: Record<string, string[]> = {};
       const scan = async (screen: string) => {
@@ -704,7 +740,25 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("link", { name: "Add endpoint" }).click();
       await page.getByLabel("shop.order_paid").check();
       await scan("form");
-      expect(found).to.deep.equal({ endpoint: [], delivery: [], endpoints: [], form: [] });
+      // The OAuth and mutual-TLS fields, with an API error shown next to one.
+      await page.getByLabel("Endpoint URL").fill(receiver.url);
+      await page.getByLabel("Kind").selectOption("oauth2");
+      await page.getByLabel("Use mutual TLS").check();
+      await page.getByLabel("Client certificate (PEM)").fill("not a certificate");
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.locator(".field-error").first().waitFor();
+      await scan("form-auth");
+      await page.goto(`${base(page)}#/endpoints/${authEndpoint}`);
+      await page.locator(".tls-facts").waitFor();
+      await scan("endpoint-auth");
+      expect(found).to.deep.equal({
+        endpoint: [],
+        delivery: [],
+        endpoints: [],
+        form: [],
+        "form-auth": [],
+        "endpoint-auth": [],
+      });
       expect(pageErrors(page)).to.deep.equal([]);
     });
   });
