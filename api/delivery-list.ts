@@ -65,6 +65,9 @@ export function readDeliveryListQuery(query: Record<string, unknown>): DeliveryL
 export async function listDeliveries(prisma: PrismaClient, configId: string, q: DeliveryListQuery) {
   const take = q.pageSize + 1;
   const statusOf = q.status === undefined ? Prisma.sql`TRUE` : Prisma.sql`d.status = ${q.status}`;
+  // A status only one side can have spares the other side's walk: none of its rows can match.
+  const sentCan = q.status !== "waiting";
+  const unsentCan = q.status === undefined || q.status === "waiting" || q.status === "failed";
   const typeOf = q.eventType === undefined ? Prisma.sql`TRUE` : Prisma.sql`d.event_type = ${q.eventType}`;
   const before = (at: Prisma.Sql, id: Prisma.Sql) =>
     q.after
@@ -78,7 +81,7 @@ export async function listDeliveries(prisma: PrismaClient, configId: string, q: 
         SELECT a.webhook_id, a.status::text AS status, coalesce(e.type, a.payload::jsonb ->> 'type') AS event_type,
                a.status_code, a.created_at AS at, a.next_retry_after, a.error, a.replay_of, a.workflow_id
           FROM attempts a LEFT JOIN events e ON e.id = a.event_id
-         WHERE a.config_id = ${configId}::uuid
+         WHERE ${sentCan} AND a.config_id = ${configId}::uuid
            AND ${before(Prisma.sql`a.created_at`, Prisma.sql`a.webhook_id`)}
            AND NOT EXISTS (SELECT 1 FROM attempts n
                             WHERE n.webhook_id = a.webhook_id AND n.retry_attempt > a.retry_attempt)
@@ -92,7 +95,7 @@ export async function listDeliveries(prisma: PrismaClient, configId: string, q: 
                coalesce(e.type, u.payload::jsonb ->> 'type') AS event_type, u.accepted_at AS at,
                u.next_try_at, u.state, u.reason, u.replay_of, u.workflow_id
           FROM unsent_deliveries u LEFT JOIN events e ON e.id = u.event_id
-         WHERE u.config_id = ${configId}::uuid AND u.state <> 'sent'
+         WHERE ${unsentCan} AND u.config_id = ${configId}::uuid AND u.state <> 'sent'
            AND ${before(Prisma.sql`u.accepted_at`, Prisma.sql`u.webhook_id`)}
            AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.webhook_id = u.webhook_id)
       ) d
