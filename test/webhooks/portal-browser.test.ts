@@ -415,6 +415,8 @@ describe("consumer portal in Chromium", function () {
       await page.getByLabel("Client secret").fill(client.secret);
       await page.getByLabel("Scope (optional)").fill("webhooks:write");
       await page.getByLabel("Audience (optional)").fill("https://hooks.example.com");
+      await page.getByLabel("Kind").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}/endpoint-auth.png` });
       await page.getByRole("button", { name: "Create endpoint" }).click();
       await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
       const configId = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
