@@ -275,6 +275,25 @@ describe("consumer portal in Chromium", function () {
       await settled(async () => (await statuses()).length === all.length);
     });
 
+    it("loads older deliveries with Load more, 50 at a time", async () => {
+      for (let i = 0; i < 50; i++) {
+        const sent = await api.call("GET", `/configs/${configId}/test`);
+        expect(sent.status, sent.text).to.equal(200);
+      }
+      const total = (await api.call("GET", `/configs/${configId}/deliveries?pageSize=1000`)).body.cursor.data
+        .length as number;
+      expect(total).to.be.greaterThan(50);
+      const rows = page.locator("table.deliveries tbody tr");
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await page.getByRole("button", { name: "Load more" }).waitFor();
+      expect(await rows.count()).to.equal(50);
+      await page.getByRole("button", { name: "Load more" }).click();
+      await page.getByRole("button", { name: "Load more" }).waitFor({ state: "detached" });
+      expect(await rows.count()).to.equal(total);
+      const ids = await Promise.all((await rows.all()).map((row) => row.getAttribute("data-webhook")));
+      expect(new Set(ids).size).to.equal(total);
+    });
+
     it("shows the endpoint's health in the list", async () => {
       await page.getByRole("link", { name: "← Endpoints" }).click();
       const row = page.locator("table.list tbody tr", { hasText: "Orders" });
