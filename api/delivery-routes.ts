@@ -2,6 +2,7 @@ import { Router } from "express";
 import { fromDbStatus } from "../activities/attempts-store.js";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DeliveryControl } from "./delivery-control.js";
+import { listDeliveries, readDeliveryListQuery } from "./delivery-list.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { Replayer } from "./replay.js";
@@ -26,15 +27,30 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
     return cursorJson(items.map(attemptJson), { pageSize: page.pageSize, next });
   }
 
-  r.get("/configs/:id/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
-    const id = String(req.params.id);
+  /** The config id of the path, 404 unless it names a config or one with attempts left. */
+  async function knownConfig(raw: unknown): Promise<string> {
+    const id = String(raw);
     const exists = UUID_RE.test(id) && (await prisma.config.count({ where: { id } })) > 0;
     const hasAttempts =
       UUID_RE.test(id) && (await prisma.attempt.count({ where: { configId: id }, take: 1 })) > 0;
     // A deleted config's attempts stay listable until retention removes them.
     if (!exists && !hasAttempts) throw notFound(`config ${id} not found`);
+    return id;
+  }
+
+  r.get("/configs/:id/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
+    const id = await knownConfig(req.params.id);
     res.json(await attemptsPage({ configId: id }, req.query));
   });
+
+  r.get(
+    "/configs/:id/deliveries",
+    allowQuery("status", "eventType", "pageSize", "cursor"),
+    async (req, res) => {
+      const id = await knownConfig(req.params.id);
+      res.json(await listDeliveries(prisma, id, readDeliveryListQuery(req.query)));
+    },
+  );
 
   r.get("/webhooks/:webhookId/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
     const webhookId = String(req.params.webhookId);

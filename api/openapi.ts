@@ -1,4 +1,5 @@
 import { VERSION } from "../common/version.js";
+import { DELIVERY_STATUSES } from "./delivery-statuses.js";
 import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
 import { portalPaths, portalSchemas, portalSecurityScheme } from "./openapi-portal.js";
 
@@ -262,7 +263,7 @@ export const openapi = {
         properties: {
           webhookID: UUID,
           configID: UUID,
-          status: { enum: ["waiting", "success", "to retry", "retrying", "failed"] },
+          status: { enum: [...DELIVERY_STATUSES] },
           workflowID: { type: "string", description: "its Temporal workflow (absent for test deliveries)" },
           reason: { type: "string", description: "why it failed, when it did, or why it waits" },
           acceptedAt: {
@@ -275,6 +276,33 @@ export const openapi = {
           firstAttemptAt: TIME,
           lastAttemptAt: TIME,
           attempts: { type: "array", items: ref("Attempt") },
+        },
+      },
+      DeliverySummary: {
+        type: "object",
+        description:
+          "One delivery of GET /configs/{id}/deliveries: the Delivery of GET /webhooks/{webhookId} without its attempts, plus its event type.",
+        required: ["webhookID", "configID", "status", "attemptCount"],
+        properties: {
+          webhookID: UUID,
+          configID: UUID,
+          status: { enum: [...DELIVERY_STATUSES] },
+          eventType: {
+            type: "string",
+            description: "the event's type (absent when the stored body has none)",
+          },
+          attemptCount: { type: "integer" },
+          lastStatusCode: {
+            type: "integer",
+            description: "HTTP status of the last attempt; 0 when no answer came",
+          },
+          firstAttemptAt: TIME,
+          lastAttemptAt: TIME,
+          acceptedAt: { ...TIME, description: "when it started, for a delivery not sent yet" },
+          nextRetryAfter: { ...TIME, description: "the next try (status `to retry` or `waiting`)" },
+          reason: { type: "string", description: "why it failed, when it did, or why it waits" },
+          replayOf: { ...UUID, description: "the webhook this delivery replays" },
+          workflowID: { type: "string", description: "its Temporal workflow (absent for test deliveries)" },
         },
       },
       Replay: {
@@ -602,6 +630,7 @@ export const openapi = {
       TenantCursor: cursorOf("Tenant"),
       EventTypeCursor: cursorOf("EventType"),
       AttemptCursor: cursorOf("Attempt"),
+      DeliverySummaryCursor: cursorOf("DeliverySummary"),
       DeadLetterCursor: cursorOf("DeadLetter"),
       PortalSessionCursor: cursorOf("PortalSession"),
       Error: {
@@ -876,6 +905,34 @@ export const openapi = {
         summary: "Attempts of every delivery to this config, newest first (paged, default 100)",
         parameters: pageParams,
         responses: { 200: ok("attempts", ref("AttemptCursor")), 404: error("no such config"), ...errors },
+      },
+    },
+    "/configs/{id}/deliveries": {
+      parameters: [idParam()],
+      get: {
+        operationId: "listConfigDeliveries",
+        summary:
+          "Deliveries to this config, one per webhook, newest first by last attempt (or acceptance while unsent); paged, default 50",
+        parameters: [
+          {
+            name: "status",
+            in: "query",
+            description: "only deliveries in this status",
+            schema: { enum: [...DELIVERY_STATUSES] },
+          },
+          {
+            name: "eventType",
+            in: "query",
+            description: "only deliveries of this event type (compared in lower case)",
+            schema: { type: "string", minLength: 1, maxLength: 255 },
+          },
+          ...pageParams,
+        ],
+        responses: {
+          200: ok("deliveries", ref("DeliverySummaryCursor")),
+          404: error("no such config"),
+          ...errors,
+        },
       },
     },
     "/webhooks/{webhookId}": {

@@ -40,6 +40,7 @@ export const PORTAL_ROUTES: [Method, string, PortalFeature | "session"][] = [
   ["patch", "/configs/:id/auth", "endpoints"],
   ["delete", "/configs/:id/auth", "endpoints"],
   ["get", "/configs/:id/attempts", "deliveries"],
+  ["get", "/configs/:id/deliveries", "deliveries"],
   ["get", "/webhooks/:webhookId", "deliveries"],
   ["get", "/webhooks/:webhookId/attempts", "deliveries"],
   ["post", "/webhooks/:webhookId/replay", "replay"],

@@ -10,6 +10,7 @@ export type EndpointStats = components["schemas"]["EndpointStats"];
 export type EventType = components["schemas"]["EventType"];
 export type Attempt = components["schemas"]["Attempt"];
 export type Delivery = components["schemas"]["Delivery"];
+export type DeliverySummary = components["schemas"]["DeliverySummary"];
 export type Recovery = components["schemas"]["Recovery"];
 export type EndpointAuth = components["schemas"]["EndpointAuth"];
 export type EndpointAuthChange = components["schemas"]["EndpointAuthChange"];

@@ -1,90 +1,90 @@
-// The deliveries of one endpoint, newest first, filtered by status and event type. The API
-// lists attempts (GET /configs/{id}/attempts, newest first); a delivery is its attempts
-// grouped by webhook id, its status the newest attempt's, its event type the body's `type`.
-import { useState } from "preact/hooks";
-import { type Attempt, must } from "./api";
+// The deliveries of one endpoint, newest first, filtered by status and event type on the
+// server (GET /configs/{id}/deliveries). The first page is polled; "Load more" appends the
+// pages after it by cursor until the filters change.
+import { useRef, useState } from "preact/hooks";
+import { asApiError, type Client, type DeliverySummary, must } from "./api";
 import { usePortal } from "./context";
 import { when } from "./format";
 import { useLoad } from "./load";
 import { ErrorText } from "./messages";
 import { href } from "./router";
 
-const PAGE = 500;
-const STATUSES = ["success", "to retry", "retrying", "failed"] as const;
+const PAGE = 50;
+const STATUSES = ["success", "to retry", "retrying", "waiting", "failed"] as const;
 
-interface DeliveryRow {
-  webhookID: string;
-  eventType: string;
+interface Filters {
   status: string;
-  attempts: number;
-  lastStatusCode: number;
-  lastAt: string;
-  replayOf: string | undefined;
+  eventType: string;
 }
 
-export function groupDeliveries(attempts: Attempt[]): DeliveryRow[] {
-  const rows = new Map<string, DeliveryRow>();
-  for (const a of attempts) {
-    const row = rows.get(a.webhookID);
-    if (row) {
-      row.attempts++;
-      continue;
-    }
-    rows.set(a.webhookID, {
-      webhookID: a.webhookID,
-      eventType: typeOf(a.payload),
-      status: a.status,
-      attempts: 1,
-      lastStatusCode: a.statusCode,
-      lastAt: a.createdAt,
-      replayOf: a.replayOf,
-    });
-  }
-  return [...rows.values()];
+interface Page {
+  items: DeliverySummary[];
+  next: string | undefined;
 }
 
-function typeOf(payload: string): string {
-  try {
-    const type = (JSON.parse(payload) as { type?: unknown }).type;
-    return typeof type === "string" ? type : "—";
-  } catch {
-    return "—";
-  }
+async function fetchPage(client: Client, configId: string, f: Filters, cursor?: string): Promise<Page> {
+  const query = {
+    pageSize: String(PAGE),
+    ...(f.status ? { status: f.status as (typeof STATUSES)[number] } : {}),
+    ...(f.eventType ? { eventType: f.eventType } : {}),
+    ...(cursor ? { cursor } : {}),
+  };
+  const { cursor: c } = await must(
+    client.GET("/configs/{id}/deliveries", { params: { path: { id: configId }, query } }),
+  );
+  return { items: c.data, next: c.next };
 }
 
-export function Deliveries({ configId }: { configId: string }) {
+export function Deliveries({ configId, subscribed }: { configId: string; subscribed: string[] }) {
   const { client } = usePortal();
-  const [status, setStatus] = useState("");
-  const [eventType, setEventType] = useState("");
-  const { data, error, reload } = useLoad(
-    async () =>
-      groupDeliveries(
-        (
-          await must(
-            client.GET("/configs/{id}/attempts", {
-              params: { path: { id: configId }, query: { pageSize: String(PAGE) } },
-            }),
-          )
-        ).cursor.data,
-      ),
-    [configId],
+  const [filters, setFilters] = useState<Filters>({ status: "", eventType: "" });
+  const [older, setOlder] = useState<Page | undefined>(undefined);
+  const [moreError, setMoreError] = useState<ReturnType<typeof asApiError> | undefined>(undefined);
+  // The event types to filter by: the subscription's exact ones and every type listed so far.
+  const seen = useRef(new Set(subscribed.filter((t) => !t.includes("*"))));
+  const first = useLoad(
+    () => fetchPage(client, configId, filters),
+    [configId, filters.status, filters.eventType],
     3000,
   );
-  const types = [...new Set((data ?? []).map((d) => d.eventType))].sort();
-  const shown = (data ?? []).filter(
-    (d) => (!status || d.status === status) && (!eventType || d.eventType === eventType),
-  );
+  const filter = (change: Partial<Filters>) => {
+    setOlder(undefined);
+    setMoreError(undefined);
+    setFilters({ ...filters, ...change });
+  };
+  const next = older ? older.next : first.data?.next;
+  const loadMore = async () => {
+    if (!next) return;
+    try {
+      const page = await fetchPage(client, configId, filters, next);
+      setOlder({ items: [...(older?.items ?? []), ...page.items], next: page.next });
+      setMoreError(undefined);
+    } catch (err) {
+      setMoreError(asApiError(err));
+    }
+  };
+  // A delivery retried since "Load more" moved up into the first page: shown once, there.
+  const firstItems = first.data?.items ?? [];
+  const onFirst = new Set(firstItems.map((d) => d.webhookID));
+  const shown = [...firstItems, ...(older?.items ?? []).filter((d) => !onFirst.has(d.webhookID))];
+  for (const d of shown) if (d.eventType) seen.current.add(d.eventType);
+  if (filters.eventType) seen.current.add(filters.eventType);
+  const types = [...seen.current].sort();
   return (
     <section aria-labelledby="deliveries-title">
       <div class="title-row">
         <h2 id="deliveries-title">Deliveries</h2>
-        <button type="button" onClick={reload}>
+        <button type="button" onClick={first.reload}>
           Refresh
         </button>
       </div>
       <div class="filters">
         <label for="filter-status">Status</label>
-        <select id="filter-status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+        <select
+          id="filter-status"
+          value={filters.status}
+          onChange={(e) => filter({ status: e.currentTarget.value })}
+        >
           <option value="">All</option>
           {STATUSES.map((s) => (
             <option key={s} value={s}>
@@ -93,7 +93,11 @@ export function Deliveries({ configId }: { configId: string }) {
           ))}
         </select>
         <label for="filter-type">Event type</label>
-        <select id="filter-type" value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
+        <select
+          id="filter-type"
+          value={filters.eventType}
+          onChange={(e) => filter({ eventType: e.currentTarget.value })}
+        >
           <option value="">All</option>
           {types.map((t) => (
             <option key={t} value={t}>
@@ -102,8 +106,8 @@ export function Deliveries({ configId }: { configId: string }) {
           ))}
         </select>
       </div>
-      <ErrorText error={error} />
-      {data && shown.length === 0 ? <p class="empty">No deliveries.</p> : null}
+      <ErrorText error={first.error} />
+      {first.data && shown.length === 0 ? <p class="empty">No deliveries.</p> : null}
       {shown.length > 0 ? (
         <table class="list deliveries">
           <thead>
@@ -113,25 +117,32 @@ export function Deliveries({ configId }: { configId: string }) {
               <th scope="col">Status</th>
               <th scope="col">Attempts</th>
               <th scope="col">Last HTTP status</th>
+              <th scope="col">Next retry</th>
             </tr>
           </thead>
           <tbody>
             {shown.map((d) => (
               <tr key={d.webhookID} data-webhook={d.webhookID}>
                 <td>
-                  <a href={href.delivery(d.webhookID)}>{when(d.lastAt)}</a>
+                  <a href={href.delivery(d.webhookID)}>{when(d.lastAttemptAt ?? d.acceptedAt)}</a>
                   {d.replayOf ? <div class="muted small">replay</div> : null}
                 </td>
-                <td>{d.eventType}</td>
+                <td class="event-type">{d.eventType ?? "—"}</td>
                 <td class="status">{d.status}</td>
-                <td class="attempt-count">{d.attempts}</td>
+                <td class="attempt-count">{d.attemptCount}</td>
                 <td class="status-code">{d.lastStatusCode || "—"}</td>
+                <td class="next-retry">{d.nextRetryAfter ? when(d.nextRetryAfter) : "—"}</td>
               </tr>
             ))}
           </tbody>
         </table>
       ) : null}
-      {data && data.length >= PAGE ? <p class="muted small">Showing the newest {PAGE} attempts.</p> : null}
+      <ErrorText error={moreError} />
+      {next ? (
+        <button type="button" class="load-more" onClick={loadMore}>
+          Load more
+        </button>
+      ) : null}
     </section>
   );
 }

@@ -2,6 +2,7 @@
 // test event), its deliveries, bulk recovery and signing secret.
 import { useState } from "preact/hooks";
 import { type ApiError, type Attempt, asApiError, type Config, type EndpointStats, must } from "./api";
+import { AuthFacts } from "./auth-facts";
 import { usePortal } from "./context";
 import { Deliveries } from "./deliveries";
 import { StatusBadge } from "./endpoints-list";
@@ -51,17 +52,7 @@ export function EndpointDetail({ id }: { id: string }) {
               <dd>{c.auth.headers.map((h) => `${h.name}: ${h.value}`).join(", ")}</dd>
             </>
           ) : null}
-          {c.auth?.basic || c.auth?.bearer || c.auth?.oauth2 || c.auth?.tls ? (
-            <>
-              <dt>Authentication</dt>
-              <dd>
-                {Object.keys(c.auth)
-                  .filter((k) => k !== "headers")
-                  .join(", ")}{" "}
-                (credentials hidden)
-              </dd>
-            </>
-          ) : null}
+          <AuthFacts auth={c.auth} />
           {c.deactivatedReason ? (
             <>
               <dt>Disabled automatically</dt>
@@ -75,7 +66,7 @@ export function EndpointDetail({ id }: { id: string }) {
         {can("test-events") ? <TestEvent id={id} /> : null}
       </section>
       <Health stats={stats.data} />
-      {can("deliveries") ? <Deliveries configId={id} /> : null}
+      {can("deliveries") ? <Deliveries configId={id} subscribed={c.eventTypes} /> : null}
       {can("recovery") ? <RecoveryPanel config={c} /> : null}
       {can("secrets") ? <SecretPanel configId={id} /> : null}
     </>

@@ -12,13 +12,23 @@ import {
   type EventType,
   must,
 } from "./api";
+import {
+  OAuthFields,
+  type OAuthInput,
+  oauthChange,
+  oauthInputOf,
+  TlsFields,
+  type TlsInput,
+  tlsChange,
+  tlsInputOf,
+} from "./auth-fields";
 import { usePortal } from "./context";
 import { EventTypePicker } from "./event-type-picker";
 import { type FormField, fieldOf } from "./field-errors";
 import { LoadFailure } from "./messages";
 import { go, href } from "./router";
 
-type AuthKind = "none" | "basic" | "bearer";
+type AuthKind = "none" | "basic" | "bearer" | "oauth2";
 interface HeaderRow {
   name: string;
   value: string;
@@ -41,6 +51,8 @@ export function EndpointForm({ id }: { id?: string }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [token, setToken] = useState("");
+  const [oauth, setOauth] = useState<OAuthInput>(oauthInputOf(undefined));
+  const [tls, setTls] = useState<TlsInput>(tlsInputOf(undefined));
   const [errors, setErrors] = useState<Partial<Record<FormField, string>>>({});
   const [busy, setBusy] = useState(false);
 
@@ -60,10 +72,12 @@ export function EndpointForm({ id }: { id?: string }) {
       setFilter(config.filter ? JSON.stringify(config.filter, null, 2) : "");
       const auth = config.auth ?? {};
       setHeaders((auth.headers ?? []).map((h) => ({ name: h.name ?? "", value: "", stored: true })));
-      const kind: AuthKind = auth.basic ? "basic" : auth.bearer ? "bearer" : "none";
+      const kind: AuthKind = auth.basic ? "basic" : auth.bearer ? "bearer" : auth.oauth2 ? "oauth2" : "none";
       setAuthKind(kind);
       setStoredAuth(kind);
       setUsername(auth.basic?.username ?? "");
+      setOauth(oauthInputOf(auth.oauth2));
+      setTls(tlsInputOf(auth.tls));
     })().catch((err: unknown) => setLoadError(asApiError(err)));
   }, [client, id]);
 
@@ -134,7 +148,10 @@ export function EndpointForm({ id }: { id?: string }) {
             );
     if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
     if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
+    if (authKind === "oauth2") change.oauth2 = oauthChange(oauth, current?.auth?.oauth2);
     if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
+    const tlsChanged = tlsChange(tls, current?.auth?.tls);
+    if (tlsChanged !== undefined) change.tls = tlsChanged;
     return Object.keys(change).length > 0 ? change : undefined;
   }
 
@@ -235,6 +252,7 @@ export function EndpointForm({ id }: { id?: string }) {
             <option value="none">None</option>
             <option value="basic">HTTP Basic</option>
             <option value="bearer">Bearer token</option>
+            <option value="oauth2">OAuth 2.0 client credentials</option>
           </select>
           {authKind === "basic" ? (
             <>
@@ -263,9 +281,25 @@ export function EndpointForm({ id }: { id?: string }) {
               onInput={setToken}
             />
           ) : null}
+          {authKind === "oauth2" ? (
+            <OAuthFields
+              value={oauth}
+              stored={storedAuth === "oauth2"}
+              onChange={setOauth}
+              error={fieldError}
+              describedBy={describedBy}
+            />
+          ) : null}
           <p class="muted small">Credentials are write-only: they are never shown again.</p>
           {fieldError("auth")}
         </fieldset>
+        <TlsFields
+          value={tls}
+          stored={Boolean(current?.auth?.tls?.certificate)}
+          onChange={setTls}
+          error={fieldError}
+          describedBy={describedBy}
+        />
         {fieldError("form")}
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>

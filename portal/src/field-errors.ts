@@ -1,18 +1,41 @@
 // Which form field an API validation message is about: the API names the field or path
 // first (ajv's "/endpoint …", "filter: …", "auth.headers[0].name …"), so the message can be
 // shown next to that field rather than at the top of the form.
-export type FormField = "endpoint" | "name" | "eventTypes" | "filter" | "headers" | "auth" | "form";
+export const OAUTH_FIELDS = ["tokenUrl", "clientId", "clientSecret", "scope", "audience"] as const;
+export const TLS_FIELDS = ["certificate", "privateKey", "caBundle"] as const;
+type AuthField = `oauth2.${(typeof OAUTH_FIELDS)[number]}` | `tls.${(typeof TLS_FIELDS)[number]}`;
+export type FormField =
+  | "endpoint"
+  | "name"
+  | "eventTypes"
+  | "filter"
+  | "headers"
+  | "auth"
+  | "tls"
+  | AuthField
+  | "form";
+
+const AUTH_FIELDS = new Set<string>([
+  ...OAUTH_FIELDS.map((f) => `oauth2.${f}`),
+  ...TLS_FIELDS.map((f) => `tls.${f}`),
+]);
+// "auth.tls.privateKey does not match … auth.tls.certificate": the first path named is the one at fault.
+const AUTH_PATH = /\b(?:auth[./])?(oauth2|tls)[./](\w+)/;
 
 const RULES: [RegExp, FormField][] = [
   [/^\/?(body\/)?filter\b|\bfilter\b/, "filter"],
   [/\bauth[./](headers)\b|\bheaders?\b/, "headers"],
-  [/\bauth\b|\bbasic\b|\bbearer\b/, "auth"],
+  [/\b(?:auth[./])?tls\b/, "tls"],
+  [/\bauth\b|\bbasic\b|\bbearer\b|\boauth2\b/, "auth"],
   [/\beventTypes\b|\bevent types?\b/, "eventTypes"],
   [/\bendpoint\b|\bURL\b/i, "endpoint"],
   [/^\/?(body\/)?name\b/, "name"],
 ];
 
 export function fieldOf(message: string): FormField {
-  for (const [pattern, field] of RULES) if (pattern.test(message)) return field;
+  const path = AUTH_PATH.exec(message);
+  const field = path ? `${path[1]}.${path[2]}` : "";
+  if (AUTH_FIELDS.has(field)) return field as AuthField;
+  for (const [pattern, f] of RULES) if (pattern.test(message)) return f;
   return "form";
 }

@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fromRoot } from "../../common/paths.js";
 import { launchChromium } from "../support/chromium.js";
 import { axeViolations, createSession, type PortalSession, tabTo } from "../support/portal-browser.js";
 import { Receiver, signedWith } from "../support/receiver.js";
+import { makeTestPki, type TestPki } from "../support/test-pki.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 // The consumer portal as a tenant's user sees it: the page served by `serve` under /portal,
@@ -242,6 +245,55 @@ describe("consumer portal in Chromium", function () {
       await replay.nth(1).waitFor();
     });
 
+    it("filters the deliveries by status and by event type on the server", async () => {
+      const statuses = () => page.locator("table.deliveries tbody tr .status").allTextContents();
+      const types = () => page.locator("table.deliveries tbody tr .event-type").allTextContents();
+      const settled = async (check: () => Promise<boolean>) => {
+        const deadline = Date.now() + 15_000;
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error("the deliveries list never showed the filtered rows");
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const all = await statuses();
+      expect(all).to.include("failed").and.to.include("success");
+      await page.getByLabel("Status").selectOption("failed");
+      await settled(async () => (await statuses()).every((s) => s === "failed"));
+      // The replayed deliveries, carried on by their replays, are the only failed ones.
+      expect((await statuses()).length).to.equal(2);
+      await page.getByLabel("Status").selectOption("");
+      await page.getByLabel("Event type").selectOption("webhooks.test");
+      await settled(async () => {
+        const t = await types();
+        return t.length > 0 && t.every((x) => x === "webhooks.test");
+      });
+      expect(await statuses()).to.deep.equal(["success"]); // the one test event
+      await page.getByLabel("Status").selectOption("failed");
+      await page.getByText("No deliveries.").waitFor();
+      await page.getByLabel("Event type").selectOption("");
+      await page.getByLabel("Status").selectOption("");
+      await settled(async () => (await statuses()).length === all.length);
+    });
+
+    it("loads older deliveries with Load more, 50 at a time", async () => {
+      for (let i = 0; i < 50; i++) {
+        const sent = await api.call("GET", `/configs/${configId}/test`);
+        expect(sent.status, sent.text).to.equal(200);
+      }
+      const total = (await api.call("GET", `/configs/${configId}/deliveries?pageSize=1000`)).body.cursor.data
+        .length as number;
+      expect(total).to.be.greaterThan(50);
+      const rows = page.locator("table.deliveries tbody tr");
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await page.getByRole("button", { name: "Load more" }).waitFor();
+      expect(await rows.count()).to.equal(50);
+      await page.getByRole("button", { name: "Load more" }).click();
+      await page.getByRole("button", { name: "Load more" }).waitFor({ state: "detached" });
+      expect(await rows.count()).to.equal(total);
+      const ids = await Promise.all((await rows.all()).map((row) => row.getAttribute("data-webhook")));
+      expect(new Set(ids).size).to.equal(total);
+    });
+
     it("shows the endpoint's health in the list", async () => {
       await page.getByRole("link", { name: "← Endpoints" }).click();
       const row = page.locator("table.list tbody tr", { hasText: "Orders" });
@@ -302,6 +354,164 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("button", { name: "Delete for good" }).click();
       await page.getByRole("heading", { name: "Endpoints" }).waitFor();
       expect((await api.call("GET", `/configs/${id}`)).status).to.equal(404);
+    });
+  });
+
+  describe("OAuth 2.0 client credentials and mutual TLS in the endpoint form", () => {
+    const tenantC = { uid: `initech-${suffix}`, id: "" };
+    const client = { id: "portal-client", secret: `cs-${randomBytes(8).toString("hex")}` };
+    const issued = new Set<string>();
+    const tokenForms: URLSearchParams[] = [];
+    let tokenServer: Server;
+    let tokenUrl = "";
+    let guarded: Receiver;
+    let pki: TestPki;
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      pki = await makeTestPki();
+      const created = await api.call("POST", "/tenants", { uid: tenantC.uid });
+      tenantC.id = created.body.data.id;
+      // The token service: client_secret_basic, grant client_credentials; each token it issues is valid.
+      tokenServer = createServer((req, res) => {
+        let body = "";
+        req.on("data", (c) => {
+          body += c;
+        });
+        req.on("end", () => {
+          const form = new URLSearchParams(body);
+          tokenForms.push(form);
+          const basic = Buffer.from(`${client.id}:${client.secret}`).toString("base64");
+          if (
+            req.headers.authorization !== `Basic ${basic}` ||
+            form.get("grant_type") !== "client_credentials"
+          ) {
+            res.writeHead(401, { "content-type": "application/json" }).end('{"error":"invalid_client"}');
+            return;
+          }
+          const token = `at-${randomBytes(12).toString("hex")}`;
+          issued.add(token);
+          res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ access_token: token, token_type: "Bearer", expires_in: 3600 }));
+        });
+      });
+      await new Promise<void>((resolve) => tokenServer.listen(0, "127.0.0.1", resolve));
+      tokenUrl = `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/oauth/token`;
+      // The endpoint accepts only a bearer token the token service issued.
+      guarded = await new Receiver().start();
+      guarded.respond = (req, res) => {
+        const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ""))?.[1] ?? "";
+        res.writeHead(issued.has(token) ? 200 : 401).end();
+      };
+      ({ context, page } = await open(await createSession(api, `uid:${tenantC.uid}`)));
+    });
+    after(async () => {
+      await context?.close();
+      await guarded?.stop();
+      await new Promise((resolve) => tokenServer?.close(resolve));
+    });
+
+    /** The error shown for an input: the element its aria-describedby names. */
+    const errorFor = async (inputId: string) => {
+      const input = page.locator(`[id="${inputId}"]`);
+      await input.and(page.locator('[aria-invalid="true"]')).waitFor();
+      const described = await input.getAttribute("aria-describedby");
+      return page.locator(`[id="${described}"]`).textContent();
+    };
+    const configsOfC = async () =>
+      (await api.call("GET", `/tenants/${tenantC.id}/configs`)).body.cursor.data as { id: string }[];
+
+    it("creates an endpoint with OAuth 2.0 client credentials, shows its public parts, and a delivery gets the issued token", async () => {
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+      await page.getByLabel("Endpoint URL").fill(guarded.url);
+      await page.getByLabel("Name (optional)").fill("OAuth endpoint");
+      await page.getByLabel("shop.order_refunded").check();
+      await page.getByLabel("Kind").selectOption("oauth2");
+      await page.getByLabel("Token URL").fill(tokenUrl);
+      await page.getByLabel("Client ID").fill(client.id);
+      await page.getByLabel("Client secret").fill(client.secret);
+      await page.getByLabel("Scope (optional)").fill("webhooks:write");
+      await page.getByLabel("Audience (optional)").fill("https://hooks.example.com");
+      await page.getByLabel("Kind").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${SHOTS}/endpoint-auth.png` });
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
+      const configId = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const facts = (await page.locator(".auth-facts").textContent()) ?? "";
+      expect(facts)
+        .to.include(tokenUrl)
+        .and.to.include(client.id)
+        .and.to.include("webhooks:write")
+        .and.to.include("https://hooks.example.com")
+        .and.not.to.include(client.secret);
+      expect(await page.content()).not.to.include(client.secret);
+      const stored = (await api.call("GET", `/configs/${configId}`)).body.data;
+      expect(stored.auth.oauth2).to.deep.equal({
+        tokenUrl,
+        clientId: client.id,
+        clientSecret: "********",
+        scope: "webhooks:write",
+        audience: "https://hooks.example.com",
+      });
+
+      const sent = await event(tenantC.uid, "order_refunded", { orderId: "ord_9" });
+      expect(sent.status, sent.text).to.equal(202);
+      const webhookId = sent.body.data.deliveries[0].webhookID as string;
+      const row = deliveryRowOf(page, webhookId);
+      await row.locator(".status", { hasText: "success" }).waitFor({ timeout: 60_000 });
+      expect(await row.locator(".status-code").textContent()).to.equal("200");
+      const received = guarded.requests.find((r) => r.headers["svc-webhook-id"] === webhookId)!;
+      expect(issued.has(String(received.headers.authorization).slice("Bearer ".length))).to.equal(true);
+      expect(tokenForms.at(-1)?.get("scope")).to.equal("webhooks:write");
+      expect(tokenForms.at(-1)?.get("audience")).to.equal("https://hooks.example.com");
+    });
+
+    it("keeps the client secret when the edit leaves it blank, and shows a bad token URL's message next to it", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      expect(await page.getByLabel("Token URL").inputValue()).to.equal(tokenUrl);
+      expect(await page.getByLabel("Client secret").inputValue()).to.equal(""); // write-only
+      await page.getByLabel("Token URL").fill("ftp://auth.example.com/token");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      expect(await errorFor("oauth-token-url")).to.include("oauth2.tokenUrl");
+      await page.getByLabel("Token URL").fill(tokenUrl);
+      await page.getByLabel("Scope (optional)").fill("");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
+      const [config] = await configsOfC();
+      const stored = (await api.call("GET", `/configs/${config!.id}`)).body.data.auth.oauth2;
+      expect(stored).to.include({ tokenUrl, clientSecret: "********" }).and.not.to.have.property("scope");
+    });
+
+    it("stores a client certificate for mutual TLS, refusing a bad PEM next to its field", async () => {
+      await page.getByRole("link", { name: "← Endpoints" }).click();
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+      await page.getByLabel("Endpoint URL").fill(guarded.url);
+      await page.getByLabel("Name (optional)").fill("mTLS endpoint");
+      await page.getByLabel("shop.order_refunded").check();
+      await page.getByLabel("Use mutual TLS").check();
+      await page.getByLabel("Client certificate (PEM)").fill("not a certificate");
+      await page.getByLabel("Private key (PEM)").fill(pki.clientKey);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      expect(await errorFor("tls-certificate")).to.include("tls.certificate must hold PEM certificates");
+      await page.getByLabel("Client certificate (PEM)").fill(pki.clientCert);
+      await page.getByLabel("Private key (PEM)").fill(pki.otherKey);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      expect(await errorFor("tls-private-key")).to.include("tls.privateKey does not match");
+      expect(await configsOfC()).to.have.length(1); // nothing stored by the refused creations
+      await page.getByLabel("Private key (PEM)").fill(pki.clientKey);
+      await page.getByLabel("CA bundle (PEM, optional)").fill(pki.ca);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.getByRole("heading", { name: "mTLS endpoint" }).waitFor();
+      expect(await page.locator(".tls-facts").textContent())
+        .to.include("client certificate")
+        .and.to.include("custom CA bundle");
+      expect(await page.content()).not.to.include(pki.clientKey.split("\n")[1]!);
+      const configId = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const tls = (await api.call("GET", `/configs/${configId}`)).body.data.auth.tls;
+      expect(tls).to.deep.equal({ certificate: pki.clientCert, privateKey: "********", caBundle: pki.ca });
+      expect(pageErrors(page)).to.deep.equal([]);
     });
   });
 
@@ -497,6 +707,42 @@ describe("consumer portal in Chromium", function () {
       expect(stored.auth.bearer).to.deep.equal({ token: "********" });
     });
 
+    let authEndpoint = "";
+    it("completes the OAuth 2.0 and mutual TLS fields without the mouse", async () => {
+      const pki = await makeTestPki();
+      const previous = page.url(); // the endpoint created by the previous test, for the scan below
+      await page.goto(`${base(page)}#/endpoints/new`);
+      await page.getByRole("heading", { name: "Add endpoint" }).waitFor();
+      await tabTo(page, /^Endpoint URL$/);
+      await page.keyboard.type(`${receiver.url}?kbd=2`);
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("Keyboard OAuth");
+      await tabTo(page, /shop\.order_refunded/);
+      await page.keyboard.press("Space");
+      await tabTo(page, /^Kind$/);
+      for (let i = 0; i < 3; i++) await page.keyboard.press("ArrowDown"); // basic, bearer, oauth2
+      await tabTo(page, /^Token URL$/);
+      await page.keyboard.type("http://127.0.0.1:9/oauth/token");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("kbd-client");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("kbd-secret");
+      await tabTo(page, /^Use mutual TLS/);
+      await page.keyboard.press("Space");
+      await tabTo(page, /^Client certificate \(PEM\)$/);
+      await page.keyboard.insertText(pki.clientCert);
+      await page.keyboard.press("Tab");
+      await page.keyboard.insertText(pki.clientKey);
+      await tabTo(page, /^Create endpoint$/);
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Keyboard OAuth" }).waitFor();
+      authEndpoint = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = (await api.call("GET", `/configs/${authEndpoint}`)).body.data;
+      expect(stored.auth.oauth2).to.include({ clientId: "kbd-client", clientSecret: "********" });
+      expect(stored.auth.tls).to.deep.equal({ certificate: pki.clientCert, privateKey: "********" });
+      await page.goto(previous);
+    });
+
     it("has no serious or critical axe violation on the endpoint, list, form and delivery screens", async () => {
       const found: Record<string, string[]> = {};
       const scan = async (screen: string) => {
@@ -515,7 +761,25 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("link", { name: "Add endpoint" }).click();
       await page.getByLabel("shop.order_paid").check();
       await scan("form");
-      expect(found).to.deep.equal({ endpoint: [], delivery: [], endpoints: [], form: [] });
+      // The OAuth and mutual-TLS fields, with an API error shown next to one.
+      await page.getByLabel("Endpoint URL").fill(receiver.url);
+      await page.getByLabel("Kind").selectOption("oauth2");
+      await page.getByLabel("Use mutual TLS").check();
+      await page.getByLabel("Client certificate (PEM)").fill("not a certificate");
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.locator(".field-error").first().waitFor();
+      await scan("form-auth");
+      await page.goto(`${base(page)}#/endpoints/${authEndpoint}`);
+      await page.locator(".tls-facts").waitFor();
+      await scan("endpoint-auth");
+      expect(found).to.deep.equal({
+        endpoint: [],
+        delivery: [],
+        endpoints: [],
+        form: [],
+        "form-auth": [],
+        "endpoint-auth": [],
+      });
       expect(pageErrors(page)).to.deep.equal([]);
     });
   });

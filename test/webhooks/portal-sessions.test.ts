@@ -217,6 +217,7 @@ describe("consumer portal sessions (API without JWT auth)", function () {
       `/configs/${configA}`,
       `/configs/${configA}/stats`,
       `/configs/${configA}/attempts`,
+      `/configs/${configA}/deliveries`,
       `/webhooks/${webhookA}`,
       `/webhooks/${webhookA}/attempts`,
       `/configs/${configA}/secret`,
@@ -250,6 +251,7 @@ describe("consumer portal sessions (API without JWT auth)", function () {
     const deliveriesOnly = await session(tenantA.id, { features: ["deliveries"] });
     const byFeature: [string, string, string, unknown?][] = [
       ["deliveries", "GET", `/configs/${configA}/attempts`],
+      ["deliveries", "GET", `/configs/${configA}/deliveries`],
       ["deliveries", "GET", `/webhooks/${webhookA}`],
       ["deliveries", "GET", `/webhooks/${webhookA}/attempts`],
       ["replay", "POST", `/webhooks/${webhookA}/replay`],
