@@ -14,6 +14,7 @@ import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
+import type { LaneTurn } from "./ordered-lanes.js";
 import { sendQueue } from "./task-queues.js";
 
 /**
@@ -87,7 +88,7 @@ export async function startDelivery(
   replayOf?: string,
   restart?: RestartOptions,
   /** An ordered delivery's turn among its key's events (workers/ordered-lanes.ts). */
-  turn?: Promise<void>,
+  lane?: LaneTurn,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
@@ -95,8 +96,7 @@ export async function startDelivery(
   // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
   if (ordering) {
     const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
-    await turn;
-    const { started } = await enqueueOrdered(rt, config, ordering, event, {
+    const { started } = await enqueueOrdered(rt, config, ordering, event, lane, {
       workflowId,
       input,
       host,
