@@ -8,23 +8,14 @@ import type { ProcessContext } from "../core/process-context.js";
 import { keyword, summary } from "../core/start-limits.js";
 import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
-import {
-  enqueueManySignal,
-  enqueueSignal,
-  type OrderedInput,
-  type OrderedItem,
-  orderedDelivery,
-} from "../workflows/ordered-delivery.js";
+import { enqueueSignal, orderedDelivery } from "../workflows/ordered-delivery.js";
 import { WebhookConfigId, WebhookDeliveryStatus, WebhookTenantId } from "../workflows/search-attributes.js";
-import type { LaneTurn } from "./ordered-lanes.js";
-import { signalInOrder } from "./ordered-signals.js";
 
 export async function enqueueOrdered(
   rt: ProcessContext,
   config: Config,
   ordering: Ordering,
   event: DeliveryEvent,
-  lane: LaneTurn | undefined,
   delivery: { workflowId: string; input: DeliveryInput; host: string; restored?: boolean },
 ): Promise<{ started: boolean }> {
   const key = orderingKeyOf(config.id, event.orderingKey);
@@ -32,7 +23,6 @@ export async function enqueueOrdered(
   // Before the signal: a queued delivery has a row while it waits (reconcile-ordered.ts).
   // A delivery accepted before has its row already; it is signalled again all the same (the
   // first signal may never have left), and its key's workflow ignores what it holds.
-  // Written before its turn: the row's write does not decide the order, only the hand-over.
   const started = delivery.restored
     ? true
     : await recordQueued(rt.db.pool, {
@@ -45,46 +35,29 @@ export async function enqueueOrdered(
         reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
         orderingWorkflowId: keyWorkflowId,
       });
-  const item: OrderedItem = {
-    workflowId: delivery.workflowId,
-    input: delivery.input,
-    eventType: keyword(event.type),
-    endpointHost: keyword(delivery.host),
-    summary: summary(`${event.type} → ${delivery.host}`),
-    ...(delivery.restored ? { restored: true } : {}),
-  };
-  const send = async (items: OrderedItem[]) => {
-    const options = {
-      taskQueue: rt.options.taskQueue,
-      workflowId: keyWorkflowId,
-      args: [
-        { configId: config.id, tenantId: config.tenantId, orderingKey: key, onFailure: ordering.onFailure },
-      ] as [OrderedInput],
-      staticSummary: summary(`ordered: key ${key} → ${delivery.host}`),
-      typedSearchAttributes: [
-        { key: WebhookConfigId, value: config.id },
-        { key: WebhookDeliveryStatus, value: "active" },
-        { key: WebhookTenantId, value: config.tenantId },
-      ],
-    };
-    // A lone event keeps the signal every version of the workflow knows.
-    if (items.length === 1)
-      await rt.temporal.workflow.signalWithStart(orderedDelivery, {
-        ...options,
-        signal: enqueueSignal,
-        signalArgs: [items[0]!],
-      });
-    else
-      await rt.temporal.workflow.signalWithStart(orderedDelivery, {
-        ...options,
-        signal: enqueueManySignal,
-        signalArgs: [items],
-      });
-  };
-  // Its turn decides the order; handed over, the lane moves on while the signal is sent.
-  await lane?.turn;
-  const signalled = signalInOrder(keyWorkflowId, item, send);
-  lane?.handedOver();
-  await signalled;
+  await rt.temporal.workflow.signalWithStart(orderedDelivery, {
+    taskQueue: rt.options.taskQueue,
+    workflowId: keyWorkflowId,
+    args: [
+      { configId: config.id, tenantId: config.tenantId, orderingKey: key, onFailure: ordering.onFailure },
+    ],
+    signal: enqueueSignal,
+    signalArgs: [
+      {
+        workflowId: delivery.workflowId,
+        input: delivery.input,
+        eventType: keyword(event.type),
+        endpointHost: keyword(delivery.host),
+        summary: summary(`${event.type} → ${delivery.host}`),
+        ...(delivery.restored ? { restored: true } : {}),
+      },
+    ],
+    staticSummary: summary(`ordered: key ${key} → ${delivery.host}`),
+    typedSearchAttributes: [
+      { key: WebhookConfigId, value: config.id },
+      { key: WebhookDeliveryStatus, value: "active" },
+      { key: WebhookTenantId, value: config.tenantId },
+    ],
+  });
   return { started };
 }

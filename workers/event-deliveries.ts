@@ -16,7 +16,7 @@ import { checkEventBounds } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
-import { enterLane, type Lane, shareTurn } from "./ordered-lanes.js";
+import { enterLane } from "./ordered-lanes.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 export interface DeliveryStarted {
@@ -89,7 +89,7 @@ export async function startEventDeliveries(
   // Synchronously, before any wait: an ordered config's deliveries are enqueued in arrival order.
   const lane = enterLane(event.ordering_key);
   try {
-    return await startEvent(rt, event, data, configs, lane);
+    return await startEvent(rt, event, data, configs, lane.turn);
   } finally {
     lane.leave();
   }
@@ -100,7 +100,7 @@ async function startEvent(
   event: EventMessage,
   data: Uint8Array,
   configs: Config[] | undefined,
-  lane: Lane,
+  turn: Promise<void>,
 ): Promise<EventStarts> {
   const failed = (err: unknown, configId?: string): StartFailure => {
     const permanent = permanentFailureOf(err);
@@ -127,7 +127,7 @@ async function startEvent(
   } catch (err) {
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
-  return withTenant(await startMatched(rt, event, data, matched, failed, lane));
+  return withTenant(await startMatched(rt, event, data, matched, failed, turn));
 }
 
 /** Starts the deliveries of the event to the configs it matched (their filters applied). */
@@ -137,7 +137,7 @@ async function startMatched(
   data: Uint8Array,
   matched: Config[],
   failed: (err: unknown, configId?: string) => StartFailure,
-  lane: Lane,
+  turn: Promise<void>,
 ): Promise<EventStarts> {
   if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
   try {
@@ -159,19 +159,14 @@ async function startMatched(
     return { configs: targets.length + broken.length, filtered, started: [], failures: [failed(err)] };
   }
   const key = deliveryKey(event.idempotency_key, data);
-  const turns = shareTurn(lane, targets.length);
   const settled = await Promise.allSettled(
-    targets.map(async (c, i) => {
+    targets.map(async (c) => {
       const workflowId = deliveryWorkflowId(c.id, key);
-      try {
-        return {
-          configId: c.id,
-          workflowId,
-          ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, turns[i])),
-        };
-      } finally {
-        turns[i]!.handedOver();
-      }
+      return {
+        configId: c.id,
+        workflowId,
+        ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, turn)),
+      };
     }),
   );
   const result: EventStarts = {

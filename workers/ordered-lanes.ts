@@ -1,22 +1,14 @@
 // The order in which one process hands the events of one ordering key to their ordered
 // workflows: the order their messages arrived (NATS stream sequence, Kafka partition
 // offset, the API's acceptance), although up to 64 are handled at once. An event takes
-// its place in its key's lane synchronously, as its handling starts, and its hand-over to an
-// ordered workflow waits until every earlier event of that lane was handed over (queued for
-// its key's signal, workers/ordered-signals.ts), not for Temporal's answer.
+// its place in its key's lane synchronously, as its handling starts, and its signal to an
+// ordered workflow waits until every earlier event of that lane was handled.
 
-export interface Lane {
+interface Lane {
   /** Resolves once the event before it in the lane was handled. */
   turn: Promise<void>;
-  /** Ends its place: the next event of the lane may go (again: a no-op). */
+  /** Ends its place: the next event of the lane may go. */
   leave(): void;
-}
-
-/** One delivery's share of its event's place in the lane. */
-export interface LaneTurn {
-  turn: Promise<void>;
-  /** This delivery was handed over (or will not be): once all the event's were, the next event goes. */
-  handedOver(): void;
 }
 
 const tails = new Map<string, Promise<void>>();
@@ -37,21 +29,4 @@ export function enterLane(orderingKey: string | undefined): Lane {
       if (tails.get(name) === done) tails.delete(name);
     },
   };
-}
-
-/** Splits an event's place among its `n` deliveries: the lane moves on once each was handed over. */
-export function shareTurn(lane: Lane, n: number): LaneTurn[] {
-  let left = n;
-  if (left === 0) lane.leave();
-  return Array.from({ length: n }, () => {
-    let done = false;
-    return {
-      turn: lane.turn,
-      handedOver() {
-        if (done) return;
-        done = true;
-        if (--left === 0) lane.leave();
-      },
-    };
-  });
 }

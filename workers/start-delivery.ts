@@ -14,7 +14,6 @@ import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
-import type { LaneTurn } from "./ordered-lanes.js";
 import { sendQueue } from "./task-queues.js";
 
 /**
@@ -88,7 +87,7 @@ export async function startDelivery(
   replayOf?: string,
   restart?: RestartOptions,
   /** An ordered delivery's turn among its key's events (workers/ordered-lanes.ts). */
-  lane?: LaneTurn,
+  turn?: Promise<void>,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
@@ -96,7 +95,8 @@ export async function startDelivery(
   // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
   if (ordering) {
     const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
-    const { started } = await enqueueOrdered(rt, config, ordering, event, lane, {
+    await turn;
+    const { started } = await enqueueOrdered(rt, config, ordering, event, {
       workflowId,
       input,
       host,

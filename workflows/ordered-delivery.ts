@@ -62,11 +62,6 @@ export interface OrderedState {
 
 /** Adds an event to the key's queue (ignored when that delivery is queued or ended already). */
 export const enqueueSignal = defineSignal<[OrderedItem]>("enqueue");
-/**
- * Adds several events at once, in their order: what one process handed over for this key
- * while its previous signal was in flight (workers/ordered-signals.ts), one workflow task for all.
- */
-export const enqueueManySignal = defineSignal<[OrderedItem[]]>("enqueue-many");
 /** An operator releases a blocked key: its failed head stays failed, the next goes. */
 export const skipHeadSignal = defineSignal("skip-head");
 /** The config was deactivated or deleted: a blocked key lets its queue drain (each closes without a send). */
@@ -98,7 +93,7 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
   let closing: string | undefined;
   const ids = new Set([...queue.map((i) => i.workflowId), ...recent]);
 
-  const enqueue = (item: OrderedItem) => {
+  setHandler(enqueueSignal, (item) => {
     // A replay of the blocked head is the operator's retry: it goes first and releases the key.
     if (blocked && item.input.replayOf === blocked.webhookId && !ids.has(item.workflowId)) {
       ids.add(item.workflowId);
@@ -113,10 +108,6 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
       : -1;
     if (at >= 0) queue.splice(at, 0, item);
     else queue.push(item);
-  };
-  setHandler(enqueueSignal, enqueue);
-  setHandler(enqueueManySignal, (items) => {
-    for (const item of items) enqueue(item);
   });
   setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : [])]);
   setHandler(skipHeadSignal, () => {
