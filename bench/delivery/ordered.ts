@@ -56,18 +56,10 @@ async function main() {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const topic = `bench-ordered-${Date.now()}`;
+  const stream = `BENCHO_${Date.now()}`;
   const api = await startWebhooks({
     worker: true,
-    args: [
-      "--broker-topics",
-      topic,
-      "--nats-stream",
-      `BENCHO_${Date.now()}`,
-      "--audit-topic",
-      "",
-      "--log-level",
-      "warn",
-    ],
+    args: ["--broker-topics", topic, "--nats-stream", stream, "--audit-topic", "", "--log-level", "warn"],
   });
   const temporalPids = await (await testTemporal()).pids();
   const pid = api.process.child.pid;
@@ -151,6 +143,8 @@ async function main() {
       console.error(`${scenario}: ${JSON.stringify(rows.at(-1))}`);
     }
   } finally {
+    // The server sets aside each stream's max bytes: a stream left behind fills its storage.
+    await (await nats.jetstreamManager()).streams.delete(stream).catch(() => {});
     await nats.close();
     await api.stop();
     await stopTestTemporal();
