@@ -114,14 +114,18 @@ async function main() {
       let queuePerEvent: HistoryShape | undefined;
       if (keys) {
         const sampled = Math.min(keys, SHAPE_SAMPLE);
-        const shape = await historyShape(
-          client,
-          Array.from({ length: sampled }, (_, k) => orderedWorkflowId(configId, `k${k}`)),
-        );
-        // Mean per key workflow (its current run) over the events one key carried.
-        const perKey = EVENTS / keys;
+        // Every run of each sampled key's workflow: a key that continued as new has several.
+        const runs: { workflowId: string; runId: string }[] = [];
+        for (let k = 0; k < sampled; k++) {
+          const workflowId = orderedWorkflowId(configId, `k${k}`);
+          for await (const w of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+            runs.push({ workflowId, runId: w.runId });
+        }
+        const perRun = await historyShape(client, runs);
+        // The sampled keys' runs together, over the events those keys carried.
+        const events = (sampled * EVENTS) / keys;
         queuePerEvent = Object.fromEntries(
-          Object.entries(shape).map(([k, v]) => [k, Number((v / perKey).toFixed(2))]),
+          Object.entries(perRun).map(([k, v]) => [k, Number(((v * runs.length) / events).toFixed(2))]),
         ) as unknown as HistoryShape;
       }
       await connection.close();
