@@ -353,6 +353,12 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     expect((await notSent())[0]).to.match(
       /^not sent: configs\.secret:\S+ does not open with key "k1": .*copied from another row/,
     );
+    // The other config's delivery of the same event runs on its own and may end after this one.
+    await eventually(
+      "the other config's delivery",
+      async () => to("given", moved.idempotency_key).length > 0,
+      60_000,
+    );
     expect(to("rotated", moved.idempotency_key)).to.have.length(0);
     expect(to("given", moved.idempotency_key)).to.have.length(1);
     await query(db, "UPDATE configs SET secret = $1 WHERE id = $2", [original!.secret, onto]);
