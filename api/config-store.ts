@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { Ordering } from "../core/ordering.js";
@@ -21,6 +22,8 @@ export interface ConfigWrite {
   filter?: unknown;
   /** Ordered delivery (core/ordering.ts); null turns it off; absent keeps the current one on replace, none on create. */
   ordering?: Ordering | null;
+  /** Batched delivery (core/batching.ts); null turns it off; absent keeps the current one on replace, none on create. */
+  batch?: Batch | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
 }
@@ -82,8 +85,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const id = randomUUID();
       const { rows } = await pool.query<Config>({
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -94,6 +97,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.filter),
           data.tenantId ?? DEFAULT_TENANT_ID,
           filterParam(data.ordering),
+          filterParam(data.batch),
         ],
       });
       return rows[0]!;
@@ -105,7 +109,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
-            ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END
+            ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
+            batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
@@ -118,6 +123,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.filter),
           data.ordering !== undefined,
           filterParam(data.ordering),
+          data.batch !== undefined,
+          filterParam(data.batch),
         ],
       });
       return rows[0] ?? null;
