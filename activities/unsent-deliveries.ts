@@ -71,6 +71,33 @@ export async function recordQueued(
   return rowCount === 1;
 }
 
+/**
+ * Records that a batched config's delivery waits for its batch (before the signal that
+ * adds it): visible, and found again by reconciliation if Temporal loses the collector
+ * (`nextTryAt`: when its batch should have gone). A delivery recorded before (a broker
+ * redelivery) keeps its row; false then.
+ */
+export async function recordCollected(pool: pg.Pool, w: UnsentWait): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: "unsent-collected",
+    text: `INSERT INTO unsent_deliveries
+             (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (webhook_id) DO NOTHING`,
+    values: [
+      w.webhookId,
+      w.configId,
+      w.workflowId,
+      w.eventId,
+      w.replayOf ?? null,
+      w.acceptedAt,
+      w.reason,
+      w.nextTryAt,
+    ],
+  });
+  return rowCount === 1;
+}
+
 /** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */
 export async function closeUnsent(pool: pg.Pool, webhookId: string, reason: string): Promise<number> {
   const { rowCount } = await pool.query({

@@ -279,6 +279,11 @@ export const openapi = {
           nextRetryAfter: { ...TIME, description: "when the next try happens (status `to retry`)" },
           error: { type: "string", description: "transport error, or why the delivery ended" },
           replayOf: { ...UUID, description: "the webhook this delivery replays" },
+          batchID: {
+            ...UUID,
+            description:
+              "the batch this attempt was sent in (its POST's svc-webhook-id, README \"Batched delivery\"); absent when sent alone; payload is then this event's element of the array",
+          },
           createdAt: TIME,
           updatedAt: TIME,
         },

@@ -53,6 +53,7 @@ export function attemptJson(a: AttemptWithEvent) {
     ...(a.nextRetryAfter ? { nextRetryAfter: a.nextRetryAfter.toISOString() } : {}),
     ...(a.error ? { error: a.error } : {}),
     ...(a.replayOf ? { replayOf: a.replayOf } : {}),
+    ...(a.batchId ? { batchID: a.batchId } : {}),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };

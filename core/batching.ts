@@ -22,3 +22,9 @@ export function batchOf(config: { batch?: unknown }): Batch | null {
   if (typeof b?.maxEvents !== "number" || typeof b.maxWaitMs !== "number") return null;
   return { maxEvents: b.maxEvents, maxWaitMs: b.maxWaitMs };
 }
+
+/** The workflow collecting a batched config's events into batches (workflows/batch-delivery.ts). */
+export const batchCollectorId = (configId: string): string => `batch:${configId}`;
+
+/** The workflow sending one batch, and retrying it as a unit. */
+export const batchWorkflowId = (configId: string, batchId: string): string => `batch:${configId}:${batchId}`;
