@@ -51,7 +51,11 @@ export interface BatchInput {
 
 /** Adds an event to the next batch (ignored when the collector holds or handed it already). */
 export const addToBatchSignal = defineSignal<[BatchItem]>("add");
-/** The config was deactivated or deleted: the collected events close without a send. */
+/**
+ * The config was deactivated or deleted: the collected events close without a send; a
+ * batch being retried closes its events at its next wake-up. The name is the delivery
+ * workflow's close signal's, so workers/close-deliveries.ts signals both alike.
+ */
 export const closeBatchesSignal = defineSignal<[reason: string]>("close");
 
 /** A collector with nothing collected this long ends (the next event starts it again). */

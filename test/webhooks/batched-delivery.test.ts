@@ -196,4 +196,25 @@ describe("batched delivery", function () {
     expect(signedWith(c.secret, alone)).to.equal(true);
     expect((JSON.parse(alone.body) as { payload: { seq: number } }).payload.seq).to.equal(7);
   });
+
+  it("closes collected events without a send when the config is deactivated", async () => {
+    const c = await batched("stopped", { maxEvents: 50, maxWaitMs: 60_000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await env.api.call("POST", "/events", event("stopped", i));
+      expect(r.status, r.text).to.equal(202);
+      ids.push(r.body.data.deliveries[0].webhookID);
+    }
+    const off = await env.api.call("PUT", `/configs/${c.id}/deactivate`);
+    expect(off.status, off.text).to.equal(200);
+    for (const id of ids) {
+      await until(`webhook ${id} closed`, async () => {
+        const r = await env.api.call("GET", `/webhooks/${id}`);
+        return r.body.data?.status === "failed";
+      });
+      const r = await env.api.call("GET", `/webhooks/${id}`);
+      expect(r.body.data.reason).to.include("config deactivated");
+    }
+    expect(c.posts()).to.have.length(0);
+  });
 });
