@@ -1,8 +1,7 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { fromRoot } from "../../common/paths.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { writeResults } from "../support/results.js";
 
 // bench/delivery/batched: batched delivery (README "Batched delivery") against unbatched
 // delivery of the same events in the same run: events/s from the first publish to the last
@@ -100,13 +99,7 @@ async function main() {
   const [plain, batched] = rows;
   if (plain && batched)
     console.log(`\nbatched / unbatched: ${(batched.eventsPerSecond / plain.eventsPerSecond).toFixed(1)}x`);
-  mkdirSync(fromRoot("bench", "results"), { recursive: true });
-  const file = fromRoot("bench", "results", "delivery-batched.json");
-  writeFileSync(
-    file,
-    `${JSON.stringify({ date: new Date().toISOString(), events: EVENTS, rows }, null, 2)}\n`,
-  );
-  console.log(`\nresults written to ${file}`);
+  writeResults("delivery-batched", { events: EVENTS, rows });
   process.exit(0);
 }
 

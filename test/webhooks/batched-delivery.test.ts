@@ -3,18 +3,11 @@ import { expect } from "chai";
 import { BATCH_IDS_HEADER } from "../../activities/batch-body.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { type Received, Receiver, signedWith } from "../support/receiver.js";
+import { waitFor } from "../support/redis-servers.js";
 
 /** The events of one batch's POST, as the receiver parses them. */
 const eventsOf = (r: Received) =>
   JSON.parse(r.body) as { idempotency_key: string; payload: { seq: number } }[];
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 /**
  * Batched configs, over NATS (published at full speed) and POST /events: the `batch` field
@@ -122,7 +115,7 @@ describe("batched delivery", function () {
     const c = await batched("bulk", { maxEvents: 50, maxWaitMs: 200 });
     await Promise.all(Array.from({ length: 1000 }, (_, i) => env.publish(event("bulk", i))));
     const seen = () => c.posts().flatMap(eventsOf);
-    await until("1 000 events", () => seen().length >= 1000, 120_000);
+    await waitFor("1 000 events", async () => seen().length >= 1000, 120_000);
     const posts = c.posts();
     expect(posts.length).to.be.at.most(25);
     for (const p of posts) {
@@ -136,7 +129,7 @@ describe("batched delivery", function () {
     expect(seqs).to.have.length(1000);
     // Each event's own delivery: one attempt row per event, success, naming its batch.
     // Rows are written once each POST is answered.
-    await until("1 000 attempt rows", async () => (await env.attempts(c.id)).length >= 1000);
+    await waitFor("1 000 attempt rows", async () => (await env.attempts(c.id)).length >= 1000, 60_000);
     const rows = await env.attempts(c.id);
     expect(rows).to.have.length(1000);
     expect(rows.every((r) => r.status === "success")).to.equal(true);
@@ -157,10 +150,12 @@ describe("batched delivery", function () {
       expect(r.status, r.text).to.equal(202);
       ids.push(r.body.data.deliveries[0].webhookID);
     }
-    await until("the third POST", () => c.posts().length >= 3);
+    await waitFor("the third POST", async () => c.posts().length >= 3, 60_000);
     const posts = c.posts();
     // Three events, fewer than maxEvents: one partial batch, sent three times (500, 500, 200).
-    await new Promise((r) => setTimeout(r, 1500));
+    const rowsWritten = async () =>
+      (await env.attempts(c.id)).filter((r) => r.retry_attempt === 2).length === ids.length;
+    await waitFor("the success rows", rowsWritten, 60_000);
     expect(c.posts()).to.have.length(3);
     for (const p of posts) {
       expect(eventsOf(p).map((e) => e.payload.seq)).to.deep.equal([0, 1, 2]);
@@ -185,12 +180,12 @@ describe("batched delivery", function () {
     const c = await batched("replayed", { maxEvents: 10, maxWaitMs: 100 });
     const r = await env.api.call("POST", "/events", event("replayed", 7));
     const id = r.body.data.deliveries[0].webhookID as string;
-    await until("the batch", () => c.posts().length >= 1);
+    await waitFor("the batch", async () => c.posts().length >= 1, 60_000);
     const replay = await env.api.call("POST", `/webhooks/${id}/replay`, undefined, {
       "Idempotency-Key": "replay-alone",
     });
     expect(replay.status, replay.text).to.be.oneOf([200, 202]);
-    await until("the replay", () => c.posts().length >= 2);
+    await waitFor("the replay", async () => c.posts().length >= 2, 60_000);
     const alone = c.posts()[1]!;
     expect(alone.headers).to.not.have.property(BATCH_IDS_HEADER);
     expect(signedWith(c.secret, alone)).to.equal(true);
@@ -208,7 +203,7 @@ describe("batched delivery", function () {
     const off = await env.api.call("PUT", `/configs/${c.id}/deactivate`);
     expect(off.status, off.text).to.equal(200);
     for (const id of ids) {
-      await until(`webhook ${id} closed`, async () => {
+      await waitFor(`webhook ${id} closed`, async () => {
         const r = await env.api.call("GET", `/webhooks/${id}`);
         return r.body.data?.status === "failed";
       });
