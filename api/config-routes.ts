@@ -8,13 +8,7 @@ import { parseDuration } from "../common/duration.js";
 import type { Batch } from "../core/batching.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import {
-  EMPTY_AUTH,
-  openStoredAuth,
-  readStoredAuth,
-  type StoredAuth,
-  writeStoredAuth,
-} from "../core/endpoint-auth-rows.js";
+import { EMPTY_AUTH, openStoredAuth, readStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
@@ -25,7 +19,6 @@ import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { applyAuthChange, type EndpointAuthChange, withAuth } from "./endpoint-auth-input.js";
-import { changeEndpointAuth } from "./endpoint-auth-routes.js";
 import { checkEndpoint } from "./endpoint-url.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
@@ -210,7 +203,6 @@ export function configRoutes({
     data: withAuth(configJson(config, clearSecret), auth),
     ...(warnings.length > 0 ? { warnings } : {}),
   });
-  const authDeps = { pool, secrets, egress };
   /** A config's auth change checked before the config is written (sealed for a placeholder id, then discarded). */
   const precheckAuth = (change: EndpointAuthChange | undefined) => {
     if (change)
@@ -223,16 +215,23 @@ export function configRoutes({
     precheckAuth(auth);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
+    // Sealed for the new config's id, written in the same transaction as the config.
+    const sealed: { auth: StoredAuth | null } = { auth: null };
+    const authFor = auth
+      ? (configId: string) => {
+          sealed.auth = applyAuthChange(EMPTY_AUTH, auth, { configId, secrets, egress, prefix: "auth." });
+          return sealed.auth;
+        }
+      : undefined;
     let config: Config;
     try {
-      config = await store.insert({ ...data, tenantId });
+      config = await store.insert({ ...data, tenantId }, authFor);
     } catch (err) {
       // The tenant was deleted between the check and the insert.
       if ((err as { code?: string }).code === "23503") throw noSuchTenant(tenantId);
       throw err;
     }
-    const stored = auth ? await changeEndpointAuth(authDeps, config.id, auth, "auth.") : null;
-    res.json(withWarnings(warnings, config, data.secret, stored));
+    res.json(withWarnings(warnings, config, data.secret, sealed.auth));
   });
 
   r.get("/configs/:id", allowQuery(), async (req, res) => {
@@ -270,12 +269,11 @@ export function configRoutes({
         ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
         : null;
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    const config = await store.replace(id, data).catch((err: unknown) => {
+    const config = await store.replace(id, data, next ?? undefined).catch((err: unknown) => {
       if (isOrderedBatch(err)) throw orderedBatch();
       throw err;
     });
     if (!config) throw missing(id);
-    if (next) await writeStoredAuth(pool, id, next);
     res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
   });
 

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { inTransaction } from "../common/db/transaction.js";
 import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import { type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
 import type { Ordering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -37,9 +39,16 @@ export interface ConfigFilter {
 
 export interface ConfigStore {
   find(id: string): Promise<Config | null>;
-  insert(data: ConfigWrite): Promise<Config>;
-  /** Replaces the user fields, ends any secret overlap, refreshes updatedAt; null when unknown. */
-  replace(id: string, data: ConfigWrite): Promise<Config | null>;
+  /**
+   * A new config; `authFor` gives its endpoint auth, sealed for the new id (it may throw a
+   * 400 before anything is written), stored in the same transaction as the config.
+   */
+  insert(data: ConfigWrite, authFor?: (configId: string) => StoredAuth): Promise<Config>;
+  /**
+   * Replaces the user fields, ends any secret overlap, refreshes updatedAt; null when
+   * unknown. `auth`, when given, replaces its endpoint auth in the same transaction.
+   */
+  replace(id: string, data: ConfigWrite, auth?: StoredAuth): Promise<Config | null>;
   /** Configs matching every given filter, newest update first. */
   list(filter: ConfigFilter): Promise<Config[]>;
 }
@@ -79,11 +88,12 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       return findConfig(pool, id);
     },
 
-    async insert(data) {
+    async insert(data, authFor) {
       // id and timestamps from this process, as Prisma's client-side defaults did.
       const now = new Date();
       const id = randomUUID();
-      const { rows } = await pool.query<Config>({
+      const auth = authFor?.(id);
+      const statement = {
         name: "configs-insert",
         text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch)
           VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb) RETURNING ${CONFIG_COLUMNS}`,
@@ -99,12 +109,19 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.ordering),
           filterParam(data.batch),
         ],
+      };
+      // With auth, both rows or neither: a config must never be sent to without the
+      // credentials its endpoint was given.
+      if (!auth) return (await pool.query<Config>(statement)).rows[0]!;
+      return inTransaction(pool, async (client) => {
+        const config = (await client.query<Config>(statement)).rows[0]!;
+        await writeStoredAuth(client, id, auth);
+        return config;
       });
-      return rows[0]!;
     },
 
-    async replace(id, data) {
-      const { rows } = await pool.query<Config>({
+    async replace(id, data, auth) {
+      const statement = {
         name: "configs-replace",
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
@@ -126,8 +143,13 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           data.batch !== undefined,
           filterParam(data.batch),
         ],
+      };
+      if (!auth) return (await pool.query<Config>(statement)).rows[0] ?? null;
+      return inTransaction(pool, async (client) => {
+        const config = (await client.query<Config>(statement)).rows[0];
+        if (config) await writeStoredAuth(client, id, auth);
+        return config ?? null;
       });
-      return rows[0] ?? null;
     },
 
     async list(filter) {

@@ -17,7 +17,7 @@ export interface EndpointAuthDeps {
 }
 
 /** The config's stored auth change applied and written; throws a 400 naming the field before writing anything. */
-export async function changeEndpointAuth(
+async function changeEndpointAuth(
   deps: EndpointAuthDeps,
   configId: string,
   change: EndpointAuthChange,

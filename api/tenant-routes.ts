@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Router } from "express";
 import type pg from "pg";
+import { inTransaction } from "../common/db/transaction.js";
 import { CONFIG_COLUMNS } from "../core/config-rows.js";
 import { DEFAULT_TENANT_ID, TENANT_COLUMNS, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -127,25 +128,21 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
     }
     // Configs and tenant in one transaction: a config created for the tenant meanwhile
     // makes the foreign key refuse the tenant's deletion instead of orphaning it.
-    const client = await pool.connect();
     let configIds: string[];
     try {
-      await client.query("BEGIN");
-      configIds = (
-        await client.query<{ id: string }>("DELETE FROM configs WHERE tenant_id = $1::uuid RETURNING id", [
-          tenant.id,
-        ])
-      ).rows.map((c) => c.id);
-      await client.query("DELETE FROM tenants WHERE id = $1::uuid", [tenant.id]);
-      await client.query("COMMIT");
+      configIds = await inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ id: string }>(
+          "DELETE FROM configs WHERE tenant_id = $1::uuid RETURNING id",
+          [tenant.id],
+        );
+        await client.query("DELETE FROM tenants WHERE id = $1::uuid", [tenant.id]);
+        return rows.map((c) => c.id);
+      });
     } catch (err) {
-      await client.query("ROLLBACK").catch(() => {});
       if ((err as { code?: string }).code === "23503") {
         throw new ApiError(409, "CONFLICT", `a config was added to tenant ${tenant.id} meanwhile; try again`);
       }
       throw err;
-    } finally {
-      client.release();
     }
     // As DELETE /configs/{id} does for one config: its queued deliveries are told to close.
     let signalled = 0;

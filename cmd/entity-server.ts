@@ -9,11 +9,14 @@ import { createLogger } from "../common/logger.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { Shutdown } from "../common/shutdown.js";
 import { VERSION } from "../common/version.js";
+import { ConfigSecrets } from "../core/config-secrets.js";
+import { loadKeyRing } from "../core/secrets-startup.js";
 import { createEntityRouter, renderClientError, requireCredentials } from "../entity/http/express-adapter.js";
 import { entityFastPath } from "../entity/http/fast-path.js";
 import { PrismaEntityManager } from "../entity/prisma/prisma-entity-manager.js";
 import { bindProductTables, PRODUCT_ALIASES } from "../entity/product-tables.js";
 import { EntityServer } from "../entity/server/server.js";
+import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // `entity-server`: the product's tables over the entity REST protocol
 // (XML or JSON), read-only unless an alias is named in --writable.
@@ -28,6 +31,8 @@ interface Flags {
   storageSqldbPoolMax: number;
   username?: string;
   password?: string;
+  secretsKeyFile?: string;
+  insecurePlaintextSecrets: boolean;
 }
 
 async function run(o: Flags): Promise<void> {
@@ -52,7 +57,22 @@ async function run(o: Flags): Promise<void> {
 
   // Lists are read in plain SQL on the pool Prisma runs on, where that gives exactly its rows.
   const server = new EntityServer(new PrismaEntityManager(db.prisma, { pool: db.pool }), {}, logger);
-  bindProductTables(server, o.writable ?? []);
+  // Secrets written through a writable config alias are sealed as the webhooks service seals them.
+  const sealing = o.secretsKeyFile || o.insecurePlaintextSecrets;
+  const secrets = sealing
+    ? new ConfigSecrets(
+        await loadKeyRing(
+          {
+            secretsKeyFile: o.secretsKeyFile || undefined,
+            insecurePlaintextSecrets: o.insecurePlaintextSecrets,
+            dataDir: o.dataDir,
+          },
+          false,
+          logger,
+        ),
+      )
+    : undefined;
+  bindProductTables(server, o.writable ?? [], secrets);
   if (o.username !== undefined && o.password !== undefined) server.setCredentials(o.username, o.password);
 
   const app = express();
@@ -117,6 +137,8 @@ async function main(argv: string[]): Promise<void> {
         "ENTITY_SERVER_PASSWORD",
       ),
     )
+    .addOption(secretsKeyFileOption())
+    .addOption(insecurePlaintextSecretsOption())
     .action(async (o: Flags) => run(o));
   await program.parseAsync(argv);
 }

@@ -23,6 +23,7 @@ import type { WebhooksOptions } from "../core/options.js";
 import { newKeyLine } from "../core/secrets-key-file.js";
 import { runRekey } from "../core/secrets-rekey.js";
 import { runWorker } from "../workers/run-worker.js";
+import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // `webhooks serve | worker | version`: the delivery service's command line.
 // Flag names and defaults are the spec's; Temporal and broker flags are ours.
@@ -409,12 +410,7 @@ function addSharedOptions(cmd: Command): Command {
       ).default("audit"),
     )
     .addOption(secretsKeyFileOption())
-    .addOption(
-      new Option(
-        "--insecure-plaintext-secrets",
-        "store signing secrets in plain text, without a key ring (PostgreSQL refuses to start without one or the other)",
-      ).default(false),
-    )
+    .addOption(insecurePlaintextSecretsOption())
     .addOption(
       new Option("--auth-jwks-url <url>", "turns on bearer-token auth: JWKS of the token issuer").env(
         "AUTH_JWKS_URL",
@@ -503,12 +499,6 @@ function logoHostsArg(value: string): string[] {
   if (bad) throw new InvalidArgumentError(`"${bad}" is not a host name (with an optional :port)`);
   return hosts.map((h) => h.toLowerCase());
 }
-
-const secretsKeyFileOption = () =>
-  new Option(
-    "--secrets-key-file <file>",
-    "key ring sealing signing secrets at rest: one `<id> <base64 of 32 bytes>` a line, the last one seals new writes",
-  ).env("SECRETS_KEY_FILE");
 
 type Flags = Record<string, unknown>;
 

@@ -69,8 +69,12 @@ export async function readStoredAuth(pool: pg.Pool, configId: string): Promise<S
   return rows[0] ?? null;
 }
 
-/** Stores the row (replacing it), or deletes it when it configures nothing. */
-export async function writeStoredAuth(pool: pg.Pool, configId: string, auth: StoredAuth): Promise<void> {
+/** Stores the row (replacing it), or deletes it when it configures nothing (on the pool or in a transaction). */
+export async function writeStoredAuth(
+  pool: pg.Pool | pg.PoolClient,
+  configId: string,
+  auth: StoredAuth,
+): Promise<void> {
   if (isEmptyAuth(auth)) {
     await pool.query("DELETE FROM config_auth WHERE config_id = $1::uuid", [configId]);
     return;

@@ -1,9 +1,12 @@
+import { randomUUID } from "node:crypto";
 import { generateSecret } from "../activities/secrets.js";
 import { checkEndpoint } from "../api/config-routes.js";
 import { ApiError } from "../api/errors.js";
 import { check } from "../api/validation.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
 import { EgressPolicy } from "../core/egress-policy.js";
 import { normalizeSubscription } from "../core/event-types.js";
+import type { WriteCheck } from "./server/actions.js";
 import type { Row } from "./server/entity-manager.js";
 import { validationError } from "./server/errors.js";
 
@@ -12,7 +15,9 @@ import { validationError } from "./server/errors.js";
 // normalizeSubscription), so the two paths cannot disagree about what a valid
 // config is. The entity server has no --egress-* flags: endpoints are checked
 // against the policy's defaults (always-denied ranges); a send is checked again
-// against the worker's own policy when it resolves the address.
+// against the worker's own policy when it resolves the address. A secret is sealed
+// under the key ring before it is stored, as the API seals it (core/config-secrets.ts):
+// the webhooks service opens it with the same key file.
 
 /** Fields of ConfigUser: what a caller of the webhooks API writes. */
 const USER_FIELDS = ["endpoint", "eventTypes", "secret", "name"] as const;
@@ -21,13 +26,19 @@ const CALLER_FIELDS = new Set<string>([...USER_FIELDS, "active"]);
 
 const egress = new EgressPolicy({ denyPrivate: false, allow: [], deny: [] });
 
+/** The write check of the config alias, sealing secrets with `secrets`. */
+export const configWriteCheck =
+  (secrets: ConfigSecrets): WriteCheck =>
+  (data, stored) =>
+    checkConfigWrite(data, secrets, stored);
+
 /**
  * The data of an insert (no stored row) or update, checked as the webhooks
  * API checks a config: an update is checked as the config it would leave.
  * Fields the service maintains (id, timestamps, the rotated-out secret) may
  * be sent back unchanged (the entity client sends every field it holds), never set.
  */
-export function checkConfigWrite(data: Row, stored?: Row): Row {
+export function checkConfigWrite(data: Row, secrets: ConfigSecrets, stored?: Row): Row {
   const out: Row = {};
   for (const [key, value] of Object.entries(data)) {
     if (CALLER_FIELDS.has(key)) continue;
@@ -36,7 +47,8 @@ export function checkConfigWrite(data: Row, stored?: Row): Row {
   }
   const config: Row = {};
   for (const key of USER_FIELDS) {
-    const value = key in data ? data[key] : stored?.[key];
+    // A stored secret is sealed; it was checked when it was written.
+    const value = key in data ? data[key] : key === "secret" ? undefined : stored?.[key];
     if (value !== undefined && value !== null) config[key] = value;
   }
   try {
@@ -51,11 +63,14 @@ export function checkConfigWrite(data: Row, stored?: Row): Row {
     out.eventTypes = [...new Set((config.eventTypes as string[]).map(normalizeSubscription))];
   if ("name" in data) out.name = data.name;
   if ("active" in data) out.active = data.active;
+  // The id is chosen here on insert: a sealed secret is bound to its row.
+  const id = stored ? String(stored.id) : randomUUID();
+  if (!stored) out.id = id;
   if ("secret" in data) {
-    out.secret = data.secret;
+    out.secret = secrets.seal(id, "secret", String(data.secret));
     // As PUT /configs/{id}: a secret written by the caller ends any rotation overlap.
     if (stored) Object.assign(out, { previousSecret: null, previousSecretExpiresAt: null });
-  } else if (!stored) out.secret = generateSecret();
+  } else if (!stored) out.secret = secrets.seal(id, "secret", generateSecret());
   return out;
 }
 

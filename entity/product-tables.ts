@@ -1,4 +1,5 @@
-import { checkConfigWrite } from "./config-writes.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
+import { configWriteCheck } from "./config-writes.js";
 import type { WriteCheck } from "./server/actions.js";
 import type { Row } from "./server/entity-manager.js";
 import type { EntityServer } from "./server/server.js";
@@ -7,31 +8,46 @@ import type { EntityServer } from "./server/server.js";
 export const SECRET_FIELDS = ["secret", "previousSecret", "previous_secret"] as const;
 
 /** The product's own tables as entity-server aliases. */
-export const PRODUCT_ALIASES: Record<string, { model: string; hidden: string[]; checkWrite?: WriteCheck }> = {
-  // Config writes pass the webhooks API's validation (entity/config-writes.ts).
-  config: { model: "Config", hidden: ["secret", "previousSecret"], checkWrite: checkConfigWrite },
+export const PRODUCT_ALIASES: Record<
+  string,
+  { model: string; hidden: string[]; writeCheck?: (secrets: ConfigSecrets) => WriteCheck }
+> = {
+  // Config writes pass the webhooks API's validation and sealing (entity/config-writes.ts).
+  config: { model: "Config", hidden: ["secret", "previousSecret"], writeCheck: configWriteCheck },
   attempt: { model: "Attempt", hidden: [] },
 };
 
 /**
  * Binds the product tables: read-only unless named in `writable`. Secrets are
  * never rendered: hidden at the top level, and removed from nested JSON
- * (an attempt's config snapshot).
+ * (an attempt's config snapshot). A writable config alias seals the secrets it
+ * writes with `secrets` (the webhooks service's key ring, or none with
+ * --insecure-plaintext-secrets), so it needs them.
  */
-export function bindProductTables(server: EntityServer, writable: readonly string[] = []): void {
+export function bindProductTables(
+  server: EntityServer,
+  writable: readonly string[] = [],
+  secrets?: ConfigSecrets,
+): void {
   for (const name of writable) {
     if (!Object.hasOwn(PRODUCT_ALIASES, name)) {
       throw new Error(
         `unknown alias "${name}" in --writable (aliases: ${Object.keys(PRODUCT_ALIASES).join(", ")})`,
       );
     }
+    if (PRODUCT_ALIASES[name]!.writeCheck && !secrets)
+      throw new Error(
+        `--writable ${name} stores signing secrets, sealed as the webhooks service seals them: pass its key file with ` +
+          "--secrets-key-file FILE (or SECRETS_KEY_FILE), or --insecure-plaintext-secrets if it runs with that too",
+      );
   }
   for (const [alias, spec] of Object.entries(PRODUCT_ALIASES)) {
+    const readOnly = !writable.includes(alias);
     server.setEntityAlias(spec.model, alias, {
       hidden: [...spec.hidden],
-      readOnly: !writable.includes(alias),
+      readOnly,
       present: redactSecrets,
-      ...(spec.checkWrite ? { checkWrite: spec.checkWrite } : {}),
+      ...(!readOnly && spec.writeCheck && secrets ? { checkWrite: spec.writeCheck(secrets) } : {}),
     });
   }
 }

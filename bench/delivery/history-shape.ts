@@ -15,8 +15,11 @@ export interface HistoryShape {
   historyBytes: number;
 }
 
-/** The mean shape over the histories of `workflowIds` (their current runs). */
-export async function historyShape(client: Client, workflowIds: string[]): Promise<HistoryShape> {
+/** The mean shape over the histories of `workflowIds` (their current runs, or the runs named). */
+export async function historyShape(
+  client: Client,
+  workflowIds: Array<string | { workflowId: string; runId: string }>,
+): Promise<HistoryShape> {
   const sum: HistoryShape = {
     workflowTasks: 0,
     activities: 0,
@@ -26,7 +29,11 @@ export async function historyShape(client: Client, workflowIds: string[]): Promi
     historyBytes: 0,
   };
   for (const id of workflowIds) {
-    const json = historyToJSON(await client.workflow.getHandle(id).fetchHistory());
+    const handle =
+      typeof id === "string"
+        ? client.workflow.getHandle(id)
+        : client.workflow.getHandle(id.workflowId, id.runId);
+    const json = historyToJSON(await handle.fetchHistory());
     const types = (JSON.parse(json) as { events: { eventType: string }[] }).events.map((e) => e.eventType);
     const count = (suffix: string) => types.filter((t) => t.endsWith(suffix)).length;
     sum.workflowTasks += count("WORKFLOW_TASK_COMPLETED");

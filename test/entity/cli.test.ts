@@ -49,6 +49,8 @@ describe("entity-server command", () => {
       "--auto-migrate",
       "--writable",
       "--username",
+      "--secrets-key-file",
+      "--insecure-plaintext-secrets",
     ]) {
       expect(out).to.include(flag);
     }
@@ -74,6 +76,23 @@ describe("entity-server command", () => {
     const halfAuth = await runToExit(["--storage-sqldb-conn-string", db.url, "--username", "u"]);
     expect(halfAuth.code).to.equal(1);
     expect(halfAuth.out).to.include("--password");
+    // A writable config alias seals the secrets it writes: it needs the webhooks service's key ring.
+    const writable = [
+      "--storage-sqldb-conn-string",
+      db.url,
+      "--listen",
+      "127.0.0.1:0",
+      "--writable",
+      "config",
+    ];
+    const noKey = await runToExit(writable, { SECRETS_KEY_FILE: "" });
+    expect(noKey.code).to.equal(1);
+    expect(noKey.out)
+      .to.include("--writable config stores signing secrets")
+      .and.include("--secrets-key-file");
+    const missingKey = await runToExit([...writable, "--secrets-key-file", "/nonexistent/keys"]);
+    expect(missingKey.code).to.equal(1);
+    expect(missingKey.out).to.include("/nonexistent/keys");
   });
 
   describe("serving the product tables by default", () => {

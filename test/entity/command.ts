@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+// A writable config alias seals secrets: the command inherits the tests' key (SECRETS_KEY_FILE).
+import "../support/test-key-file.js";
 
 // The compiled `entity-server` command, run as a child process.
 

@@ -3,6 +3,9 @@ import type { AddressInfo } from "node:net";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { expect } from "chai";
 import pg from "pg";
+import { ConfigSecrets } from "../../core/config-secrets.js";
+import { isSealed } from "../../core/sealing.js";
+import { newKeyLine, parseKeyFile } from "../../core/secrets-key-file.js";
 import { EntityClient } from "../../entity/client/client.js";
 import type { EntityConfiguration } from "../../entity/client/configuration.js";
 import { Entity } from "../../entity/client/entity.js";
@@ -28,6 +31,7 @@ describe("entity server over the product tables", function () {
   let prisma: PrismaClient;
   let queries = 0;
   let http: Awaited<ReturnType<typeof serveHttp>>;
+  const secrets = new ConfigSecrets(parseKeyFile(`${newKeyLine("entity-test")}\n`, "a test key"));
 
   const req = (method: string, path: string, body?: unknown) =>
     fetch(`${http.baseUrl}${path}`, {
@@ -51,7 +55,7 @@ describe("entity server over the product tables", function () {
     });
     prisma = client;
     const server = new EntityServer(new PrismaEntityManager(prisma));
-    bindProductTables(server, ["config"]);
+    bindProductTables(server, ["config"], secrets);
     http = await serveHttp(server);
   });
   after(async () => {
@@ -98,7 +102,9 @@ describe("entity server over the product tables", function () {
     const [row] = await configRows();
     expect(row.endpoint).to.equal("http://a.test/hook");
     expect(row.event_types).to.deep.equal(["ledger.committed", "upper.*"]);
-    expect(row.secret).to.match(/^[A-Za-z0-9+/]{32}$/);
+    // Sealed as the webhooks API seals it, bound to its row.
+    expect(isSealed(row.secret)).to.equal(true);
+    expect(secrets.open(row.id, "secret", row.secret)).to.match(/^[A-Za-z0-9+/]{32}$/);
     await sql.query("DELETE FROM configs");
   });
 
@@ -129,6 +135,7 @@ describe("entity server over the product tables", function () {
     const [row] = await configRows();
     // A secret written by the caller ends the rotation overlap, as PUT /configs/{id} does.
     expect([row.previous_secret, row.previous_secret_expires_at]).to.deep.equal([null, null]);
+    expect(secrets.open(row.id, "secret", row.secret)).to.equal(SECRET.replace("b", "c"));
   });
 
   it("lets the entity client send maintained fields back unchanged (round trip of a saved entity)", async () => {

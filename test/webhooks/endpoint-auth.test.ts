@@ -294,6 +294,43 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
     expect((await sql(env.api, "SELECT 1 FROM config_auth WHERE config_id = $1", [c.id])).length).to.equal(0);
   });
 
+  it("writes a config and its auth together: when the auth row cannot be written, neither is", async () => {
+    const c = await create("atomic", `${base}/basic/atomic`, {
+      basic: { username: basic.username, password: basic.password },
+    });
+    await sql(
+      env.api,
+      `CREATE FUNCTION refuse_auth() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'config_auth refused by the test'; END $$;
+       CREATE TRIGGER refuse_auth BEFORE INSERT OR UPDATE ON config_auth
+        FOR EACH ROW EXECUTE FUNCTION refuse_auth()`,
+    );
+    try {
+      const created = await env.api.call("POST", "/configs", {
+        endpoint: `${base}/basic/atomic-new`,
+        eventTypes: ["authtest.atomic"],
+        auth: { bearer: { token: "never-stored" } },
+      });
+      expect(created.status, created.text).to.equal(500);
+      expect(await sql(env.api, "SELECT id FROM configs WHERE endpoint = $1", [`${base}/basic/atomic-new`]))
+        .to.be.empty;
+
+      const replaced = await env.api.call("PUT", `/configs/${c.id}`, {
+        endpoint: `${base}/basic/atomic-moved`,
+        eventTypes: ["authtest.atomic"],
+        auth: { basic: { password: "not-stored" } },
+      });
+      expect(replaced.status, replaced.text).to.equal(500);
+    } finally {
+      await sql(env.api, "DROP TRIGGER refuse_auth ON config_auth; DROP FUNCTION refuse_auth()");
+    }
+    const kept = (await env.api.call("GET", `/configs/${c.id}`)).body.data;
+    expect(kept.endpoint).to.equal(`${base}/basic/atomic`);
+    expect(kept.eventTypes).to.deep.equal(["authtest.atomic"]);
+    await post("atomic");
+    expect((await firstAttempts(c.id, 1))[0]!.status).to.equal("success");
+  });
+
   it("fetches one OAuth token per expiry window for every send of a config, not one per send", async () => {
     oauth.set("long", { expiresIn: 3600, requests: 0, valid: new Set() });
     const c = await create("oauthlong", `${base}/oauth/long`, {
