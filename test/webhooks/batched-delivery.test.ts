@@ -150,6 +150,11 @@ describe("batched delivery", function () {
       expect(r.status, r.text).to.equal(202);
       ids.push(r.body.data.deliveries[0].webhookID);
     }
+    // While the batch is retried, one of its events cannot be cancelled alone (it would take the batch with it).
+    await waitFor("the first POST", async () => c.posts().length >= 1, 60_000);
+    const cancel = await env.api.call("POST", `/webhooks/${ids[0]}/cancel`);
+    expect(cancel.status, cancel.text).to.equal(409);
+    expect(cancel.body.errorMessage).to.include("delivered in a batch with other events");
     await waitFor("the third POST", async () => c.posts().length >= 3, 60_000);
     const posts = c.posts();
     // Three events, fewer than maxEvents: one partial batch, sent three times (500, 500, 200).
@@ -200,6 +205,10 @@ describe("batched delivery", function () {
       expect(r.status, r.text).to.equal(202);
       ids.push(r.body.data.deliveries[0].webhookID);
     }
+    // A collected event cannot be cancelled on its own either; deactivation closes them all.
+    const cancel = await env.api.call("POST", `/webhooks/${ids[1]}/cancel`);
+    expect(cancel.status, cancel.text).to.equal(409);
+    expect(cancel.body.errorMessage).to.include("delivered in a batch with other events");
     const off = await env.api.call("PUT", `/configs/${c.id}/deactivate`);
     expect(off.status, off.text).to.equal(200);
     for (const id of ids) {
