@@ -74,6 +74,8 @@ export interface NewAttempt {
   replayOf?: string | undefined;
   /** The delivery workflow writing the row; absent for test deliveries. */
   workflowId?: string | undefined;
+  /** The batch the event was sent in (activities/batch-activities.ts); absent when sent alone. */
+  batchId?: string | undefined;
 }
 
 /** The attempts table's columns in the shape of Prisma's Attempt (its enum names, not the stored values). */
@@ -81,7 +83,7 @@ const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId",
   event_id AS "eventId", status_code AS "statusCode", duration_ms AS "durationMs", retry_attempt AS "retryAttempt",
   CASE status WHEN 'to retry' THEN 'toRetry' ELSE status::text END AS status,
   next_retry_after AS "nextRetryAfter", error, replay_of AS "replayOf", workflow_id AS "workflowId",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  batch_id AS "batchId", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
  * A first attempt, which has claimed nothing: one INSERT in plain SQL (every delivery
@@ -97,8 +99,8 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
     text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")}),
         unsent_sent AS (${UNSENT_SENT.replace("$1::uuid", "$2::uuid")})
       INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
-        retry_attempt, status, next_retry_after, error, replay_of, workflow_id)
-      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12)
+        retry_attempt, status, next_retry_after, error, replay_of, workflow_id, batch_id)
+      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12, $13::uuid)
       ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
       RETURNING ${ATTEMPT_COLUMNS}`,
     values: [
@@ -114,6 +116,7 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
       a.error,
       a.replayOf ?? null,
       a.workflowId ?? null,
+      a.batchId ?? null,
     ],
   });
   return rows[0] ?? (await findAttempt(db.prisma, a.webhookId, 0))!;
@@ -141,6 +144,7 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
     error: a.error,
     replayOf: a.replayOf ?? null,
     workflowId: a.workflowId ?? null,
+    batchId: a.batchId ?? null,
   };
   try {
     return await db.prisma.$transaction(async (tx) => {

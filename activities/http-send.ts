@@ -3,6 +3,7 @@ import https from "node:https";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
+import { BATCH_IDS_HEADER } from "./batch-body.js";
 import { parseRetryAfter } from "./delivery-policy.js";
 import { idempotencyKeyHeader } from "./idempotency-key-header.js";
 import { signatureHeader } from "./signature.js";
@@ -25,6 +26,8 @@ export interface SendRequest {
   timeoutMs?: number;
   /** Where the send may go; checked on the resolved address of every hop. */
   egress?: EgressPolicy | undefined;
+  /** A batch's events' webhook ids (activities/batch-body.ts); `webhookId` is then the batch's id. */
+  batchIds?: readonly string[] | undefined;
   /** The config's custom headers and Authorization (activities/endpoint-auth-send.ts): sent to the endpoint's origin only. */
   endpointHeaders?: Record<string, string> | undefined;
   /** Client certificate and CA bundle for the endpoint's origin only. */
@@ -87,6 +90,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
     "svc-webhook-signature": signatureHeader(req.secrets, req.webhookId, timestamp, req.body),
     "svc-webhook-test": String(req.test),
   };
+  if (req.batchIds) headers[BATCH_IDS_HEADER] = req.batchIds.join(",");
   if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = idempotencyKeyHeader(req.idempotencyKey);
   propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);

@@ -46,16 +46,32 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
  * that queues it): visible and restorable in order if Temporal loses the key's workflow.
  * A delivery recorded before (a broker redelivery) keeps its row; false then.
  */
-export async function recordQueued(
+export const recordQueued = (
   pool: pg.Pool,
   w: Omit<UnsentWait, "nextTryAt"> & { orderingWorkflowId: string },
+): Promise<boolean> => insertWaiting(pool, { ...w, nextTryAt: w.acceptedAt }, w.orderingWorkflowId);
+
+/**
+ * Records that a batched config's delivery waits for its batch (before the signal that
+ * adds it): visible, and found again by reconciliation if Temporal loses the collector
+ * (`nextTryAt`: when its batch should have gone). A delivery recorded before (a broker
+ * redelivery) keeps its row; false then.
+ */
+export const recordCollected = (pool: pg.Pool, w: UnsentWait): Promise<boolean> =>
+  insertWaiting(pool, w, null);
+
+/** A new waiting row, unless the delivery has one; true when this inserted it. */
+async function insertWaiting(
+  pool: pg.Pool,
+  w: UnsentWait,
+  orderingWorkflowId: string | null,
 ): Promise<boolean> {
   const { rowCount } = await pool.query({
     name: "unsent-queued",
     text: `INSERT INTO unsent_deliveries
              (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at,
               ordering_workflow_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $6, $8)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (webhook_id) DO NOTHING`,
     values: [
       w.webhookId,
@@ -65,7 +81,8 @@ export async function recordQueued(
       w.replayOf ?? null,
       w.acceptedAt,
       w.reason,
-      w.orderingWorkflowId,
+      w.nextTryAt,
+      orderingWorkflowId,
     ],
   });
   return rowCount === 1;

@@ -5,6 +5,7 @@ import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
+import type { Batch } from "../core/batching.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { EMPTY_AUTH, openStoredAuth, readStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
@@ -34,6 +35,7 @@ interface ConfigUser {
   name?: string;
   filter?: Record<string, unknown> | null;
   ordering?: { enabled: boolean; onFailure?: OrderingFailure } | null;
+  batch?: Batch | null;
   tenantId?: string;
   /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
   auth?: EndpointAuthChange;
@@ -48,6 +50,15 @@ interface SecretChange {
 const MAX_OVERLAP_MS = 720 * 3_600_000;
 
 export { checkEndpoint };
+
+/** Batching an ordered config is not supported yet (README "Batched delivery"). */
+const orderedBatch = () =>
+  validation(
+    "batch: an ordered config cannot batch yet; set ordering to null to batch, or batch to null to order",
+  );
+/** The database's constraint that a config never has both (a replace keeping the other one). */
+const isOrderedBatch = (err: unknown) =>
+  (err as { code?: string; constraint?: string }).constraint === "configs_batch_unordered_check";
 
 /**
  * The filter as stored, or a VALIDATION error naming the path of what is wrong.
@@ -70,13 +81,16 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     throw validation(
       `tenantId must be a tenant id (a UUID), got ${JSON.stringify(c.tenantId.slice(0, 100))}`,
     );
+  const ordering = c.ordering !== undefined ? storedOrdering(c.ordering) : undefined;
+  if (ordering && c.batch) throw orderedBatch();
   return {
     endpoint: checkEndpoint(c.endpoint, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
     secret: c.secret ?? generateSecret(),
     ...(c.name !== undefined ? { name: c.name } : {}),
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
-    ...(c.ordering !== undefined ? { ordering: storedOrdering(c.ordering) } : {}),
+    ...(ordering !== undefined ? { ordering } : {}),
+    ...(c.batch !== undefined ? { batch: c.batch } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
     auth: c.auth,
   };
@@ -255,7 +269,10 @@ export function configRoutes({
         ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
         : null;
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    const config = await store.replace(id, data, next ?? undefined);
+    const config = await store.replace(id, data, next ?? undefined).catch((err: unknown) => {
+      if (isOrderedBatch(err)) throw orderedBatch();
+      throw err;
+    });
     if (!config) throw missing(id);
     res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { inTransaction } from "../common/db/transaction.js";
+import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import { type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
@@ -23,6 +24,8 @@ export interface ConfigWrite {
   filter?: unknown;
   /** Ordered delivery (core/ordering.ts); null turns it off; absent keeps the current one on replace, none on create. */
   ordering?: Ordering | null;
+  /** Batched delivery (core/batching.ts); null turns it off; absent keeps the current one on replace, none on create. */
+  batch?: Batch | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
 }
@@ -92,8 +95,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const auth = authFor?.(id);
       const statement = {
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -104,6 +107,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.filter),
           data.tenantId ?? DEFAULT_TENANT_ID,
           filterParam(data.ordering),
+          filterParam(data.batch),
         ],
       };
       // With auth, both rows or neither: a config must never be sent to without the
@@ -122,7 +126,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
             name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
-            ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END
+            ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
+            batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
@@ -135,6 +140,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.filter),
           data.ordering !== undefined,
           filterParam(data.ordering),
+          data.batch !== undefined,
+          filterParam(data.batch),
         ],
       };
       if (!auth) return (await pool.query<Config>(statement)).rows[0] ?? null;

@@ -47,6 +47,20 @@ export function createDeliveryControl(
         throw new ApiError(409, "CONFLICT", `webhook ${webhookId} is a test delivery; it has ended`);
       if (unsent ? unsent.state !== "waiting" : !rows.some((r) => QUEUED.includes(r.status)))
         throw new ApiError(409, "CONFLICT", `webhook ${webhookId} has already ended`);
+      // A batched config's events are sent together (workflows/batch-delivery.ts): cancelling
+      // one would cancel its whole batch, so it is refused rather than done wrong.
+      const batched =
+        workflowId.startsWith("batch:") ||
+        (unsent !== null &&
+          (await prisma.config.findUnique({ where: { id: unsent.configId }, select: { batch: true } }))
+            ?.batch != null);
+      if (batched)
+        throw new ApiError(
+          409,
+          "CONFLICT",
+          `webhook ${webhookId} is delivered in a batch with other events and cannot be cancelled on its own; ` +
+            "deactivating the config closes the events still collected",
+        );
       try {
         await temporal.workflow.getHandle(workflowId).cancel();
       } catch (err) {

@@ -1,4 +1,5 @@
 import { VERSION } from "../common/version.js";
+import { MAX_BATCH_EVENTS, MAX_BATCH_WAIT_MS } from "../core/batching.js";
 import { DELIVERY_STATUSES } from "./delivery-statuses.js";
 import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
 import { portalPaths, portalSchemas, portalSecurityScheme } from "./openapi-portal.js";
@@ -40,6 +41,26 @@ const ORDERING = {
       enum: ["skip", "block"],
       description:
         "what a head that failed for good does: skip (default) closes it failed and goes on; block holds its key until POST /configs/{id}/ordering-keys/{key}/skip, a replay or a cancel of the head",
+    },
+  },
+} as const;
+/** A config's batched delivery settings (README "Batched delivery"). */
+const BATCH = {
+  type: "object",
+  required: ["maxEvents", "maxWaitMs"],
+  additionalProperties: false,
+  properties: {
+    maxEvents: {
+      type: "integer",
+      minimum: 2,
+      maximum: MAX_BATCH_EVENTS,
+      description: `most events in one POST (their webhook ids share one header, hence at most ${MAX_BATCH_EVENTS})`,
+    },
+    maxWaitMs: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_BATCH_WAIT_MS,
+      description: "longest the first event of a batch waits for more before the batch goes (milliseconds)",
     },
   },
 } as const;
@@ -137,6 +158,12 @@ export const openapi = {
             description:
               'ordered delivery per ordering key (README "Ordered delivery"); null turns it off; on update, absent keeps the current setting',
           },
+          batch: {
+            ...BATCH,
+            type: ["object", "null"],
+            description:
+              'send up to maxEvents events in one POST as a JSON array (README "Batched delivery"); not with ordering yet (400); null turns it off; on update, absent keeps the current setting',
+          },
         },
       },
       OrderingKey: {
@@ -200,6 +227,7 @@ export const openapi = {
             ...ORDERING,
             description: "present when the config delivers in order; onFailure is always shown",
           },
+          batch: { ...BATCH, description: "present when the config batches its deliveries" },
           deactivatedReason: {
             type: "string",
             description:
@@ -251,6 +279,11 @@ export const openapi = {
           nextRetryAfter: { ...TIME, description: "when the next try happens (status `to retry`)" },
           error: { type: "string", description: "transport error, or why the delivery ended" },
           replayOf: { ...UUID, description: "the webhook this delivery replays" },
+          batchID: {
+            ...UUID,
+            description:
+              "the batch this attempt was sent in (its POST's svc-webhook-id, README \"Batched delivery\"); absent when sent alone; payload is then this event's element of the array",
+          },
           createdAt: TIME,
           updatedAt: TIME,
         },

@@ -1,4 +1,5 @@
 import { fromDbStatus } from "../activities/attempts-store.js";
+import { batchOf } from "../core/batching.js";
 import { orderingOf } from "../core/ordering.js";
 import type { Attempt, Config, UnsentDelivery } from "../generated/prisma/client.js";
 
@@ -21,6 +22,7 @@ export function configJson(c: Config, clearSecret?: string) {
     tenantId: c.tenantId,
     ...(c.filter !== null ? { filter: c.filter } : {}),
     ...(orderingOf(c) ? { ordering: orderingOf(c) } : {}),
+    ...(batchOf(c) ? { batch: batchOf(c) } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
       : {}),
@@ -51,6 +53,7 @@ export function attemptJson(a: AttemptWithEvent) {
     ...(a.nextRetryAfter ? { nextRetryAfter: a.nextRetryAfter.toISOString() } : {}),
     ...(a.error ? { error: a.error } : {}),
     ...(a.replayOf ? { replayOf: a.replayOf } : {}),
+    ...(a.batchId ? { batchID: a.batchId } : {}),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };

@@ -25,6 +25,7 @@ export const configColumns = (table = "") =>
     ["deactivated_at", "deactivatedAt"],
     ["activated_at", "activatedAt"],
     ["ordering", "ordering"],
+    ["batch", "batch"],
     ["created_at", "createdAt"],
     ["updated_at", "updatedAt"],
   ]

@@ -1,6 +1,7 @@
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
+import { batchCollectorId } from "../core/batching.js";
 import { AttemptStatus } from "../generated/prisma/client.js";
 import { closeDeliverySignal } from "../workflows/delivery.js";
 import { closeOrderedKeys } from "./ordering-keys.js";
@@ -57,6 +58,16 @@ export async function closeConfigDeliveries(
     failed++;
     logger.warn({ configId, err: err.message }, "could not tell ordered keys to close");
   });
+  // And a batched config's collector, whose collected deliveries have no workflow of their
+  // own (a batch being sent has its attempt rows, and is signalled above).
+  await temporal.workflow
+    .getHandle(batchCollectorId(configId))
+    .signal(closeDeliverySignal, reason)
+    .catch((err: Error) => {
+      if (err instanceof WorkflowNotFoundError) return;
+      failed++;
+      logger.warn({ configId, err: err.message }, "could not tell the batch collector to close");
+    });
   if (ids.length)
     logger.info({ configId, reason, signalled: ids.length - failed, failed }, "deliveries told to close");
   return { signalled: ids.length - failed, failed };

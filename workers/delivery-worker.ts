@@ -9,6 +9,7 @@ import {
   Runtime,
   Worker,
 } from "@temporalio/worker";
+import { createBatchActivities } from "../activities/batch-activities.js";
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { LocalFirstSends } from "../activities/local-first.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
@@ -184,7 +185,7 @@ export async function startDeliveryWorker(
           Worker.create({
             ...base,
             taskQueue: sendQueue(options.taskQueue),
-            activities: createDeliveryActivities(deps),
+            activities: { ...createDeliveryActivities(deps), ...createBatchActivities(deps) },
             maxConcurrentActivityTaskExecutions: options.maxConcurrentSends,
             activityTaskPollerBehavior: autoscalingPollers(options.maxConcurrentSends),
           }),

@@ -4,6 +4,7 @@
 // reconciliation's restarts all start deliveries here.
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { DeliveryInput, DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
+import { batchOf } from "../core/batching.js";
 import { webhookIdFor } from "../core/event-message.js";
 import { orderingOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
@@ -13,6 +14,7 @@ import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import { deliveryAttributes } from "../workflows/search-attributes.js";
+import { enqueueBatched } from "./enqueue-batched.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
 import { sendQueue } from "./task-queues.js";
 
@@ -97,6 +99,19 @@ export async function startDelivery(
     const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
     await turn;
     const { started } = await enqueueOrdered(rt, config, ordering, event, {
+      workflowId,
+      input,
+      host,
+      restored: restart !== undefined,
+    });
+    return { webhookId, started, eager: false };
+  }
+  // A batched config's new deliveries, and restarts of deliveries never sent, go to its
+  // next batch; a replay, and a restart of a batch's retry, go alone (README "Batched delivery").
+  const batch = batchOf(config);
+  if (batch && !replayOf && (restart?.resume.retryAttempt ?? 0) === 0) {
+    const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
+    const { started } = await enqueueBatched(rt, config, batch, event, {
       workflowId,
       input,
       host,

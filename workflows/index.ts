@@ -1,4 +1,6 @@
 // Every workflow the workers register (this file is the bundle's entry).
+
+export { collectBatches, deliverBatch } from "./batch-delivery.js";
 export { deliverWebhook } from "./delivery.js";
 export { attemptsRetention } from "./maintenance.js";
 export { orderedDelivery } from "./ordered-delivery.js";

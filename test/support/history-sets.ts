@@ -42,3 +42,20 @@ export const ORDERED_SCENARIOS = [
   "ordered-head-cancelled",
   "ordered-continued-as-new",
 ] as const;
+
+/** The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts writes it. */
+export const BATCHED_SET = "batched-v1";
+
+/** Every path of the batched-delivery workflows its set must cover (the collector's and one batch's). */
+export const BATCHED_SCENARIOS = [
+  "batch-full-collector",
+  "batch-full-batch",
+  "batch-flushed-partial-collector",
+  "batch-flushed-partial-batch",
+  "batch-retried-collector",
+  "batch-retried-batch",
+  "batch-failed-collector",
+  "batch-failed-batch",
+  "batch-deactivated-collector",
+  "batch-continued-as-new-collector",
+] as const;

@@ -19,3 +19,11 @@ export async function deliverWebhook(input: DeliveryInput): Promise<void> {
 export async function orderedDelivery(): Promise<void> {
   await sleep("1 second");
 }
+
+/** The same kind of change to the batched-delivery workflows (a timer before their first command). */
+export async function collectBatches(): Promise<void> {
+  await sleep("1 second");
+}
+export async function deliverBatch(): Promise<void> {
+  await sleep("1 second");
+}

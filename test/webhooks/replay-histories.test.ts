@@ -7,7 +7,7 @@ import { OpenTelemetryPlugin } from "@temporalio/interceptors-opentelemetry-v2";
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/worker";
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
-import { CURRENT_SET, SCENARIOS } from "../support/history-sets.js";
+import { BATCHED_SCENARIOS, BATCHED_SET, CURRENT_SET, SCENARIOS } from "../support/history-sets.js";
 
 const HISTORIES = fromRoot("test", "histories");
 /** Every recorded history of every set, named `<set>/<scenario>`. */
@@ -51,6 +51,11 @@ describe("replaying recorded delivery histories", function () {
     const names = histories().map((h) => h.workflowId);
     expect(names).to.include.members(SCENARIOS.map((s) => `${CURRENT_SET}/${s}`));
     expect(names).to.include.members(["v1/success", "v1/config-deactivated", "v1/rate-limit-waits"]);
+  });
+
+  it("has every path of the batched-delivery workflows recorded", () => {
+    const names = histories().map((h) => h.workflowId);
+    expect(names).to.include.members(BATCHED_SCENARIOS.map((s) => `${BATCHED_SET}/${s}`));
   });
 
   it("replays every history with the current workflow code", async () => {

@@ -1,0 +1,109 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { writeResults } from "../support/results.js";
+
+// bench/delivery/batched: batched delivery (README "Batched delivery") against unbatched
+// delivery of the same events in the same run: events/s from the first publish to the last
+// event's arrival, and the POSTs the receiver got. Each scenario has its own config and
+// event type; events are posted to POST /events, 32 requests at a time, one scenario after the other.
+// Usage: node dist/bench/delivery/batched.js [events per scenario]
+
+const EVENTS = Number(process.argv[2] ?? 2000);
+/** Concurrent POST /events requests. */
+const POSTERS = 32;
+const SCENARIOS = [
+  ["unbatched", null],
+  ["batched (50, 200 ms)", { maxEvents: 50, maxWaitMs: 200 }],
+] as const;
+
+async function main() {
+  /** Arrival time of each event (by idempotency key), and POSTs per scenario. */
+  const arrived = new Map<string, number>();
+  const posts = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as unknown;
+      const events = (Array.isArray(body) ? body : [body]) as { idempotency_key: string; type: string }[];
+      const now = Date.now();
+      for (const e of events) if (!arrived.has(e.idempotency_key)) arrived.set(e.idempotency_key, now);
+      // The scenario is the idempotency key's prefix (the delivered type is normalized).
+      const scenario = events[0]?.idempotency_key.split("-")[0] ?? "";
+      posts.set(scenario, (posts.get(scenario) ?? 0) + 1);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  // Over POST /events: the NATS server's JetStream storage is shared and may be full.
+  const api = await startWebhooks({ worker: true, args: ["--audit-topic", "", "--log-level", "warn"] });
+  const rows: {
+    scenario: string;
+    events: number;
+    posts: number;
+    acceptedSeconds: number;
+    seconds: number;
+    eventsPerSecond: number;
+  }[] = [];
+  try {
+    for (const [scenario, batch] of SCENARIOS) {
+      const type = scenario.replace(/\W+/g, "_");
+      const created = await api.call("POST", "/configs", {
+        endpoint,
+        eventTypes: [`bench.${type}`],
+        ...(batch ? { batch } : {}),
+      });
+      if (created.status !== 200) throw new Error(created.text);
+      const iks = Array.from({ length: EVENTS }, (_, i) => `${type}-${i}`);
+      const first = Date.now();
+      // POSTERS requests at a time, each taking the next event.
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: POSTERS }, async () => {
+          for (let i = next++; i < EVENTS; i = next++) {
+            const r = await api.call("POST", "/events", {
+              idempotency_key: iks[i],
+              app: "bench",
+              type,
+              payload: { i },
+            });
+            if (r.status !== 202) throw new Error(r.text);
+          }
+        }),
+      );
+      const acceptedSeconds = (Date.now() - first) / 1000;
+      while (iks.some((ik) => !arrived.has(ik))) await new Promise((r) => setTimeout(r, 50));
+      const seconds = (Math.max(...iks.map((ik) => arrived.get(ik)!)) - first) / 1000;
+      rows.push({
+        scenario,
+        events: EVENTS,
+        posts: posts.get(type) ?? 0,
+        acceptedSeconds,
+        seconds,
+        eventsPerSecond: Math.round(EVENTS / seconds),
+      });
+      console.error(`${scenario}: done`);
+    }
+  } finally {
+    await api.stop();
+    server.close();
+  }
+  // "accepted": until every POST /events was answered; "seconds": until the last event arrived.
+  console.log("| scenario | events | POSTs | accepted s | seconds | events/s |\n|---|---|---|---|---|---|");
+  for (const r of rows)
+    console.log(
+      `| ${r.scenario} | ${r.events} | ${r.posts} | ${r.acceptedSeconds.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.eventsPerSecond} |`,
+    );
+  const [plain, batched] = rows;
+  if (plain && batched)
+    console.log(`\nbatched / unbatched: ${(batched.eventsPerSecond / plain.eventsPerSecond).toFixed(1)}x`);
+  writeResults("delivery-batched", { events: EVENTS, rows });
+  process.exit(0);
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});
