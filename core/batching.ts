@@ -28,3 +28,6 @@ export const batchCollectorId = (configId: string): string => `batch:${configId}
 
 /** The workflow sending one batch, and retrying it as a unit. */
 export const batchWorkflowId = (configId: string, batchId: string): string => `batch:${configId}:${batchId}`;
+
+/** True for a batch's workflow id, which the attempt rows of all its events share. */
+export const isBatchWorkflowId = (workflowId: string): boolean => workflowId.startsWith("batch:");

@@ -61,6 +61,9 @@ export interface DeliveryRepair {
  * A repair that fails for a reason that may pass is tried again next round; one that can
  * never succeed (its config row is unusable, Temporal refuses the input) closes the rows.
  */
+/** The workflow id of a delivery restarted without one of its own to take up again. */
+export const restartWorkflowId = (webhookId: string): string => `delivery-restart:${webhookId}`;
+
 export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Promise<Outcome> {
   const close = async (reason: string, workflow: string): Promise<Outcome> => {
     const closed = await d.close(reason);
@@ -77,7 +80,7 @@ export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Pro
     const final = CLOSED_FOR_GOOD[status];
     if (final) return await close(final, status);
     // A delivery whose workflow cannot be found at all gets one of its own.
-    const workflowId = found ?? `delivery-restart:${d.webhookId}`;
+    const workflowId = found ?? restartWorkflowId(d.webhookId);
     const restart = await d.restart(workflowId, status);
     if (typeof restart === "object") return await close(restart.close, status);
     if (restart === "ended") return "ended";
