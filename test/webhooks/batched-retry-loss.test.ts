@@ -71,15 +71,15 @@ describe("a batch being retried when Temporal lost its state", function () {
     await temporal.wipe();
     failing = false;
 
-    const after = () => receiver.requests.slice(1);
-    await waitFor("each event sent again", async () => after().length >= 3, 90_000);
+    const resent = () => receiver.requests.slice(1);
+    await waitFor("each event sent again", async () => resent().length >= 3, 90_000);
     await waitFor(
       "the success rows",
       async () => (await env.attempts(config.id)).filter((r) => r.status === "success").length >= 3,
       30_000,
     );
     // Alone: each body is one event (no array), under the event's own webhook id, no batch header.
-    const sent = after().map((r) => ({
+    const sent = resent().map((r) => ({
       id: String(r.headers["svc-webhook-id"]),
       body: JSON.parse(r.body) as { payload: { seq: number } },
       batchIds: r.headers["svc-webhook-batch-ids"],
@@ -89,9 +89,9 @@ describe("a batch being retried when Temporal lost its state", function () {
     expect(sent.map((s) => s.body.payload.seq).sort()).to.deep.equal([1, 2, 3]);
     expect(sent.every((s) => s.batchIds === undefined)).to.equal(true);
     expect(sent.some((s) => s.id === batchId)).to.equal(false);
-    for (const r of after()) expect(signedWith(config.secret, r)).to.equal(true);
+    for (const r of resent()) expect(signedWith(config.secret, r)).to.equal(true);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect(after(), "nothing sent twice").to.have.length(3);
+    expect(resent(), "nothing sent twice").to.have.length(3);
     const rows = await env.attempts(config.id);
     for (const id of ids)
       expect(
