@@ -20,7 +20,7 @@ import type { SendResult } from "./http-send.js";
 import type { OAuthTokens } from "./oauth-tokens.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim } from "./send-claims.js";
-import { closeUnsent } from "./unsent-deliveries.js";
+import { adoptIntoBatch, closeUnsent } from "./unsent-deliveries.js";
 import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
 // The sends of a batch (workflows/batch-delivery.ts): one POST of its events' bodies as a
@@ -263,6 +263,20 @@ export function createBatchActivities(deps: BatchDeps) {
         reason,
       );
       return { reason };
+    },
+
+    /**
+     * Run by the collector (a local activity) before it starts a batch's workflow: the events'
+     * waiting rows name that workflow from then on (activities/unsent-deliveries.ts says why).
+     */
+    async handRowsToBatch({
+      webhookIds,
+      workflowId,
+    }: {
+      webhookIds: string[];
+      workflowId: string;
+    }): Promise<void> {
+      await adoptIntoBatch(pool, webhookIds, workflowId);
     },
 
     /** Ends the batch's events without a send (cancel, config gone, collector closed). */

@@ -99,6 +99,20 @@ export async function closeUnsent(pool: pg.Pool, webhookId: string, reason: stri
   return rowCount ?? 0;
 }
 
+/**
+ * Hands batched deliveries' waiting rows to the workflow sending their batch: reconciliation
+ * then leaves them to it while it runs, instead of adding them to a collector again (which,
+ * started anew after an idle end, would not know they were handed on already).
+ */
+export async function adoptIntoBatch(pool: pg.Pool, webhookIds: string[], workflowId: string): Promise<void> {
+  await pool.query({
+    name: "unsent-adopt-batch",
+    text: `UPDATE unsent_deliveries SET workflow_id = $2, updated_at = now()
+            WHERE webhook_id = ANY($1::uuid[]) AND state = 'waiting'`,
+    values: [webhookIds, workflowId],
+  });
+}
+
 /** Marks the delivery's wait over; run in the statement that writes its first attempt row. */
 export const UNSENT_SENT = `UPDATE unsent_deliveries SET state = 'sent', updated_at = now()
   WHERE webhook_id = $1::uuid AND state = 'waiting'`;

@@ -161,7 +161,12 @@ export async function startDeliveryWorker(
             sinks,
             // For deliveries started with --send-mode local, whichever process they
             // land on; this queue never gets (remote) activity tasks.
-            activities: { ...createDeliveryActivities(deps), ...createOrderingActivities(deps) },
+            activities: {
+              ...createDeliveryActivities(deps),
+              ...createOrderingActivities(deps),
+              // The batch collectors' local activity (handRowsToBatch).
+              ...createBatchActivities(deps),
+            },
             enableNonLocalActivities: false,
             tuner: {
               workflowTaskSlotSupplier: workflowSlots,

@@ -5,7 +5,9 @@ import {
   defineSignal,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -60,6 +62,9 @@ export const closeBatchesSignal = defineSignal<[reason: string]>("close");
 
 /** A collector with nothing collected this long ends (the next event starts it again). */
 const IDLE_MS = 60_000;
+/** Collectors that hand their events' waiting rows to each batch before starting it. */
+export const HAND_ROWS_PATCH = "batch-hands-rows";
+
 /** How many handed events' ids are kept for dedup; a later redelivery is refused by its unsent row. */
 const RECENT_IDS = 5_000;
 const MAX_HISTORY_EVENTS = 10_000;
@@ -83,6 +88,10 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
     startToCloseTimeout: "1 minute",
     retry,
   });
+  const { handRowsToBatch } = proxyLocalActivities<BatchActivities>({
+    startToCloseTimeout: "10 seconds",
+    retry,
+  });
   let sent = 0;
   for (;;) {
     if (closing) {
@@ -100,8 +109,13 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
     if (closing) continue;
     const members = queue.splice(0, input.maxEvents);
     const batchId = uuid4();
+    const workflowId = batchWorkflowId(input.configId, batchId);
+    // Before the batch exists: reconciliation then finds its events' rows in its care, and
+    // never adds them to a collector again (this one forgets them after an idle end).
+    if (patched(HAND_ROWS_PATCH))
+      await handRowsToBatch({ webhookIds: members.map((m) => m.webhookId), workflowId });
     await startChild(deliverBatch, {
-      workflowId: batchWorkflowId(input.configId, batchId),
+      workflowId,
       taskQueue: workflowInfo().taskQueue,
       args: [
         {

@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
-import { freePort } from "../support/ports.js";
-import { ServiceProcess } from "../support/process.js";
+import type { ServiceProcess } from "../support/process.js";
 import { type Received, Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+import { startWorkerProcess, testStream } from "../support/worker-process.js";
 
 const KEYS = 50;
 const PER_KEY = 40;
@@ -18,39 +17,14 @@ const PER_KEY = 40;
  */
 describe("ordered delivery survives a worker killed -9 twice", function () {
   this.timeout(300_000);
-  const topic = `events-${randomBytes(4).toString("hex")}`;
-  const stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
+  const { topic, stream } = testStream();
   let api: WebhooksUnderTest;
   let receiver: Receiver;
   let nats: NatsConnection;
   let worker: ServiceProcess | undefined;
 
-  const startWorker = async () => {
-    const port = await freePort();
-    const w = new ServiceProcess("webhooks", [
-      "worker",
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--storage-sqldb-conn-string",
-      api.db.url,
-      "--temporal-address",
-      api.temporalAddress,
-      "--task-queue",
-      api.taskQueue,
-      "--broker-topics",
-      topic,
-      "--nats-stream",
-      stream,
-      "--nats-consumer",
-      `ordered-${stream.toLowerCase()}`,
-      "--min-backoff-delay",
-      "200ms",
-      "--max-backoff-delay",
-      "1s",
-    ]);
-    await w.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
-    return w;
-  };
+  const startWorker = () =>
+    startWorkerProcess(api, { topic, stream, consumer: `ordered-${stream.toLowerCase()}` });
 
   before(async () => {
     api = await startWebhooks({ args: ["--audit-topic", ""] });

@@ -3,11 +3,11 @@ import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
-import { freePort } from "../support/ports.js";
-import { ServiceProcess } from "../support/process.js";
+import type { ServiceProcess } from "../support/process.js";
 import { Receiver } from "../support/receiver.js";
 import { waitForWorkflow } from "../support/temporal.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+import { startWorkerProcess, testStream } from "../support/worker-process.js";
 
 /**
  * Workers scaled per task queue: one process consumes events and runs workflow
@@ -15,8 +15,7 @@ import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-serve
  */
 describe("scaling by task queue and surviving a killed worker", function () {
   this.timeout(180_000);
-  const topic = `events-${randomBytes(4).toString("hex")}`;
-  const stream = `TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
+  const { topic, stream } = testStream();
   let api: WebhooksUnderTest;
   let receiver: Receiver;
   let nats: NatsConnection;
@@ -24,36 +23,15 @@ describe("scaling by task queue and surviving a killed worker", function () {
   const workers: ServiceProcess[] = [];
 
   const startWorker = async (queues: string, consume: boolean, extra: string[] = []) => {
-    const port = await freePort();
-    const w = new ServiceProcess("webhooks", [
-      "worker",
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--storage-sqldb-conn-string",
-      api.db.url,
-      "--temporal-address",
-      api.temporalAddress,
-      "--task-queue",
-      api.taskQueue,
+    const w = await startWorkerProcess(api, { topic, stream, consumer: `scale-${stream.toLowerCase()}` }, [
       "--task-queues",
       queues,
       ...(consume ? [] : ["--no-consume"]),
-      "--broker-topics",
-      topic,
-      "--nats-stream",
-      stream,
-      "--nats-consumer",
-      `scale-${stream.toLowerCase()}`,
-      "--min-backoff-delay",
-      "200ms",
-      "--max-backoff-delay",
-      "1s",
       "--max-concurrent-sends",
       "5",
       ...extra,
     ]);
     workers.push(w);
-    await w.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
     return w;
   };
 
