@@ -9,9 +9,16 @@ import type { EgressPolicy } from "../core/egress-policy.js";
 import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
-import { type EventRef, readStoredEvent } from "../core/stored-events.js";
+import { type EventRef, readStoredEvents } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
-import { claimForRetry, failPending, findAttempt, firstAttemptAt, recordAttempt } from "./attempts-store.js";
+import {
+  claimForRetry,
+  failPending,
+  findAttempt,
+  firstAttemptAt,
+  insertFirstAttempts,
+  recordAttempt,
+} from "./attempts-store.js";
 import { batchBody } from "./batch-body.js";
 import { decide, whyNoFurtherTry } from "./delivery-policy.js";
 import type { DeliveryPolicy } from "./delivery-types.js";
@@ -115,8 +122,9 @@ export function createBatchActivities(deps: BatchDeps) {
     }
     // Events removed by retention meanwhile leave the batch (each closed with the reason).
     const events: { webhookId: string; id: string; body: string }[] = [];
+    const stored = await readStoredEvents(pool, [...new Set(input.members.map((m) => m.eventRef.id))]);
     for (const m of input.members) {
-      const event = await readStoredEvent(pool, m.eventRef.id);
+      const event = stored.get(m.eventRef.id);
       if (event) events.push({ webhookId: m.webhookId, id: m.eventRef.id, body: event.body });
       else await closeMembers(deps, [m.webhookId], `event ${m.eventRef.id} is no longer stored`);
     }
@@ -138,26 +146,32 @@ export function createBatchActivities(deps: BatchDeps) {
           retryAfterMs: result.retryAfterMs,
         });
     const error = [result.error, decision.reason].filter(Boolean).join("; ") || null;
-    // The first event's row last (see above); it holds the claim, which its row ends.
+    const shared = {
+      config,
+      statusCode: result.statusCode,
+      ...(result.permanent ? {} : { durationMs: result.durationMs }),
+      status: decision.status,
+      nextRetryAfter: decision.nextRetryAfter,
+      error,
+      workflowId: workflowExecution?.workflowId,
+      batchId: input.batchId,
+    };
+    // A first attempt: every event's row in one statement. A retry: one transaction per
+    // event (its claimed rows move with it), the first event's row last: it holds the
+    // claim, which its row ends.
     const ordered = [...events.slice(1), ...events.filter((e) => e.webhookId === first.webhookId)];
     await writeAfterPost(
       async () => {
+        if (input.retryAttempt === 0)
+          return insertFirstAttempts(
+            pool,
+            shared,
+            ordered.map((e) => ({ webhookId: e.webhookId, eventId: e.id })),
+          );
         for (const e of ordered)
           await recordAttempt(
             { prisma, pool },
-            {
-              webhookId: e.webhookId,
-              config,
-              eventId: e.id,
-              statusCode: result.statusCode,
-              ...(result.permanent ? {} : { durationMs: result.durationMs }),
-              retryAttempt: input.retryAttempt,
-              status: decision.status,
-              nextRetryAfter: decision.nextRetryAfter,
-              error,
-              workflowId: workflowExecution?.workflowId,
-              batchId: input.batchId,
-            },
+            { ...shared, webhookId: e.webhookId, eventId: e.id, retryAttempt: input.retryAttempt },
           );
       },
       deadline,

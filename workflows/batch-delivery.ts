@@ -49,8 +49,17 @@ export interface BatchInput {
   sendTaskQueue: string;
 }
 
-/** Adds an event to the next batch (ignored when the collector holds or handed it already). */
+/**
+ * Adds an event to the next batch (ignored when the collector holds or handed it already).
+ * Sent by releases before add-many; still handled for their signals in flight.
+ */
 export const addToBatchSignal = defineSignal<[BatchItem]>("add");
+/**
+ * Adds several events, in order, each as `add` would: the start path sends the events that
+ * arrived while its previous signal to this collector was in flight as one signal
+ * (workers/collector-feed.ts), so a burst costs one RPC and one workflow task per group.
+ */
+export const addManyToBatchSignal = defineSignal<[BatchItem[]]>("add-many");
 /**
  * The config was deactivated or deleted: the collected events close without a send; a
  * batch being retried closes its events at its next wake-up. The name is the delivery
@@ -70,10 +79,14 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
   const recent = [...(input.recent ?? [])];
   const ids = new Set([...queue.map((i) => i.webhookId), ...recent]);
   let closing: string | undefined;
-  setHandler(addToBatchSignal, (item) => {
+  const add = (item: BatchItem) => {
     if (ids.has(item.webhookId)) return;
     ids.add(item.webhookId);
     queue.push(item);
+  };
+  setHandler(addToBatchSignal, add);
+  setHandler(addManyToBatchSignal, (items) => {
+    for (const item of items) add(item);
   });
   setHandler(closeBatchesSignal, (reason) => {
     closing ??= reason;

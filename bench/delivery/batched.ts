@@ -1,21 +1,27 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { CpuMeter } from "../support/cpu-by-process.js";
 import { writeResults } from "../support/results.js";
 
 // bench/delivery/batched: batched delivery (README "Batched delivery") against unbatched
 // delivery of the same events in the same run: events/s from the first publish to the last
 // event's arrival, and the POSTs the receiver got. Each scenario has its own config and
-// event type; events are posted to POST /events, 32 requests at a time, one scenario after the other.
-// Usage: node dist/bench/delivery/batched.js [events per scenario]
+// event type; events are posted to POST /events, 32 requests at a time, one scenario after the
+// other. CPU ms per event of each process group say where the time goes on this shared machine.
+// Usage: node dist/bench/delivery/batched.js [events per scenario] [only scenarios whose name has this]
 
 const EVENTS = Number(process.argv[2] ?? 2000);
+const ONLY = process.argv[3];
 /** Concurrent POST /events requests. */
 const POSTERS = 32;
-const SCENARIOS = [
-  ["unbatched", null],
-  ["batched (50, 200 ms)", { maxEvents: 50, maxWaitMs: 200 }],
-] as const;
+const SCENARIOS = (
+  [
+    ["unbatched", null],
+    ["batched (50, 200 ms)", { maxEvents: 50, maxWaitMs: 200 }],
+  ] as const
+).filter(([name]) => !ONLY || name.startsWith(ONLY));
 
 async function main() {
   /** Arrival time of each event (by idempotency key), and POSTs per scenario. */
@@ -46,7 +52,10 @@ async function main() {
     acceptedSeconds: number;
     seconds: number;
     eventsPerSecond: number;
+    cpuMsPerEvent: Record<string, number>;
   }[] = [];
+  const temporalPids = await (await testTemporal()).pids();
+  const pid = api.process.child.pid;
   try {
     for (const [scenario, batch] of SCENARIOS) {
       const type = scenario.replace(/\W+/g, "_");
@@ -57,6 +66,14 @@ async function main() {
       });
       if (created.status !== 200) throw new Error(created.text);
       const iks = Array.from({ length: EVENTS }, (_, i) => `${type}-${i}`);
+      const cpu = new CpuMeter((p, comm) => {
+        if (p === pid) return "webhooks";
+        if (p === process.pid) return "bench";
+        if (temporalPids.includes(p)) return "Temporal";
+        if (comm === "postgres") return "PostgreSQL";
+        return undefined;
+      });
+      cpu.start();
       const first = Date.now();
       // POSTERS requests at a time, each taking the next event.
       let next = 0;
@@ -76,6 +93,7 @@ async function main() {
       const acceptedSeconds = (Date.now() - first) / 1000;
       while (iks.some((ik) => !arrived.has(ik))) await new Promise((r) => setTimeout(r, 50));
       const seconds = (Math.max(...iks.map((ik) => arrived.get(ik)!)) - first) / 1000;
+      const cpuMs = cpu.delta();
       rows.push({
         scenario,
         events: EVENTS,
@@ -83,19 +101,27 @@ async function main() {
         acceptedSeconds,
         seconds,
         eventsPerSecond: Math.round(EVENTS / seconds),
+        cpuMsPerEvent: Object.fromEntries(
+          Object.entries(cpuMs).map(([k, v]) => [k, Number((v / EVENTS).toFixed(2))]),
+        ),
       });
       console.error(`${scenario}: done`);
     }
   } finally {
     await api.stop();
+    await stopTestTemporal();
     server.close();
   }
   // "accepted": until every POST /events was answered; "seconds": until the last event arrived.
-  console.log("| scenario | events | POSTs | accepted s | seconds | events/s |\n|---|---|---|---|---|---|");
-  for (const r of rows)
+  console.log(
+    "| scenario | events | POSTs | accepted s | seconds | events/s | CPU ms/event (webhooks / Temporal / PostgreSQL / bench) |\n|---|---|---|---|---|---|---|",
+  );
+  for (const r of rows) {
+    const c = r.cpuMsPerEvent;
     console.log(
-      `| ${r.scenario} | ${r.events} | ${r.posts} | ${r.acceptedSeconds.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.eventsPerSecond} |`,
+      `| ${r.scenario} | ${r.events} | ${r.posts} | ${r.acceptedSeconds.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.eventsPerSecond} | ${c.webhooks ?? 0} / ${c.Temporal ?? 0} / ${c.PostgreSQL ?? 0} / ${c.bench ?? 0} |`,
     );
+  }
   const [plain, batched] = rows;
   if (plain && batched)
     console.log(`\nbatched / unbatched: ${(batched.eventsPerSecond / plain.eventsPerSecond).toFixed(1)}x`);
