@@ -5,9 +5,10 @@
 // workflow task and one INSERT per group instead of per event, without a timer: a lone
 // event waits for nothing. Each caller's promise settles with its own group's outcome, so
 // an event is acknowledged (HTTP answer, broker ack) only once its row and signal are done.
+
+import type pg from "pg";
 import type { UnsentWait } from "../activities/unsent-deliveries.js";
 import { recordCollected } from "../activities/unsent-deliveries.js";
-import type { ProcessContext } from "../core/process-context.js";
 import type { BatchItem } from "../workflows/batch-delivery.js";
 
 /** One event on its way to its collector. */
@@ -32,8 +33,8 @@ interface Waiting extends FeedEntry {
   fail: (err: unknown) => void;
 }
 
-/** The events waiting per collector id; a collector with an entry has a group in flight. */
-const feeds = new WeakMap<ProcessContext, Map<string, Waiting[]>>();
+/** Per database, the events waiting per collector id; a collector with an entry has a group in flight. */
+const feeds = new WeakMap<pg.Pool, Map<string, Waiting[]>>();
 
 /**
  * Adds the event to its collector's next signal: resolves once its waiting row is written
@@ -41,33 +42,33 @@ const feeds = new WeakMap<ProcessContext, Map<string, Waiting[]>>();
  * carries it was accepted by Temporal; rejects when either failed.
  */
 export function feedCollector(
-  rt: ProcessContext,
+  pool: pg.Pool,
   collectorId: string,
   entry: FeedEntry,
   send: SendGroup,
 ): Promise<boolean> {
-  let byCollector = feeds.get(rt);
+  let byCollector = feeds.get(pool);
   if (!byCollector) {
     byCollector = new Map();
-    feeds.set(rt, byCollector);
+    feeds.set(pool, byCollector);
   }
   const waiting = byCollector.get(collectorId);
   return new Promise<boolean>((settle, fail) => {
     const w = { ...entry, send, settle, fail };
     if (waiting) return void waiting.push(w);
     byCollector.set(collectorId, [w]);
-    void drain(rt, byCollector, collectorId);
+    void drain(pool, byCollector, collectorId);
   });
 }
 
 /** Sends the collector's waiting events group after group, until none is left. */
-async function drain(rt: ProcessContext, byCollector: Map<string, Waiting[]>, collectorId: string) {
+async function drain(pool: pg.Pool, byCollector: Map<string, Waiting[]>, collectorId: string) {
   const waiting = byCollector.get(collectorId)!;
   while (waiting.length > 0) {
     const group = waiting.splice(0, MAX_GROUP);
     try {
       const inserted = await recordCollected(
-        rt.db.pool,
+        pool,
         group.flatMap((w) => (w.wait ? [w.wait] : [])),
       );
       // A redelivery racing its first delivery in one group is signalled once; the row is

@@ -41,7 +41,7 @@ export async function enqueueBatched(
         nextTryAt: new Date(acceptedAt.getTime() + batch.maxWaitMs),
       };
   const collectorId = batchCollectorId(config.id);
-  const started = await feedCollector(rt, collectorId, { item, wait }, async (items) => {
+  const started = await feedCollector(rt.db.pool, collectorId, { item, wait }, async (items) => {
     await rt.temporal.workflow.signalWithStart(collectBatches, {
       taskQueue: rt.options.taskQueue,
       workflowId: collectorId,
