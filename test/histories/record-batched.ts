@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { WorkflowHandle } from "@temporalio/client";
+import { defaultPayloadConverter } from "@temporalio/common";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { fromRoot } from "../../common/paths.js";
 import { startDevServer } from "../../common/temporal-dev-server.js";
@@ -30,6 +31,8 @@ interface Scenario {
 
 const scenarios: Scenario[] = [
   { name: "batch-full", events: 3, maxEvents: 3, answer: () => 200 },
+  // Posted at once: the collector gets signals carrying several events each (add-many, from v2).
+  { name: "batch-grouped", events: 30, maxEvents: 30, answer: () => 200 },
   { name: "batch-flushed-partial", events: 2, maxEvents: 10, answer: () => 200 },
   { name: "batch-retried", events: 2, maxEvents: 2, answer: (n) => (n <= 2 ? 500 : 200) },
   { name: "batch-failed", events: 2, maxEvents: 2, answer: () => 400 },
@@ -53,11 +56,24 @@ const idle = (handle: WorkflowHandle) =>
     ).startsWith("idle"),
   );
 
-async function save(dir: string, name: string, handle: WorkflowHandle): Promise<void> {
+type History = Awaited<ReturnType<WorkflowHandle["fetchHistory"]>>;
+
+async function save(dir: string, name: string, handle: WorkflowHandle): Promise<History> {
   const history = await handle.fetchHistory();
   const file = path.join(dir, `${name}.json`);
   await writeFile(file, `${historyToJSON(history)}\n`);
   process.stderr.write(`recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`);
+  return history;
+}
+
+/** Whether an add-many signal of the history carried more than one event. */
+function hasGroupedSignal(history: History): boolean {
+  return (history.events ?? []).some((e) => {
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== "add-many") return false;
+    const items = defaultPayloadConverter.fromPayload<unknown[]>(signal.input!.payloads![0]!);
+    return items.length > 1;
+  });
 }
 
 async function main(): Promise<void> {
@@ -89,19 +105,23 @@ async function main(): Promise<void> {
         if (status !== 500) settled = true;
         res.writeHead(status).end();
       };
-      let first = "";
-      for (let seq = 1; seq <= s.events; seq++) {
-        const r = await env.api.call(
-          "POST",
-          "/events",
-          env.event({ type, idempotency_key: `${s.name}-${seq}`, payload: { seq } }),
-        );
-        first ||= r.body.data.deliveries[0].webhookID;
-      }
+      // At once, so the collector is fed grouped signals (add-many with several events, from v2).
+      const answers = await Promise.all(
+        Array.from({ length: s.events }, (_, i) =>
+          env.api.call(
+            "POST",
+            "/events",
+            env.event({ type, idempotency_key: `${s.name}-${i + 1}`, payload: { seq: i + 1 } }),
+          ),
+        ),
+      );
+      const first: string = answers[0]!.body.data.deliveries[0].webhookID;
       await wait("the batch's end", () => settled);
       const collector = env.temporal.workflow.getHandle(batchCollectorId(config.id));
       await idle(collector);
-      await save(dir, `${s.name}-collector`, collector);
+      const recorded = await save(dir, `${s.name}-collector`, collector);
+      if (s.name === "batch-grouped" && !hasGroupedSignal(recorded))
+        throw new Error("no signal carried several events: record again");
       let batchId = "";
       await wait("the batch's rows", async () => {
         const got = await env.api.call("GET", `/webhooks/${first}`);
