@@ -1,5 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client, Connection } from "@temporalio/client";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
+import { batchCollectorId } from "../../core/batching.js";
 import { stopTestTemporal, testTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
@@ -56,12 +59,14 @@ async function main() {
     seconds: number;
     eventsPerSecond: number;
     cpuMsPerEvent: Record<string, number>;
+    collector?: { signals: number; workflowTasks: number };
   }[] = [];
   const temporalPids = await (await testTemporal()).pids();
   const pid = api.process.child.pid;
   try {
     for (const [scenario, batch] of SCENARIOS) {
       const type = scenario.replace(/\W+/g, "_");
+      let configId = "";
       if (batch !== "none") {
         const created = await api.call("POST", "/configs", {
           endpoint,
@@ -69,6 +74,7 @@ async function main() {
           ...(batch ? { batch } : {}),
         });
         if (created.status !== 200) throw new Error(created.text);
+        configId = (created.body as { data: { id: string } }).data.id;
       }
       const iks = Array.from({ length: EVENTS }, (_, i) => `${type}-${i}`);
       const cpu = new CpuMeter((p, comm) => {
@@ -101,6 +107,8 @@ async function main() {
       const seconds =
         batch === "none" ? acceptedSeconds : (Math.max(...iks.map((ik) => arrived.get(ik)!)) - first) / 1000;
       const cpuMs = cpu.delta();
+      const collector =
+        batch && batch !== "none" ? await collectorShape(api.temporalAddress, configId) : undefined;
       rows.push({
         scenario,
         events: EVENTS,
@@ -108,6 +116,7 @@ async function main() {
         acceptedSeconds,
         seconds,
         eventsPerSecond: Math.round(EVENTS / seconds),
+        ...(collector ? { collector } : {}),
         cpuMsPerEvent: Object.fromEntries(
           Object.entries(cpuMs).map(([k, v]) => [k, Number((v / EVENTS).toFixed(2))]),
         ),
@@ -129,12 +138,38 @@ async function main() {
       `| ${r.scenario} | ${r.events} | ${r.posts} | ${r.acceptedSeconds.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.eventsPerSecond} | ${c.webhooks ?? 0} / ${c.Temporal ?? 0} / ${c.PostgreSQL ?? 0} / ${c.bench ?? 0} |`,
     );
   }
+  for (const r of rows)
+    if (r.collector)
+      console.log(
+        `\n${r.scenario}: the collector got ${r.collector.signals} signals (${(r.events / r.collector.signals).toFixed(1)} events each) in ${r.collector.workflowTasks} workflow tasks`,
+      );
   const plain = rows.find((r) => r.scenario === "unbatched");
   const batched = rows.find((r) => r.scenario.startsWith("batched"));
   if (plain && batched)
     console.log(`\nbatched / unbatched: ${(batched.eventsPerSecond / plain.eventsPerSecond).toFixed(1)}x`);
   writeResults("delivery-batched", { events: EVENTS, rows });
   process.exit(0);
+}
+
+/** Signals and workflow tasks of every run of the config's collector. */
+async function collectorShape(address: string, configId: string) {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const id = batchCollectorId(configId);
+    const shape = { signals: 0, workflowTasks: 0 };
+    for await (const run of client.workflow.list({ query: `WorkflowId = "${id}"` })) {
+      const history = JSON.parse(
+        historyToJSON(await client.workflow.getHandle(id, run.runId).fetchHistory()),
+      );
+      const types = (history as { events: { eventType: string }[] }).events.map((e) => e.eventType);
+      shape.signals += types.filter((t) => t.endsWith("WORKFLOW_EXECUTION_SIGNALED")).length;
+      shape.workflowTasks += types.filter((t) => t.endsWith("WORKFLOW_TASK_COMPLETED")).length;
+    }
+    return shape;
+  } finally {
+    await connection.close();
+  }
 }
 
 main().catch((err: Error) => {
