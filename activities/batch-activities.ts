@@ -25,6 +25,7 @@ import type { DeliveryPolicy } from "./delivery-types.js";
 import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
 import type { SendResult } from "./http-send.js";
 import type { OAuthTokens } from "./oauth-tokens.js";
+import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim } from "./send-claims.js";
 import { closeUnsent } from "./unsent-deliveries.js";
@@ -48,6 +49,8 @@ export interface BatchSendInput {
   members: BatchMember[];
   policy: DeliveryPolicy;
   retryAttempt: number;
+  /** Ask the rate limit service before the POST: one hit per POST, whatever its events. */
+  rateLimited?: boolean;
 }
 
 /** What a batch's send did: its outcome (the same for every event), or nothing to send. */
@@ -58,7 +61,9 @@ export type BatchOutcome =
       nextRetryAfter: string | null;
       error: string | null;
     }
-  | { skipped: string };
+  | { skipped: string }
+  /** The rate limit service said wait: nothing sent, nothing counted, no row written. */
+  | { waitMs: number };
 
 export interface BatchDeps {
   prisma: PrismaClient;
@@ -68,6 +73,7 @@ export interface BatchDeps {
   egress: EgressPolicy;
   secrets: ConfigSecrets;
   oauthTokens: OAuthTokens;
+  rateLimit?: RateLimitGate | undefined;
 }
 
 /** Ends each event's delivery with the reason: its queued row, or its waiting unsent row. */
@@ -119,6 +125,13 @@ export function createBatchActivities(deps: BatchDeps) {
       await closeMembers(deps, ids, reason);
       await releaseClaim(pool, claim);
       return { skipped: reason };
+    }
+    if (input.rateLimited && deps.rateLimit && URL.canParse(config.endpoint)) {
+      const waitMs = await deps.rateLimit.acquire(config.id, new URL(config.endpoint).host);
+      if (waitMs > 0) {
+        await releaseClaim(pool, claim);
+        return { waitMs };
+      }
     }
     // Events removed by retention meanwhile leave the batch (each closed with the reason).
     const events: { webhookId: string; id: string; body: string }[] = [];

@@ -53,6 +53,7 @@ export async function enqueueBatched(
           maxWaitMs: batch.maxWaitMs,
           policy: delivery.input.policy,
           sendTaskQueue: delivery.input.sendTaskQueue,
+          ...(delivery.input.rateLimited ? { rateLimited: true as const } : {}),
         },
       ],
       signal: addManyToBatchSignal,

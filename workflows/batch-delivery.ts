@@ -35,6 +35,8 @@ export interface CollectorInput {
   maxWaitMs: number;
   policy: DeliveryPolicy;
   sendTaskQueue: string;
+  /** Its batches ask the rate limit service before each POST (the starter had --ratelimit-addr). */
+  rateLimited?: true;
   /** Carried over by continue-as-new. */
   queue?: BatchItem[];
   /** Webhook ids of the last events handed to a batch, so a redelivered event is ignored. */
@@ -47,6 +49,7 @@ export interface BatchInput {
   members: BatchMember[];
   policy: DeliveryPolicy;
   sendTaskQueue: string;
+  rateLimited?: true;
 }
 
 /**
@@ -123,6 +126,7 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
           members,
           policy: input.policy,
           sendTaskQueue: input.sendTaskQueue,
+          ...(input.rateLimited ? { rateLimited: true as const } : {}),
         },
       ],
       // A batch outlives its collector (idle end, continue-as-new): it has its own rows.
@@ -170,6 +174,13 @@ export async function deliverBatch(input: BatchInput): Promise<BatchOutcome> {
         members = claim.members;
       }
       const outcome = await CancellationScope.nonCancellable(() => sendBatch({ ...batch, members }));
+      if ("waitMs" in outcome) {
+        // Not sent (rate limited): the same attempt again once the window allows it.
+        setCurrentDetails(`${members.length} events: waiting ${outcome.waitMs} ms for the rate limit`);
+        await condition(() => closing !== undefined, outcome.waitMs);
+        retryAttempt--;
+        continue;
+      }
       upsertSearchAttributes([
         { key: WebhookDeliveryStatus, value: "status" in outcome ? outcome.status : "failed" },
       ]);
