@@ -11,6 +11,7 @@ import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { BATCHED_SET } from "../support/history-sets.js";
 import { freePort } from "../support/ports.js";
+import { startRateLimitService } from "../support/ratelimit-service.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
@@ -133,6 +134,7 @@ async function main(): Promise<void> {
       await save(dir, `${s.name}-batch`, batch);
     }
     await recordDeactivated(env, receiver, dir);
+    await recordRateLimited(receiver, dir);
   } finally {
     await env.stop();
     await receiver.stop();
@@ -157,6 +159,55 @@ async function recordDeactivated(env: DeliveryEnv, receiver: Receiver, dir: stri
   const collector = env.temporal.workflow.getHandle(batchCollectorId(config.id));
   await collector.result();
   await save(dir, "batch-deactivated-collector", collector);
+}
+
+/** A batch told to wait by the rate limit service (one POST a second), then sent. */
+async function recordRateLimited(receiver: Receiver, dir: string): Promise<void> {
+  const ratelimit = await startRateLimitService(
+    "domain: webhooks\ndescriptors:\n  - key: config_id\n    rate_limit: { unit: second, requests_per_unit: 1 }\n",
+  );
+  const env = await new DeliveryEnv().start(["--ratelimit-addr", ratelimit.grpcAddress]);
+  try {
+    const config = await env.createConfig({
+      endpoint: `${receiver.url}/limited`,
+      eventTypes: ["ledger.batch_limited"],
+      batch: { maxEvents: 2, maxWaitMs: 5000 },
+    });
+    receiver.respond = (_r, res) => res.writeHead(200).end();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        env.api.call(
+          "POST",
+          "/events",
+          env.event({ type: "batch_limited", idempotency_key: `limited-${i + 1}`, payload: { seq: i + 1 } }),
+        ),
+      ),
+    );
+    const batchIds = new Set<string>();
+    await wait("every batch's rows", async () => {
+      for (const a of answers) {
+        const got = await env.api.call("GET", `/webhooks/${a.body.data.deliveries[0].webhookID}`);
+        const id = got.body.data?.attempts?.[0]?.batchID;
+        if (id) batchIds.add(id);
+      }
+      return batchIds.size === 3;
+    });
+    // The batch that waited longest: the most sends asked (each wait is one more).
+    let longest: { handle: WorkflowHandle; sends: number } | undefined;
+    for (const id of batchIds) {
+      const handle = env.temporal.workflow.getHandle(batchWorkflowId(config.id, id));
+      await handle.result();
+      const sends = ((await handle.fetchHistory()).events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes,
+      ).length;
+      if (!longest || sends > longest.sends) longest = { handle, sends };
+    }
+    if (!longest || longest.sends < 2) throw new Error("no batch waited for the rate limit: record again");
+    await save(dir, "batch-rate-limited-batch", longest.handle);
+  } finally {
+    await env.stop();
+    await ratelimit.stop();
+  }
 }
 
 /** A collector that continues as new after enough batches: the run that handed over is kept. */

@@ -62,5 +62,6 @@ export const BATCHED_SCENARIOS = [
   "batch-failed-collector",
   "batch-failed-batch",
   "batch-deactivated-collector",
+  "batch-rate-limited-batch",
   "batch-continued-as-new-collector",
 ] as const;
