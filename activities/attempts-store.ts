@@ -123,6 +123,46 @@ async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewA
 }
 
 /**
+ * The first attempts of a batch's events (activities/batch-activities.ts), which share
+ * everything but their webhook and event ids: one INSERT for all, with each event's send
+ * claim and waiting row done in the same statement, as insertFirstAttempt does for one.
+ * One statement, so a re-run finds every row or none. Idempotent as insertFirstAttempt.
+ */
+export async function insertFirstAttempts(
+  pool: Database["pool"],
+  shared: Omit<NewAttempt, "webhookId" | "eventId" | "retryAttempt" | "replayOf">,
+  events: { webhookId: string; eventId: string }[],
+): Promise<void> {
+  await pool.query({
+    name: "attempts-insert-first-many",
+    text: `WITH new AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS n(id, webhook_id, event_id)),
+        claim_done AS (UPDATE send_claims SET expires_at = 'infinity'
+          WHERE webhook_id IN (SELECT webhook_id FROM new) AND retry_attempt = 0),
+        unsent_sent AS (UPDATE unsent_deliveries SET state = 'sent', updated_at = now()
+          WHERE webhook_id IN (SELECT webhook_id FROM new) AND state = 'waiting')
+      INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
+        retry_attempt, status, next_retry_after, error, workflow_id, batch_id)
+      SELECT n.id, n.webhook_id, $4::uuid, $5::jsonb, n.event_id, $6, $7, 0, $8::attempt_status, $9, $10, $11, $12::uuid
+        FROM new n
+      ON CONFLICT (webhook_id, retry_attempt) DO NOTHING`,
+    values: [
+      events.map(() => randomUUID()),
+      events.map((e) => e.webhookId),
+      events.map((e) => e.eventId),
+      shared.config.id,
+      JSON.stringify(configSnapshot(shared.config)),
+      shared.statusCode,
+      shared.durationMs ?? null,
+      shared.status,
+      shared.nextRetryAfter,
+      shared.error,
+      shared.workflowId ?? null,
+      shared.batchId ?? null,
+    ],
+  });
+}
+
+/**
  * Inserts the attempt and, in the same transaction, moves the rows this retry
  * claimed out of `retrying`: they take the new row's status, or `failed` when
  * the new row is `to retry`, so only the newest row stays queued. Idempotent on

@@ -9,15 +9,23 @@ import type { EgressPolicy } from "../core/egress-policy.js";
 import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
-import { type EventRef, readStoredEvent } from "../core/stored-events.js";
+import { type EventRef, readStoredEvents } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
-import { claimForRetry, failPending, findAttempt, firstAttemptAt, recordAttempt } from "./attempts-store.js";
+import {
+  claimForRetry,
+  failPending,
+  findAttempt,
+  firstAttemptAt,
+  insertFirstAttempts,
+  recordAttempt,
+} from "./attempts-store.js";
 import { batchBody } from "./batch-body.js";
 import { decide, whyNoFurtherTry } from "./delivery-policy.js";
 import type { DeliveryPolicy } from "./delivery-types.js";
 import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
 import type { SendResult } from "./http-send.js";
 import type { OAuthTokens } from "./oauth-tokens.js";
+import type { RateLimitGate } from "./rate-limit-gate.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim } from "./send-claims.js";
 import { adoptIntoBatch, closeUnsent } from "./unsent-deliveries.js";
@@ -41,6 +49,8 @@ export interface BatchSendInput {
   members: BatchMember[];
   policy: DeliveryPolicy;
   retryAttempt: number;
+  /** Ask the rate limit service before the POST: one hit per POST, whatever its events. */
+  rateLimited?: boolean;
 }
 
 /** What a batch's send did: its outcome (the same for every event), or nothing to send. */
@@ -51,7 +61,9 @@ export type BatchOutcome =
       nextRetryAfter: string | null;
       error: string | null;
     }
-  | { skipped: string };
+  | { skipped: string }
+  /** The rate limit service said wait: nothing sent, nothing counted, no row written. */
+  | { waitMs: number };
 
 export interface BatchDeps {
   prisma: PrismaClient;
@@ -61,6 +73,7 @@ export interface BatchDeps {
   egress: EgressPolicy;
   secrets: ConfigSecrets;
   oauthTokens: OAuthTokens;
+  rateLimit?: RateLimitGate | undefined;
 }
 
 /** Ends each event's delivery with the reason: its queued row, or its waiting unsent row. */
@@ -113,10 +126,18 @@ export function createBatchActivities(deps: BatchDeps) {
       await releaseClaim(pool, claim);
       return { skipped: reason };
     }
+    if (input.rateLimited && deps.rateLimit && URL.canParse(config.endpoint)) {
+      const waitMs = await deps.rateLimit.acquire(config.id, new URL(config.endpoint).host);
+      if (waitMs > 0) {
+        await releaseClaim(pool, claim);
+        return { waitMs };
+      }
+    }
     // Events removed by retention meanwhile leave the batch (each closed with the reason).
     const events: { webhookId: string; id: string; body: string }[] = [];
+    const stored = await readStoredEvents(pool, [...new Set(input.members.map((m) => m.eventRef.id))]);
     for (const m of input.members) {
-      const event = await readStoredEvent(pool, m.eventRef.id);
+      const event = stored.get(m.eventRef.id);
       if (event) events.push({ webhookId: m.webhookId, id: m.eventRef.id, body: event.body });
       else await closeMembers(deps, [m.webhookId], `event ${m.eventRef.id} is no longer stored`);
     }
@@ -138,26 +159,32 @@ export function createBatchActivities(deps: BatchDeps) {
           retryAfterMs: result.retryAfterMs,
         });
     const error = [result.error, decision.reason].filter(Boolean).join("; ") || null;
-    // The first event's row last (see above); it holds the claim, which its row ends.
+    const shared = {
+      config,
+      statusCode: result.statusCode,
+      ...(result.permanent ? {} : { durationMs: result.durationMs }),
+      status: decision.status,
+      nextRetryAfter: decision.nextRetryAfter,
+      error,
+      workflowId: workflowExecution?.workflowId,
+      batchId: input.batchId,
+    };
+    // A first attempt: every event's row in one statement. A retry: one transaction per
+    // event (its claimed rows move with it), the first event's row last: it holds the
+    // claim, which its row ends.
     const ordered = [...events.slice(1), ...events.filter((e) => e.webhookId === first.webhookId)];
     await writeAfterPost(
       async () => {
+        if (input.retryAttempt === 0)
+          return insertFirstAttempts(
+            pool,
+            shared,
+            ordered.map((e) => ({ webhookId: e.webhookId, eventId: e.id })),
+          );
         for (const e of ordered)
           await recordAttempt(
             { prisma, pool },
-            {
-              webhookId: e.webhookId,
-              config,
-              eventId: e.id,
-              statusCode: result.statusCode,
-              ...(result.permanent ? {} : { durationMs: result.durationMs }),
-              retryAttempt: input.retryAttempt,
-              status: decision.status,
-              nextRetryAfter: decision.nextRetryAfter,
-              error,
-              workflowId: workflowExecution?.workflowId,
-              batchId: input.batchId,
-            },
+            { ...shared, webhookId: e.webhookId, eventId: e.id, retryAttempt: input.retryAttempt },
           );
       },
       deadline,

@@ -52,13 +52,36 @@ export const recordQueued = (
 ): Promise<boolean> => insertWaiting(pool, { ...w, nextTryAt: w.acceptedAt }, w.orderingWorkflowId);
 
 /**
- * Records that a batched config's delivery waits for its batch (before the signal that
- * adds it): visible, and found again by reconciliation if Temporal loses the collector
- * (`nextTryAt`: when its batch should have gone). A delivery recorded before (a broker
- * redelivery) keeps its row; false then.
+ * Records that batched configs' deliveries wait for their batch (before the signal that
+ * adds them), in one statement for the events of one signal (workers/collector-feed.ts):
+ * visible, and found again by reconciliation if Temporal loses the collector (`nextTryAt`:
+ * when its batch should have gone). A delivery recorded before (a broker redelivery) keeps
+ * its row. Returns the webhook ids whose row this inserted.
  */
-export const recordCollected = (pool: pg.Pool, w: UnsentWait): Promise<boolean> =>
-  insertWaiting(pool, w, null);
+export async function recordCollected(pool: pg.Pool, waits: UnsentWait[]): Promise<Set<string>> {
+  if (waits.length === 0) return new Set();
+  const column = <K extends keyof UnsentWait>(k: K) => waits.map((w) => w[k] ?? null);
+  const { rows } = await pool.query<{ webhook_id: string }>({
+    name: "unsent-collected",
+    text: `INSERT INTO unsent_deliveries
+             (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at)
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[],
+                                $6::timestamptz[], $7::text[], $8::timestamptz[])
+           ON CONFLICT (webhook_id) DO NOTHING
+           RETURNING webhook_id`,
+    values: [
+      column("webhookId"),
+      column("configId"),
+      column("workflowId"),
+      column("eventId"),
+      column("replayOf"),
+      column("acceptedAt"),
+      column("reason"),
+      column("nextTryAt"),
+    ],
+  });
+  return new Set(rows.map((r) => r.webhook_id));
+}
 
 /** A new waiting row, unless the delivery has one; true when this inserted it. */
 async function insertWaiting(

@@ -88,6 +88,16 @@ export async function readStoredEvent(pool: pg.Pool, id: string): Promise<Stored
   return rows[0] ?? null;
 }
 
+/** The stored events of `ids` by id, in one query (a batch's send); an id retention removed is absent. */
+export async function readStoredEvents(pool: pg.Pool, ids: string[]): Promise<Map<string, StoredEvent>> {
+  const { rows } = await pool.query<StoredEvent & { id: string }>({
+    name: "events-read-many",
+    text: `SELECT id, body, idempotency_key AS "idempotencyKey" FROM events WHERE id = ANY($1::text[])`,
+    values: [ids],
+  });
+  return new Map(rows.map(({ id, ...event }) => [id, event]));
+}
+
 /**
  * The event of an attempt or unsent row, to start a delivery from it again (replay,
  * recovery, reconciliation): by its reference, or, for a row written before events were

@@ -37,6 +37,8 @@ export interface CollectorInput {
   maxWaitMs: number;
   policy: DeliveryPolicy;
   sendTaskQueue: string;
+  /** Its batches ask the rate limit service before each POST (the starter had --ratelimit-addr). */
+  rateLimited?: true;
   /** Carried over by continue-as-new. */
   queue?: BatchItem[];
   /** Webhook ids of the last events handed to a batch, so a redelivered event is ignored. */
@@ -49,10 +51,20 @@ export interface BatchInput {
   members: BatchMember[];
   policy: DeliveryPolicy;
   sendTaskQueue: string;
+  rateLimited?: true;
 }
 
-/** Adds an event to the next batch (ignored when the collector holds or handed it already). */
+/**
+ * Adds an event to the next batch (ignored when the collector holds or handed it already).
+ * Sent by releases before add-many; still handled for their signals in flight.
+ */
 export const addToBatchSignal = defineSignal<[BatchItem]>("add");
+/**
+ * Adds several events, in order, each as `add` would: the start path sends the events that
+ * arrived while its previous signal to this collector was in flight as one signal
+ * (workers/collector-feed.ts), so a burst costs one RPC and one workflow task per group.
+ */
+export const addManyToBatchSignal = defineSignal<[BatchItem[]]>("add-many");
 /**
  * The config was deactivated or deleted: the collected events close without a send; a
  * batch being retried closes its events at its next wake-up. The name is the delivery
@@ -75,10 +87,14 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
   const recent = [...(input.recent ?? [])];
   const ids = new Set([...queue.map((i) => i.webhookId), ...recent]);
   let closing: string | undefined;
-  setHandler(addToBatchSignal, (item) => {
+  const add = (item: BatchItem) => {
     if (ids.has(item.webhookId)) return;
     ids.add(item.webhookId);
     queue.push(item);
+  };
+  setHandler(addToBatchSignal, add);
+  setHandler(addManyToBatchSignal, (items) => {
+    for (const item of items) add(item);
   });
   setHandler(closeBatchesSignal, (reason) => {
     closing ??= reason;
@@ -124,6 +140,7 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
           members,
           policy: input.policy,
           sendTaskQueue: input.sendTaskQueue,
+          ...(input.rateLimited ? { rateLimited: true as const } : {}),
         },
       ],
       // A batch outlives its collector (idle end, continue-as-new): it has its own rows.
@@ -171,6 +188,13 @@ export async function deliverBatch(input: BatchInput): Promise<BatchOutcome> {
         members = claim.members;
       }
       const outcome = await CancellationScope.nonCancellable(() => sendBatch({ ...batch, members }));
+      if ("waitMs" in outcome) {
+        // Not sent (rate limited): the same attempt again once the window allows it.
+        setCurrentDetails(`${members.length} events: waiting ${outcome.waitMs} ms for the rate limit`);
+        await condition(() => closing !== undefined, outcome.waitMs);
+        retryAttempt--;
+        continue;
+      }
       upsertSearchAttributes([
         { key: WebhookDeliveryStatus, value: "status" in outcome ? outcome.status : "failed" },
       ]);

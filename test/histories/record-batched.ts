@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { WorkflowHandle } from "@temporalio/client";
+import { defaultPayloadConverter } from "@temporalio/common";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils.js";
 import { fromRoot } from "../../common/paths.js";
 import { startDevServer } from "../../common/temporal-dev-server.js";
@@ -10,6 +11,7 @@ import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { BATCHED_SET } from "../support/history-sets.js";
 import { freePort } from "../support/ports.js";
+import { startRateLimitService } from "../support/ratelimit-service.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
@@ -30,6 +32,8 @@ interface Scenario {
 
 const scenarios: Scenario[] = [
   { name: "batch-full", events: 3, maxEvents: 3, answer: () => 200 },
+  // Posted at once: the collector gets signals carrying several events each (add-many, from v2).
+  { name: "batch-grouped", events: 30, maxEvents: 30, answer: () => 200 },
   { name: "batch-flushed-partial", events: 2, maxEvents: 10, answer: () => 200 },
   { name: "batch-retried", events: 2, maxEvents: 2, answer: (n) => (n <= 2 ? 500 : 200) },
   { name: "batch-failed", events: 2, maxEvents: 2, answer: () => 400 },
@@ -53,11 +57,24 @@ const idle = (handle: WorkflowHandle) =>
     ).startsWith("idle"),
   );
 
-async function save(dir: string, name: string, handle: WorkflowHandle): Promise<void> {
+type History = Awaited<ReturnType<WorkflowHandle["fetchHistory"]>>;
+
+async function save(dir: string, name: string, handle: WorkflowHandle): Promise<History> {
   const history = await handle.fetchHistory();
   const file = path.join(dir, `${name}.json`);
   await writeFile(file, `${historyToJSON(history)}\n`);
   process.stderr.write(`recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`);
+  return history;
+}
+
+/** Whether an add-many signal of the history carried more than one event. */
+function hasGroupedSignal(history: History): boolean {
+  return (history.events ?? []).some((e) => {
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== "add-many") return false;
+    const items = defaultPayloadConverter.fromPayload<unknown[]>(signal.input!.payloads![0]!);
+    return items.length > 1;
+  });
 }
 
 async function main(): Promise<void> {
@@ -89,19 +106,23 @@ async function main(): Promise<void> {
         if (status !== 500) settled = true;
         res.writeHead(status).end();
       };
-      let first = "";
-      for (let seq = 1; seq <= s.events; seq++) {
-        const r = await env.api.call(
-          "POST",
-          "/events",
-          env.event({ type, idempotency_key: `${s.name}-${seq}`, payload: { seq } }),
-        );
-        first ||= r.body.data.deliveries[0].webhookID;
-      }
+      // At once, so the collector is fed grouped signals (add-many with several events, from v2).
+      const answers = await Promise.all(
+        Array.from({ length: s.events }, (_, i) =>
+          env.api.call(
+            "POST",
+            "/events",
+            env.event({ type, idempotency_key: `${s.name}-${i + 1}`, payload: { seq: i + 1 } }),
+          ),
+        ),
+      );
+      const first: string = answers[0]!.body.data.deliveries[0].webhookID;
       await wait("the batch's end", () => settled);
       const collector = env.temporal.workflow.getHandle(batchCollectorId(config.id));
       await idle(collector);
-      await save(dir, `${s.name}-collector`, collector);
+      const recorded = await save(dir, `${s.name}-collector`, collector);
+      if (s.name === "batch-grouped" && !hasGroupedSignal(recorded))
+        throw new Error("no signal carried several events: record again");
       let batchId = "";
       await wait("the batch's rows", async () => {
         const got = await env.api.call("GET", `/webhooks/${first}`);
@@ -113,6 +134,7 @@ async function main(): Promise<void> {
       await save(dir, `${s.name}-batch`, batch);
     }
     await recordDeactivated(env, receiver, dir);
+    await recordRateLimited(receiver, dir);
   } finally {
     await env.stop();
     await receiver.stop();
@@ -137,6 +159,55 @@ async function recordDeactivated(env: DeliveryEnv, receiver: Receiver, dir: stri
   const collector = env.temporal.workflow.getHandle(batchCollectorId(config.id));
   await collector.result();
   await save(dir, "batch-deactivated-collector", collector);
+}
+
+/** A batch told to wait by the rate limit service (one POST a second), then sent. */
+async function recordRateLimited(receiver: Receiver, dir: string): Promise<void> {
+  const ratelimit = await startRateLimitService(
+    "domain: webhooks\ndescriptors:\n  - key: config_id\n    rate_limit: { unit: second, requests_per_unit: 1 }\n",
+  );
+  const env = await new DeliveryEnv().start(["--ratelimit-addr", ratelimit.grpcAddress]);
+  try {
+    const config = await env.createConfig({
+      endpoint: `${receiver.url}/limited`,
+      eventTypes: ["ledger.batch_limited"],
+      batch: { maxEvents: 2, maxWaitMs: 5000 },
+    });
+    receiver.respond = (_r, res) => res.writeHead(200).end();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        env.api.call(
+          "POST",
+          "/events",
+          env.event({ type: "batch_limited", idempotency_key: `limited-${i + 1}`, payload: { seq: i + 1 } }),
+        ),
+      ),
+    );
+    const batchIds = new Set<string>();
+    await wait("every batch's rows", async () => {
+      for (const a of answers) {
+        const got = await env.api.call("GET", `/webhooks/${a.body.data.deliveries[0].webhookID}`);
+        const id = got.body.data?.attempts?.[0]?.batchID;
+        if (id) batchIds.add(id);
+      }
+      return batchIds.size === 3;
+    });
+    // The batch that waited longest: the most sends asked (each wait is one more).
+    let longest: { handle: WorkflowHandle; sends: number } | undefined;
+    for (const id of batchIds) {
+      const handle = env.temporal.workflow.getHandle(batchWorkflowId(config.id, id));
+      await handle.result();
+      const sends = ((await handle.fetchHistory()).events ?? []).filter(
+        (e) => e.activityTaskScheduledEventAttributes,
+      ).length;
+      if (!longest || sends > longest.sends) longest = { handle, sends };
+    }
+    if (!longest || longest.sends < 2) throw new Error("no batch waited for the rate limit: record again");
+    await save(dir, "batch-rate-limited-batch", longest.handle);
+  } finally {
+    await env.stop();
+    await ratelimit.stop();
+  }
 }
 
 /** A collector that continues as new after enough batches: the run that handed over is kept. */

@@ -43,13 +43,18 @@ export const ORDERED_SCENARIOS = [
   "ordered-continued-as-new",
 ] as const;
 
-/** The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts writes it. */
-export const BATCHED_SET = "batched-v1";
+/**
+ * The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts
+ * writes it. v2: the collector fed by add-many signals (several events each); v1 kept (add).
+ */
+export const BATCHED_SET = "batched-v2";
 
 /** Every path of the batched-delivery workflows its set must cover (the collector's and one batch's). */
 export const BATCHED_SCENARIOS = [
   "batch-full-collector",
   "batch-full-batch",
+  "batch-grouped-collector",
+  "batch-grouped-batch",
   "batch-flushed-partial-collector",
   "batch-flushed-partial-batch",
   "batch-retried-collector",
@@ -57,5 +62,6 @@ export const BATCHED_SCENARIOS = [
   "batch-failed-collector",
   "batch-failed-batch",
   "batch-deactivated-collector",
+  "batch-rate-limited-batch",
   "batch-continued-as-new-collector",
 ] as const;
