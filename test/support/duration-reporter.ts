@@ -9,7 +9,7 @@ import Mocha from "mocha";
 // also arrive from --parallel workers, where event times would not tell.
 // Used by the mocha configs: --reporter dist/test/support/duration-reporter.js.
 
-const { EVENT_HOOK_END, EVENT_RUN_BEGIN, EVENT_RUN_END, EVENT_TEST_END, EVENT_TEST_RETRY } =
+const { EVENT_HOOK_END, EVENT_RUN_BEGIN, EVENT_RUN_END, EVENT_TEST_END, EVENT_TEST_FAIL, EVENT_TEST_RETRY } =
   Mocha.Runner.constants;
 
 export const TABLE_ROWS = 25;
@@ -48,6 +48,14 @@ export default class DurationReporter extends Mocha.reporters.Spec {
     });
     runner.on(EVENT_HOOK_END, (hook: Mocha.Hook) => {
       entry(hook.file).ms += hook.duration ?? 0;
+    });
+    // A failing hook ends with EVENT_TEST_FAIL instead (a failing test also gets EVENT_TEST_END).
+    // (From --parallel workers a hook arrives as a plain object: its `type` tells, not its class.)
+    runner.on(EVENT_TEST_FAIL, (runnable: Mocha.Runnable & { type?: string }) => {
+      if (runnable.type !== "hook") return;
+      const e = entry(runnable.file);
+      e.ms += runnable.duration ?? 0;
+      e.failed++;
     });
     // A retried attempt ends with EVENT_TEST_RETRY, the last one with EVENT_TEST_END.
     runner.on(EVENT_TEST_RETRY, (test: Mocha.Test) => {

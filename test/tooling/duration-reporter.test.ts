@@ -23,6 +23,11 @@ describe("duration reporter", function () {
       path.join(dir, "slow.test.cjs"),
       'describe("slow", () => {\n  before((done) => setTimeout(done, 400));\n  it("slow one", () => {});\n  it("slow two", () => {});\n});\n',
     );
+    // A `before` failing after 300 ms: its time counts, and so does the failure.
+    writeFileSync(
+      path.join(dir, "setup-fails.test.cjs"),
+      'describe("setup fails", () => {\n  before((done) => setTimeout(() => done(new Error("no server")), 300));\n  it("never runs", () => {});\n});\n',
+    );
     writeFileSync(
       path.join(dir, "quick.test.cjs"),
       'describe("quick", () => { it("quick one", () => {}); });\n',
@@ -37,7 +42,7 @@ describe("duration reporter", function () {
   for (const parallel of [false, true]) {
     it(`keeps the spec output, then prints and writes every file's time${parallel ? " (--parallel)" : ""}`, async () => {
       const output = path.join(dir, `durations-${parallel}.json`);
-      const files = ["quick", "slow", "broken"].map((n) => path.join(dir, `${n}.test.cjs`));
+      const files = ["quick", "slow", "broken", "setup-fails"].map((n) => path.join(dir, `${n}.test.cjs`));
       const run = await runCommand({ file: process.execPath, cwd: dir }, [
         MOCHA,
         "--no-config",
@@ -48,16 +53,16 @@ describe("duration reporter", function () {
         `output=${output}`,
         ...files,
       ]);
-      expect(run.code, run.stderr).to.equal(1); // the broken test fails the run, as before
+      expect(run.code, run.stderr).to.equal(2); // the two failures fail the run, as without the table
       const out = run.stdout;
       expect(out)
         .to.include("slow one")
         .and.include("quick one")
         .and.include("3 passing")
-        .and.include("1 failing");
+        .and.include("2 failing");
       const table = out.slice(out.indexOf("Slowest test files"));
       expect(out.indexOf("Slowest test files")).to.be.greaterThan(out.indexOf("3 passing"));
-      expect(table).to.include("Slowest test files (3 of 3)").and.include("broken.test.cjs  (1 failed)");
+      expect(table).to.include("Slowest test files (4 of 4)").and.include("broken.test.cjs  (1 failed)");
       expect(table.indexOf("slow.test.cjs")).to.be.lessThan(table.indexOf("quick.test.cjs"));
 
       const report = JSON.parse(readFileSync(output, "utf8")) as DurationReport;
@@ -69,7 +74,11 @@ describe("duration reporter", function () {
         "slow.test.cjs",
         "quick.test.cjs",
         "broken.test.cjs",
+        "setup-fails.test.cjs",
       ]);
+      const setupFails = report.files.find((f) => f.file === "setup-fails.test.cjs")!;
+      expect([setupFails.tests, setupFails.failed]).to.deep.equal([0, 1]);
+      expect(setupFails.ms).to.be.at.least(300);
       expect(report.files[0]!.ms).to.be.at.least(400);
       expect(report.totalMs).to.be.at.least(report.files[0]!.ms);
     });
