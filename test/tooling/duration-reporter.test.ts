@@ -16,33 +16,28 @@ describe("duration reporter", function () {
   this.timeout(60_000);
   let dir: string;
 
+  /** Test files of the runs below, by name: their sources. */
+  const FIXTURES: Record<string, string> = {
+    // A `before` waiting 400 ms: the file's time must include it.
+    slow: 'describe("slow", () => {\n  before((done) => setTimeout(done, 400));\n  it("slow one", () => {});\n  it("slow two", () => {});\n});\n',
+    // A `before` failing after 300 ms: its time counts, and so does the failure.
+    "setup-fails":
+      'describe("setup fails", () => {\n  before((done) => setTimeout(() => done(new Error("no server")), 300));\n  it("never runs", () => {});\n});\n',
+    quick: 'describe("quick", () => { it("quick one", () => {}); });\n',
+    broken: 'describe("broken", () => { it("broken one", () => { throw new Error("no"); }); });\n',
+  };
+
   before(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), "etp-durations-"));
-    // A file whose `before` waits 400 ms (its time must include that), a quick one, and one failing.
-    writeFileSync(
-      path.join(dir, "slow.test.cjs"),
-      'describe("slow", () => {\n  before((done) => setTimeout(done, 400));\n  it("slow one", () => {});\n  it("slow two", () => {});\n});\n',
-    );
-    // A `before` failing after 300 ms: its time counts, and so does the failure.
-    writeFileSync(
-      path.join(dir, "setup-fails.test.cjs"),
-      'describe("setup fails", () => {\n  before((done) => setTimeout(() => done(new Error("no server")), 300));\n  it("never runs", () => {});\n});\n',
-    );
-    writeFileSync(
-      path.join(dir, "quick.test.cjs"),
-      'describe("quick", () => { it("quick one", () => {}); });\n',
-    );
-    writeFileSync(
-      path.join(dir, "broken.test.cjs"),
-      'describe("broken", () => { it("broken one", () => { throw new Error("no"); }); });\n',
-    );
+    for (const [name, source] of Object.entries(FIXTURES))
+      writeFileSync(path.join(dir, `${name}.test.cjs`), source);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const parallel of [false, true]) {
     it(`keeps the spec output, then prints and writes every file's time${parallel ? " (--parallel)" : ""}`, async () => {
       const output = path.join(dir, `durations-${parallel}.json`);
-      const files = ["quick", "slow", "broken", "setup-fails"].map((n) => path.join(dir, `${n}.test.cjs`));
+      const files = Object.keys(FIXTURES).map((n) => path.join(dir, `${n}.test.cjs`));
       const run = await runCommand({ file: process.execPath, cwd: dir }, [
         MOCHA,
         "--no-config",
