@@ -5,7 +5,7 @@
 # Central through `mvn dependency:copy-dependencies` into a cache folder
 # (KAFKA_HOME_DIR, default /var/tmp/etp-services/kafka) that later runs and other
 # clones reuse. Idempotent: when something already listens on :9092 it exits at
-# once. Called by scripts/setup.sh (SETUP_KAFKA=0 skips it there).
+# once. Called by scripts/setup.sh for the tests (SETUP_TESTS=1; SETUP_KAFKA=0 skips it there).
 set -euo pipefail
 
 KAFKA_VERSION="3.9.1"

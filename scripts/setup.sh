@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Makes sure every real component the product and its tests use is installed and
-# running: PostgreSQL, Redis, NATS with JetStream, memcached (from Debian, as root),
-# a pinned Temporal CLI and a pinned grpcurl in .tools/. Idempotent: a second run only checks.
-# Called by `npm start`, `npm test` and .ci/run. SETUP_SKIP=1 skips it entirely.
+# Makes sure the real components are installed and running. By default only what the
+# stack of `npm start` runs: PostgreSQL, Redis, NATS with JetStream (from Debian, as root)
+# and a pinned Temporal CLI in .tools/. SETUP_TESTS=1 (`npm test`, and .ci/run through it)
+# adds what only the tests use: memcached, Kafka, Chromium, nghttp2-client (h2load), a
+# pinned grpcurl built with Go, the scikit-build-core venvs, and (each can be turned off
+# with =0) SETUP_TEMPORAL_SERVER=1 the production Temporal server's build and
+# SETUP_RATELIMIT_REFERENCE=1 the Go reference of the rate limit service.
+# Idempotent: a second run only checks. SETUP_SKIP=1 skips it entirely.
 set -euo pipefail
 
 [[ "${SETUP_SKIP:-}" == "1" ]] && exit 0
+TESTS="${SETUP_TESTS:-0}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TEMPORAL_CLI_VERSION="1.9.1"
@@ -58,9 +63,11 @@ ensure_packages() {
   command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v nats-server >/dev/null || missing+=(nats-server)
-  command -v memcached >/dev/null || missing+=(memcached)
-  command -v chromium >/dev/null || missing+=(chromium) # the Temporal Web UI browser test
-  command -v h2load >/dev/null || missing+=(nghttp2-client) # the rate limit bench's --generator h2load
+  if [[ $TESTS == 1 ]]; then
+    command -v memcached >/dev/null || missing+=(memcached)
+    command -v chromium >/dev/null || missing+=(chromium)     # the portal and Temporal Web UI browser tests
+    command -v h2load >/dev/null || missing+=(nghttp2-client) # the rate limit bench's --generator h2load
+  fi
   if ((${#missing[@]})); then
     no_autostart
     apt_install "${missing[@]}"
@@ -189,30 +196,39 @@ ensure_grpcurl() {
   GRPCURL_STATE="grpcurl .tools/bin/grpcurl"
 }
 
+# What the stack runs.
 ensure_packages
 ensure_postgres
 ensure_redis
 ensure_nats
-ensure_memcached
 ensure_temporal_cli
-ensure_grpcurl
-[[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
-# The production Temporal server is built (not started) only when asked: `npm test` asks,
-# since part of the suite runs on it; `npm start -- --temporal server` builds it on first use.
-[[ "${SETUP_TEMPORAL_SERVER:-0}" == "1" ]] && bash "$ROOT/scripts/temporal-server.sh" build
+READY="PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, Temporal CLI .tools/temporal"
+
+# What only the tests use (npm test asks for it).
+if [[ $TESTS == 1 ]]; then
+  ensure_memcached
+  ensure_grpcurl
+  [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
+  # scikit-build-core releases, the settings validator's oracle; only its differential test and
+  # benchmark need them, so a failure here is a warning and those fail naming the missing venv.
+  SKBUILD_STATE="scikit-build-core .tools/skbuild-venv-*"
+  bash "$ROOT/scripts/skbuild-oracle.sh" || {
+    log "WARNING: scripts/skbuild-oracle.sh failed; the settings differential test will fail until it works"
+    SKBUILD_STATE="scikit-build-core MISSING (see the warning above)"
+  }
+  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE"
+fi
+# The production Temporal server is built (not started): part of the suite runs on it.
+# (`npm start -- --temporal server` builds it on first use.)
+if [[ "${SETUP_TEMPORAL_SERVER:-$TESTS}" == "1" ]]; then
+  bash "$ROOT/scripts/temporal-server.sh" build
+fi
 # The Go reference of the rate limit service, for its conformance test and the bench's
-# side-by-side runs (half a minute cold; `npm test` asks for it).
-if [[ "${SETUP_RATELIMIT_REFERENCE:-0}" == "1" ]]; then
+# side-by-side runs (half a minute cold).
+if [[ "${SETUP_RATELIMIT_REFERENCE:-$TESTS}" == "1" ]]; then
   bash "$ROOT/scripts/ratelimit-reference.sh" build ||
     log "WARNING: scripts/ratelimit-reference.sh build failed; the rate limit conformance test will fail until it works"
 fi
-# scikit-build-core releases, the settings validator's oracle; only its differential test and
-# benchmark need them, so a failure here is a warning and those fail naming the missing venv.
-SKBUILD_STATE="scikit-build-core .tools/skbuild-venv-*"
-bash "$ROOT/scripts/skbuild-oracle.sh" || {
-  log "WARNING: scripts/skbuild-oracle.sh failed; the settings differential test will fail until it works"
-  SKBUILD_STATE="scikit-build-core MISSING (see the warning above)"
-}
 
 elapsed=$((($(date +%s%N) - started) / 1000000))
-log "ready in ${elapsed} ms: PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, memcached :11211, Temporal CLI .tools/temporal, $GRPCURL_STATE, $SKBUILD_STATE"
+log "ready in ${elapsed} ms: $READY"

@@ -1,3 +1,4 @@
+// tags: @needs-services (the service's counters default to the Redis that scripts/setup.sh starts)
 // Test harness for the rate limit service: a runtime directory with rule files,
 // the compiled `ratelimit` command started as a child process on free ports (port
 // 0, read back from its startup log), and small gRPC / HTTP / stats clients.

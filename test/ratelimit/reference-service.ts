@@ -1,3 +1,4 @@
+// tags: @needs-services (the Go reference service on the Redis that scripts/setup.sh starts)
 // The Go reference service (envoyproxy/ratelimit, built by scripts/ratelimit-reference.sh)
 // as a child process on free loopback ports, configured the reference's way (REDIS_*,
 // USE_STATSD=false so that its statistics are logged as JSON lines, which `counters()`

@@ -41,10 +41,10 @@ function grpcError(p: Promise<unknown>): Promise<grpc.ServiceError> {
 const execFileAsync = promisify(execFile);
 const GRPCURL = fromRoot(".tools", "bin", "grpcurl");
 
-/** Runs `grpcurl -plaintext ARGS` (scripts/setup.sh installs it) and answers its stdout. */
+/** Runs `grpcurl -plaintext ARGS` (SETUP_TESTS=1 scripts/setup.sh installs it) and answers its stdout. */
 async function grpcurl(...args: string[]): Promise<string> {
   if (!existsSync(GRPCURL))
-    throw new Error(`${GRPCURL} is missing: run scripts/setup.sh (it installs grpcurl)`);
+    throw new Error(`${GRPCURL} is missing: run SETUP_TESTS=1 bash scripts/setup.sh (it installs grpcurl)`);
   const { stdout } = await execFileAsync(GRPCURL, ["-plaintext", ...args], { timeout: 20_000 });
   return stdout;
 }

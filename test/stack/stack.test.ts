@@ -1,3 +1,4 @@
+// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";

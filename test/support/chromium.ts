@@ -1,3 +1,4 @@
+// tags: @needs-services (Chromium)
 import { type Browser, chromium } from "playwright-core";
 
 /** Debian's Chromium, headless, without the background traffic a test does not want. */

@@ -1,3 +1,4 @@
+// tags: @needs-services (starts memcached servers of its own)
 // Private memcached servers for tests and benchmarks (Debian's /usr/bin/memcached)
 // on free loopback ports, plus a tiny text-protocol probe to read keys and stats.
 // `stop()` kills the processes; call it in `after`, also when a test failed.

@@ -1,3 +1,4 @@
+// tags: @needs-services (the PostgreSQL that scripts/setup.sh starts)
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { migrate } from "../../common/db/database.js";

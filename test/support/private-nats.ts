@@ -1,3 +1,4 @@
+// tags: @needs-services (starts NATS servers of its own)
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";

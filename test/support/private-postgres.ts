@@ -1,3 +1,4 @@
+// tags: @needs-services (starts PostgreSQL servers of its own)
 import { execFile } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

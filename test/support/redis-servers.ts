@@ -1,3 +1,4 @@
+// tags: @needs-services (starts Redis servers of its own)
 // Private Redis servers for tests and benchmarks, from Debian's redis-server on free
 // ports with their files in a temp dir: one server, a Sentinel group (master +
 // replica + three sentinels) and a Redis Cluster of masters. Each `stop()` kills

@@ -1,3 +1,4 @@
+// tags: @needs-services (starts the Temporal dev server or the production server)
 import { execFile } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+// tags: @needs-services (starts Temporal dev servers of its own)
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";

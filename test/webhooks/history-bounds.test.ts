@@ -1,3 +1,4 @@
+// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
 import { expect } from "chai";
 import pg from "pg";
 import type { DeliveryInput } from "../../activities/delivery-types.js";

@@ -1,3 +1,4 @@
+// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
 import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
