@@ -55,6 +55,13 @@ export interface DeliveryInput {
    * sends `retryAttempt` (0: the first send, which never happened).
    */
   resume?: DeliveryResume;
+  /**
+   * An ordered key's workflow made the first send itself (workflows/ordered-delivery.ts) and
+   * starts this delivery only because it goes on: the run takes this outcome as its first
+   * send's instead of sending attempt 0 again (a retry, the rate limit's wait, or the
+   * hand-over to the sends queue). Never `detached`: the key's workflow waited for that POST.
+   */
+  firstSend?: LocalFirstOutcome;
 }
 
 export interface DeliveryResume {
