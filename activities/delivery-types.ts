@@ -94,6 +94,12 @@ export interface AttemptSummary {
 
 export interface SendAttemptInput extends DeliveryInput {
   retryAttempt: number;
+  /**
+   * The delivery's own workflow id when another workflow sends for it (an ordered key's makes
+   * its head's first send): what its rows name, so cancel, reconciliation and the API find the
+   * delivery, not the key. Absent: the workflow running the send.
+   */
+  deliveryWorkflowId?: string;
 }
 
 export type ClaimOutcome = { proceed: true } | { proceed: false; reason: string };

@@ -26,13 +26,21 @@ export function sendFirstLocal(
   input: DeliveryInput,
   budgetMs: number,
   rateLimited: boolean,
+  /** The delivery's own workflow id, when another workflow sends for it (its rows name it). */
+  deliveryWorkflowId?: string,
 ): Promise<LocalFirstOutcome> {
   const { sendFirstLocally } = proxyLocalActivities<DeliveryActivities>({
     startToCloseTimeout: budgetMs + LOCAL_FIRST_MARGIN_MS,
     retry: { maximumAttempts: 1 },
   });
   return CancellationScope.nonCancellable(() =>
-    sendFirstLocally({ ...input, rateLimited, retryAttempt: 0, budgetMs }),
+    sendFirstLocally({
+      ...input,
+      rateLimited,
+      retryAttempt: 0,
+      budgetMs,
+      ...(deliveryWorkflowId ? { deliveryWorkflowId } : {}),
+    }),
   ).catch((err: unknown) => {
     if (!(err instanceof ActivityFailure || err instanceof ApplicationFailure)) throw err;
     return { handedOver: `local send failed: ${err.message}`, detached: false };

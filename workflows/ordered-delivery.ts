@@ -192,7 +192,12 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
         `sending webhook ${item.input.webhookId} (first attempt); ${queue.length} queued behind it`,
       );
       firstSendSettled = false;
-      const first = await sendFirstLocal(turn, turn.localFirstBudgetMs, Boolean(turn.rateLimited));
+      const first = await sendFirstLocal(
+        turn,
+        turn.localFirstBudgetMs,
+        Boolean(turn.rateLimited),
+        item.workflowId,
+      );
       result = endedBy(turn, first);
       if (!result) {
         // Past its budget the POST goes on in the worker: wait for its row (at most a send's
