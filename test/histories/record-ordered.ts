@@ -37,6 +37,8 @@ interface Scenario {
   slowFirstMs?: number;
   /** Also record the delivery workflow the key's workflow started for event 1. */
   child?: boolean;
+  /** Events posted (3 unless said): the ones after the first together, while it is sent. */
+  events?: number;
 }
 
 const scenarios: Scenario[] = [
@@ -64,7 +66,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
-/** --fast: a 503's retry comes soon, and a first send past 300 ms hands over. */
+/** --fast: a 503's retry comes soon, and a first send past 1 s hands over. */
 const fastScenarios: Scenario[] = [
   { name: "ordered-fast-in-order", onFailure: "skip", answer: () => 200 },
   {
@@ -83,11 +85,13 @@ const fastScenarios: Scenario[] = [
     name: "ordered-fast-over-budget",
     onFailure: "skip",
     answer: () => 200,
-    slowFirstMs: 1500,
+    slowFirstMs: 2500,
     child: true,
   },
+  // More first sends queued than one workflow task makes (SENDS_PER_TASK): a timer between.
+  { name: "ordered-fast-long-queue", onFailure: "skip", answer: () => 200, slowFirstMs: 700, events: 40 },
 ];
-const FAST_ARGS = ["--max-attempts", "4", "--local-send-budget", "300ms"];
+const FAST_ARGS = ["--max-attempts", "4", "--local-send-budget", "1s"];
 
 /** Recorded on a server that suggests continue-as-new this early: 12 events hand over at least once. */
 const SUGGEST_CONTINUE_AS_NEW_AT = 40;
@@ -135,15 +139,21 @@ async function main(): Promise<void> {
         if (s.slowFirstMs && seq === 1 && calls.get(seq) === 1) setTimeout(answer, s.slowFirstMs);
         else answer();
       };
-      const webhookIds: string[] = [];
-      for (let seq = 1; seq <= 3; seq++) {
+      const postEvent = async (seq: number) => {
         const r = await env.api.call(
           "POST",
           "/events",
           env.event({ type, idempotency_key: `${s.name}-${seq}`, ordering_key: "k", payload: { seq } }),
         );
-        webhookIds.push(r.body.data.deliveries[0].webhookID);
-      }
+        return r.body.data.deliveries[0].webhookID as string;
+      };
+      const events = s.events ?? 3;
+      const webhookIds: string[] = [];
+      if (s.events) {
+        webhookIds.push(await postEvent(1));
+        const rest = Array.from({ length: events - 1 }, (_, i) => i + 2);
+        webhookIds.push(...(await Promise.all(rest.map(postEvent))));
+      } else for (let seq = 1; seq <= events; seq++) webhookIds.push(await postEvent(seq));
       const key = async (state: string) =>
         (await env.api.call("GET", `/configs/${config.id}/ordering-keys?state=${state}`)).body.cursor.data
           .length === 1;
@@ -159,7 +169,11 @@ async function main(): Promise<void> {
         if (s.act === "cancel-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/cancel`);
       }
       const expected =
-        s.act === "deactivate" ? 0 : s.act === "replay-head" ? 3 : 2 + (s.answer(1, 9) === 200 ? 1 : 0);
+        s.act === "deactivate"
+          ? 0
+          : s.act === "replay-head"
+            ? events
+            : events - 1 + (s.answer(1, 9) === 200 ? 1 : 0);
       await wait("deliveries", () => delivered.length >= expected);
       const handle = env.temporal.workflow.getHandle(orderedWorkflowId(config.id, "k"));
       // The key's workflow is idle (its children ended) once its details say so.

@@ -58,6 +58,7 @@ export const ORDERED_FAST_SCENARIOS = [
   "ordered-fast-blocked-then-skip",
   "ordered-fast-over-budget",
   "ordered-fast-over-budget-child",
+  "ordered-fast-long-queue",
 ] as const;
 
 /** The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts writes it. */
