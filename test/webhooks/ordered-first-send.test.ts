@@ -3,17 +3,14 @@ import { WorkflowNotFoundError } from "@temporalio/client";
 import { expect } from "chai";
 import type { AttemptSummary, DeliveryInput } from "../../activities/delivery-types.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
+import { eventually } from "../support/poison.js";
 import { type Received, Receiver } from "../support/receiver.js";
 
 const seqOf = (r: Received) => (JSON.parse(r.body) as { payload: { seq: number } }).payload.seq;
 
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+/** Polls `ok` until it holds (a minute at most). */
+const until = (what: string, ok: () => boolean | Promise<boolean>) =>
+  eventually(what, async () => ok(), 60_000);
 
 /**
  * The first send made by an ordered key's workflow itself (workflows/ordered-delivery.ts,
