@@ -4,6 +4,7 @@ import { expect } from "chai";
 import type { AttemptSummary, DeliveryInput } from "../../activities/delivery-types.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { eventually } from "../support/poison.js";
+import { type RateLimitUnderTest, startRateLimitService } from "../support/ratelimit-service.js";
 import { type Received, Receiver } from "../support/receiver.js";
 
 const seqOf = (r: Received) => (JSON.parse(r.body) as { payload: { seq: number } }).payload.seq;
@@ -11,6 +12,30 @@ const seqOf = (r: Received) => (JSON.parse(r.body) as { payload: { seq: number }
 /** Polls `ok` until it holds (a minute at most). */
 const until = (what: string, ok: () => boolean | Promise<boolean>) =>
   eventually(what, async () => ok(), 60_000);
+
+/** Posts events 1..count of key k to a new ordered config; their webhook and workflow ids. */
+async function postOrdered(env: DeliveryEnv, endpoint: string, type: string, count: number) {
+  await env.createConfig({ endpoint, eventTypes: [`ledger.${type}`], ordering: { enabled: true } });
+  const posted: { webhookId: string; workflowId: string }[] = [];
+  for (let seq = 1; seq <= count; seq++) {
+    const r = await env.api.call(
+      "POST",
+      "/events",
+      env.event({ type, idempotency_key: `${type}-${seq}`, ordering_key: "k", payload: { seq } }),
+    );
+    expect(r.status, r.text).to.equal(202);
+    const d = r.body.data.deliveries[0];
+    posted.push({ webhookId: d.webhookID, workflowId: d.workflowID });
+  }
+  return posted;
+}
+
+/** The input a delivery workflow was started with (its first history event). */
+async function startInput(env: DeliveryEnv, workflowId: string): Promise<DeliveryInput> {
+  const history = await env.temporal.workflow.getHandle(workflowId).fetchHistory();
+  const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return JSON.parse(Buffer.from(data!).toString()) as DeliveryInput;
+}
 
 /**
  * The first send made by an ordered key's workflow itself (workflows/ordered-delivery.ts,
@@ -38,26 +63,7 @@ describe("ordered delivery: the key's workflow sends each first attempt", functi
     await env.stop();
   });
 
-  /** Posts events 1..count of key k to a new ordered config; their webhook and workflow ids. */
-  const postEvents = async (type: string, count: number) => {
-    await env.createConfig({
-      endpoint: receiver.url,
-      eventTypes: [`ledger.${type}`],
-      ordering: { enabled: true },
-    });
-    const posted: { webhookId: string; workflowId: string }[] = [];
-    for (let seq = 1; seq <= count; seq++) {
-      const r = await env.api.call(
-        "POST",
-        "/events",
-        env.event({ type, idempotency_key: `${type}-${seq}`, ordering_key: "k", payload: { seq } }),
-      );
-      expect(r.status, r.text).to.equal(202);
-      const d = r.body.data.deliveries[0];
-      posted.push({ webhookId: d.webhookID, workflowId: d.workflowID });
-    }
-    return posted;
-  };
+  const postEvents = (type: string, count: number) => postOrdered(env, receiver.url, type, count);
   const webhook = async (id: string) => (await env.api.call("GET", `/webhooks/${id}`)).body.data;
   const ended = (id: string) => async () => ["success", "failed"].includes((await webhook(id))?.status);
   const workflowExists = async (workflowId: string) =>
@@ -110,10 +116,10 @@ describe("ordered delivery: the key's workflow sends each first attempt", functi
     expect(input?.status).to.equal(2); // COMPLETED
     const attempts = await handle.query<AttemptSummary[]>("attempts");
     expect(attempts.map((a) => a.retryAttempt)).to.deep.equal([0, 1, 2]);
-    const history = await handle.fetchHistory();
-    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    const given = JSON.parse(Buffer.from(started!).toString()) as DeliveryInput;
-    expect(given.firstSend).to.have.nested.property("attempt.retryAttempt", 0);
+    expect((await startInput(env, head!.workflowId)).firstSend).to.have.nested.property(
+      "attempt.retryAttempt",
+      0,
+    );
   });
 
   it("a cancel while the head waits for its retry cancels the delivery, not the key", async () => {
@@ -153,5 +159,45 @@ describe("ordered delivery: the key's workflow sends each first attempt", functi
     // Handed over past its budget: its delivery workflow found the detached POST's row.
     const handle = env.temporal.workflow.getHandle(head!.workflowId);
     expect(await handle.result()).to.include({ status: "success", attempts: 1 });
+  });
+});
+
+/** The rate limit service's wait, told to the key's first send, goes on in the delivery workflow. */
+describe("ordered delivery: a first send the rate limit service holds back", function () {
+  this.timeout(120_000);
+  const env = new DeliveryEnv();
+  let ratelimit: RateLimitUnderTest;
+  let receiver: Receiver;
+
+  before(async () => {
+    ratelimit = await startRateLimitService(`domain: webhooks
+descriptors:
+  - key: config_id
+    rate_limit: { unit: second, requests_per_unit: 1 }
+`);
+    receiver = await new Receiver().start();
+    await env.start(["--ratelimit-addr", ratelimit.grpcAddress]);
+  });
+  after(async () => {
+    await env.stop();
+    await receiver?.stop();
+    await ratelimit?.stop();
+  });
+
+  it("waits in the delivery workflow, then sends attempt 0 once, in order", async () => {
+    const events = await postOrdered(env, receiver.url, "fast_limited", 3);
+    await until("all delivered", () => receiver.requests.length >= 3);
+    const config = (await env.api.call("GET", `/webhooks/${events[0]!.webhookId}`)).body.data.configID;
+    await until("their rows", async () => (await env.attempts(config)).length === 3);
+    expect(receiver.requests.map(seqOf)).to.deep.equal([1, 2, 3]);
+    const seconds = receiver.requests.map((r) => Math.floor(r.at / 1000));
+    expect(new Set(seconds).size, `receipts in seconds ${seconds}`).to.equal(3);
+    expect((await env.attempts(config)).map((r) => [r.retry_attempt, r.status])).to.deep.equal([
+      [0, "success"],
+      [0, "success"],
+      [0, "success"],
+    ]);
+    // The second came right after the first, within its second: the key's send was told to wait.
+    expect((await startInput(env, events[1]!.workflowId)).firstSend).to.have.property("waitMs");
   });
 });
