@@ -13,31 +13,10 @@ import * as grpc from "@grpc/grpc-js";
 import {
   type RateLimitRequest,
   type RateLimitResponse,
-  RateLimitResponse_Code,
-  RateLimitResponse_RateLimit_Unit,
   RateLimitServiceService,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
 import { freePort } from "../../test/support/ports.js";
-
-const EMPTY = Buffer.alloc(0);
-
-function answer(request: RateLimitRequest): RateLimitResponse {
-  return {
-    overallCode: RateLimitResponse_Code.OK,
-    statuses: request.descriptors.map(() => ({
-      code: RateLimitResponse_Code.OK,
-      currentLimit: { name: "", requestsPerUnit: 1_000_000_000, unit: RateLimitResponse_RateLimit_Unit.HOUR },
-      limitRemaining: 999_999_999,
-      durationUntilReset: { seconds: 1800n, nanos: 0 },
-      quota: undefined,
-    })),
-    responseHeadersToAdd: [],
-    requestHeadersToAdd: [],
-    rawBody: EMPTY,
-    dynamicMetadata: undefined,
-    quota: undefined,
-  };
-}
+import { floorAnswer } from "./floor-answer.js";
 
 // The service's own server options, so the floor pays for what ours pays for.
 function serve(port: number): void {
@@ -47,7 +26,7 @@ function serve(port: number): void {
       call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
       callback: grpc.sendUnaryData<RateLimitResponse>,
     ) {
-      callback(null, answer(call.request));
+      callback(null, floorAnswer(call.request));
     },
   });
   server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {

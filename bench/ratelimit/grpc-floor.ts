@@ -15,16 +15,21 @@ export class GrpcFloorService {
   address = "";
   private readonly server: ServiceProcess;
 
-  /** `processes` node:cluster processes on one port (1: the process serves alone). */
-  constructor(processes = 1, probe?: { nodeArgs: string[]; env: Record<string, string> }) {
+  /**
+   * `processes` node:cluster processes on one port (1: the process serves alone); `server`
+   * node-http2 runs http2-floor-server.ts instead (one process, gRPC framed without grpc-js).
+   */
+  constructor(
+    processes = 1,
+    probe?: { nodeArgs: string[]; env: Record<string, string> },
+    server: "grpc-js" | "node-http2" = "grpc-js",
+  ) {
     this.counted = probe !== undefined;
+    const script =
+      server === "grpc-js" ? ["./grpc-floor-server.js", String(processes)] : ["./http2-floor-server.js"];
     this.server = new ServiceProcess(
       { file: process.execPath, cwd: process.cwd() },
-      [
-        ...(probe?.nodeArgs ?? []),
-        fileURLToPath(new URL("./grpc-floor-server.js", import.meta.url)),
-        String(processes),
-      ],
+      [...(probe?.nodeArgs ?? []), fileURLToPath(new URL(script[0]!, import.meta.url)), ...script.slice(1)],
       probe?.env,
     );
   }

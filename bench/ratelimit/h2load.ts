@@ -13,6 +13,14 @@ import { runCommand } from "../../test/support/process.js";
 
 export const SHOULD_RATE_LIMIT_PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
+/** A gRPC message frame: the uncompressed flag, the length, then the message. */
+export function grpcFrame(message: Uint8Array): Buffer {
+  const out = Buffer.alloc(5 + message.length);
+  out.writeUInt32BE(message.length, 1);
+  out.set(message, 5);
+  return out;
+}
+
 export interface H2loadPlan {
   /** `host:port` of the gRPC listener. */
   address: string;

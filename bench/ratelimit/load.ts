@@ -56,7 +56,7 @@ import { cpuSeconds, maxPeakRssMb, processFamily, rssMb } from "../support/proc.
 import { allocatedBytes, allocProbe } from "./alloc-count.js";
 import { ghzBinary, runGhz } from "./ghz.js";
 import { GrpcFloorService } from "./grpc-floor.js";
-import { calibratePacing, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
+import { calibratePacing, grpcFrame, h2loadMissing, runH2load, runH2loadPaced } from "./h2load.js";
 
 interface Options {
   seconds: number;
@@ -361,11 +361,7 @@ class RawGrpcClient {
   }
 
   static frame(req: RateLimitRequest): Buffer {
-    const body = RateLimitRequest.encode(req).finish();
-    const out = Buffer.alloc(5 + body.length);
-    out.writeUInt32BE(body.length, 1);
-    out.set(body, 5);
-    return out;
+    return grpcFrame(RateLimitRequest.encode(req).finish());
   }
 
   call(frame: Buffer): Promise<boolean> {
