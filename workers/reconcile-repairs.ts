@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from "@temporalio/client";
+import { isBatchWorkflowId } from "../core/batching.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 
@@ -79,8 +80,9 @@ export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Pro
     if (status === "RUNNING") return "running";
     const final = CLOSED_FOR_GOOD[status];
     if (final) return await close(final, status);
-    // A delivery whose workflow cannot be found at all gets one of its own.
-    const workflowId = found ?? restartWorkflowId(d.webhookId);
+    // A delivery whose workflow cannot be found at all gets one of its own; so does an event
+    // of a lost batch, whose workflow id its batch's other events share (each restarts alone).
+    const workflowId = found && !isBatchWorkflowId(found) ? found : restartWorkflowId(d.webhookId);
     const restart = await d.restart(workflowId, status);
     if (typeof restart === "object") return await close(restart.close, status);
     if (restart === "ended") return "ended";

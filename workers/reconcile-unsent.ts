@@ -1,15 +1,8 @@
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { closeUnsent } from "../activities/unsent-deliveries.js";
-import { isBatchWorkflowId } from "../core/batching.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
-import {
-  type Outcome,
-  type Restart,
-  repairAll,
-  repairDelivery,
-  restartWorkflowId,
-} from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
 // Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
@@ -60,13 +53,7 @@ export class UnsentReconciler {
       what: "delivery waiting for its first send",
       workflowId: () => Promise.resolve(row.workflow_id),
       close: (reason) => closeUnsent(this.rt.db.pool, row.webhook_id, reason),
-      // Its batch's workflow lost: the event goes back to a collector under an id of its own.
-      restart: (workflowId, status) =>
-        this.restart(
-          row,
-          isBatchWorkflowId(workflowId) ? restartWorkflowId(row.webhook_id) : workflowId,
-          status,
-        ),
+      restart: (workflowId, status) => this.restart(row, workflowId, status),
     });
   }
 

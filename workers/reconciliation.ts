@@ -1,6 +1,5 @@
 import { failPending, summarize } from "../activities/attempts-store.js";
 import { whyNoFurtherTry } from "../activities/delivery-policy.js";
-import { isBatchWorkflowId } from "../core/batching.js";
 import { deliveryKey, webhookIdFor } from "../core/event-message.js";
 import { reconciled } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
@@ -8,13 +7,7 @@ import { eventOfRow } from "../core/stored-events.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
 import { OrderedReconciler } from "./reconcile-ordered.js";
-import {
-  type Outcome,
-  type Restart,
-  repairAll,
-  repairDelivery,
-  restartWorkflowId,
-} from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
@@ -98,14 +91,7 @@ export class Reconciler {
         (await this.derivedWorkflowId(row.webhook_id)) ??
         (await this.findWorkflow(row.webhook_id)),
       close: (reason) => failPending(this.rt.db.prisma, row.webhook_id, reason),
-      // A batch's events share its workflow id: lost while retrying, each restarts alone
-      // under an id of its own (one restart per batch id would leave the others behind).
-      restart: (workflowId, status) =>
-        this.restart(
-          row.webhook_id,
-          isBatchWorkflowId(workflowId) ? restartWorkflowId(row.webhook_id) : workflowId,
-          status,
-        ),
+      restart: (workflowId, status) => this.restart(row.webhook_id, workflowId, status),
     });
   }
 
