@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { connect, type NatsConnection } from "nats";
 import { freePort } from "./ports.js";
 import { ServiceProcess } from "./process.js";
-import type { WebhooksUnderTest } from "./webhooks-server.js";
+import { Receiver } from "./receiver.js";
+import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
 /** A NATS stream and topic of a test's own, consumed by the workers it starts. */
 export function testStream(): { topic: string; stream: string } {
@@ -45,4 +47,53 @@ export async function startWorkerProcess(
   ]);
   await worker.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);
   return worker;
+}
+
+/**
+ * The stack of a kill test: an API process, a receiver, and one worker consuming a NATS
+ * stream of the test's own, which the test kills and restarts (`restartWorker`).
+ */
+export class KilledWorkerStack {
+  api!: WebhooksUnderTest;
+  receiver!: Receiver;
+  worker: ServiceProcess | undefined;
+  private nats: NatsConnection | undefined;
+  private readonly feed: { topic: string; stream: string; consumer: string };
+
+  /** `name` tells the consumer apart; `workerArgs` are added to every worker's flags. */
+  constructor(
+    name: string,
+    private readonly workerArgs: string[] = [],
+  ) {
+    const { topic, stream } = testStream();
+    this.feed = { topic, stream, consumer: `${name}-${stream.toLowerCase()}` };
+  }
+
+  async start(): Promise<this> {
+    this.api = await startWebhooks({ args: ["--audit-topic", ""] });
+    this.receiver = await new Receiver().start();
+    this.nats = await connect({ servers: "nats://127.0.0.1:4222" });
+    this.worker = await startWorkerProcess(this.api, this.feed, this.workerArgs);
+    return this;
+  }
+
+  /** Publishes every message at once (all in flight together, in stream order). */
+  async publishAll(messages: unknown[]): Promise<void> {
+    const js = this.nats!.jetstream();
+    await Promise.all(messages.map((m) => js.publish(this.feed.topic, JSON.stringify(m))));
+  }
+
+  /** Kills the worker with SIGKILL and starts another in its place. */
+  async restartWorker(): Promise<void> {
+    await this.worker?.stop("SIGKILL");
+    this.worker = await startWorkerProcess(this.api, this.feed, this.workerArgs);
+  }
+
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+    await this.receiver?.stop();
+    await this.api?.stop();
+    await (await this.nats?.jetstreamManager())?.streams.delete(this.feed.stream).catch(() => {});
+    await this.nats?.close();
+  }
 }

@@ -1,10 +1,7 @@
 import { expect } from "chai";
-import { connect, type NatsConnection } from "nats";
 import pg from "pg";
-import type { ServiceProcess } from "../support/process.js";
-import { Receiver, signedWith } from "../support/receiver.js";
-import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
-import { startWorkerProcess, testStream } from "../support/worker-process.js";
+import { signedWith } from "../support/receiver.js";
+import { KilledWorkerStack } from "../support/worker-process.js";
 
 const EVENTS = 1000;
 
@@ -16,40 +13,23 @@ const EVENTS = 1000;
  */
 describe("batched delivery survives a worker killed -9 twice", function () {
   this.timeout(300_000);
-  const { topic, stream } = testStream();
-  let api: WebhooksUnderTest;
-  let receiver: Receiver;
-  let nats: NatsConnection;
-  let worker: ServiceProcess | undefined;
+  const stack = new KilledWorkerStack("batched", [
+    "--retry-period",
+    "500ms",
+    "--reconcile-grace",
+    "2s",
+    // A batch whose send died with its worker is tried again when its activity times out.
+    "--send-timeout",
+    "5s",
+  ]);
 
-  const startWorker = () =>
-    startWorkerProcess(api, { topic, stream, consumer: `batched-${stream.toLowerCase()}` }, [
-      "--retry-period",
-      "500ms",
-      "--reconcile-grace",
-      "2s",
-      // A batch whose send died with its worker is tried again when its activity times out.
-      "--send-timeout",
-      "5s",
-    ]);
-
-  before(async () => {
-    api = await startWebhooks({ args: ["--audit-topic", ""] });
-    receiver = await new Receiver().start();
-    nats = await connect({ servers: "nats://127.0.0.1:4222" });
-  });
-  after(async () => {
-    await worker?.stop();
-    await receiver?.stop();
-    await api?.stop();
-    await (await nats?.jetstreamManager())?.streams.delete(stream).catch(() => {});
-    await nats?.close();
-  });
+  before(() => stack.start());
+  after(() => stack.stop());
 
   /** Each event received, by its sequence number, with the batch ids of the POSTs that carried it. */
   const carriers = () => {
     const bySeq = new Map<number, string[]>();
-    for (const r of receiver.requests) {
+    for (const r of stack.receiver.requests) {
       const batchId = String(r.headers["svc-webhook-id"]);
       for (const e of JSON.parse(r.body) as { payload: { seq: number } }[])
         bySeq.set(e.payload.seq, [...(bySeq.get(e.payload.seq) ?? []), batchId]);
@@ -58,28 +38,21 @@ describe("batched delivery survives a worker killed -9 twice", function () {
   };
 
   it("delivers every event whatever the kills cut off, each in one batch only and ending with a success row", async () => {
-    worker = await startWorker();
-    const created = await api.call("POST", "/configs", {
-      endpoint: receiver.url,
+    const created = await stack.api.call("POST", "/configs", {
+      endpoint: stack.receiver.url,
       eventTypes: ["ledger.batched_kill"],
       batch: { maxEvents: 50, maxWaitMs: 200 },
     });
     expect(created.status, created.text).to.equal(200);
     const config = created.body.data as { id: string; secret: string };
 
-    const js = nats.jetstream();
-    await Promise.all(
-      Array.from({ length: EVENTS }, (_, i) =>
-        js.publish(
-          topic,
-          JSON.stringify({
-            idempotency_key: `bk-${i + 1}`,
-            app: "ledger",
-            type: "BATCHED_KILL",
-            payload: { seq: i + 1 },
-          }),
-        ),
-      ),
+    await stack.publishAll(
+      Array.from({ length: EVENTS }, (_, i) => ({
+        idempotency_key: `bk-${i + 1}`,
+        app: "ledger",
+        type: "BATCHED_KILL",
+        payload: { seq: i + 1 },
+      })),
     );
 
     for (const at of [150, 500]) {
@@ -88,8 +61,7 @@ describe("batched delivery survives a worker killed -9 twice", function () {
         if (Date.now() > end) throw new Error(`expected ${at} events received, got ${carriers().size}`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      await worker.stop("SIGKILL");
-      worker = await startWorker();
+      await stack.restartWorker();
     }
 
     const end = Date.now() + 120_000;
@@ -101,12 +73,12 @@ describe("batched delivery survives a worker killed -9 twice", function () {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
-    for (const r of receiver.requests) expect(signedWith(config.secret, r)).to.equal(true);
+    for (const r of stack.receiver.requests) expect(signedWith(config.secret, r)).to.equal(true);
     for (const [seq, batches] of carriers())
       expect(new Set(batches).size, `batches that carried event ${seq}: ${batches.join(", ")}`).to.equal(1);
 
     // Every event's delivery ends with one success row.
-    const db = new pg.Client({ connectionString: api.db.url });
+    const db = new pg.Client({ connectionString: stack.api.db.url });
     await db.connect();
     try {
       const successes = async () =>

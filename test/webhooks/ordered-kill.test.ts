@@ -1,10 +1,7 @@
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
-import { connect, type NatsConnection } from "nats";
-import type { ServiceProcess } from "../support/process.js";
-import { type Received, Receiver } from "../support/receiver.js";
-import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
-import { startWorkerProcess, testStream } from "../support/worker-process.js";
+import type { Received } from "../support/receiver.js";
+import { KilledWorkerStack } from "../support/worker-process.js";
 
 const KEYS = 50;
 const PER_KEY = 40;
@@ -17,46 +14,32 @@ const PER_KEY = 40;
  */
 describe("ordered delivery survives a worker killed -9 twice", function () {
   this.timeout(300_000);
-  const { topic, stream } = testStream();
-  let api: WebhooksUnderTest;
-  let receiver: Receiver;
-  let nats: NatsConnection;
-  let worker: ServiceProcess | undefined;
+  const stack = new KilledWorkerStack("ordered");
 
-  const startWorker = () =>
-    startWorkerProcess(api, { topic, stream, consumer: `ordered-${stream.toLowerCase()}` });
-
-  before(async () => {
-    api = await startWebhooks({ args: ["--audit-topic", ""] });
-    receiver = await new Receiver().start();
-    nats = await connect({ servers: "nats://127.0.0.1:4222" });
-  });
-  after(async () => {
-    await worker?.stop();
-    await receiver?.stop();
-    await api?.stop();
-    await (await nats?.jetstreamManager())?.streams.delete(stream).catch(() => {});
-    await nats?.close();
-  });
+  before(() => stack.start());
+  after(() => stack.stop());
 
   const eventOf = (r: Received) => (JSON.parse(r.body) as { payload: { key: number; seq: number } }).payload;
 
   const waitForRequests = async (count: number, timeoutMs: number) => {
     const end = Date.now() + timeoutMs;
-    while (receiver.requests.length < count) {
-      if (Date.now() > end) throw new Error(`expected ${count} requests, got ${receiver.requests.length}`);
+    while (stack.receiver.requests.length < count) {
+      if (Date.now() > end)
+        throw new Error(`expected ${count} requests, got ${stack.receiver.requests.length}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
 
   /** What is missing and what its workflows say (for the failure message). */
   const missing = async (configId: string) => {
-    const temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
+    const temporal = new Client({
+      connection: await Connection.connect({ address: stack.api.temporalAddress }),
+    });
     const lines: string[] = [];
     try {
       for (let key = 0; key < KEYS; key++) {
         const got = new Set(
-          receiver.requests
+          stack.receiver.requests
             .map(eventOf)
             .filter((e) => e.key === key)
             .map((e) => e.seq),
@@ -89,45 +72,35 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
   };
 
   it("delivers every key in order with no gap and no repeat of a succeeded event", async () => {
-    worker = await startWorker();
-    const created = await api.call("POST", "/configs", {
-      endpoint: receiver.url,
+    const created = await stack.api.call("POST", "/configs", {
+      endpoint: stack.receiver.url,
       eventTypes: ["ledger.ordered_kill"],
       ordering: { enabled: true },
     });
     expect(created.status, created.text).to.equal(200);
 
     // Published at full speed: every publish is in flight at once, in stream order.
-    const js = nats.jetstream();
-    const publishes: Promise<unknown>[] = [];
-    for (let seq = 1; seq <= PER_KEY; seq++) {
-      for (let key = 0; key < KEYS; key++) {
-        publishes.push(
-          js.publish(
-            topic,
-            JSON.stringify({
-              idempotency_key: `ok-${key}-${seq}`,
-              app: "ledger",
-              type: "ORDERED_KILL",
-              ordering_key: `key-${key}`,
-              payload: { key, seq },
-            }),
-          ),
-        );
-      }
-    }
-    await Promise.all(publishes);
+    const events = [];
+    for (let seq = 1; seq <= PER_KEY; seq++)
+      for (let key = 0; key < KEYS; key++)
+        events.push({
+          idempotency_key: `ok-${key}-${seq}`,
+          app: "ledger",
+          type: "ORDERED_KILL",
+          ordering_key: `key-${key}`,
+          payload: { key, seq },
+        });
+    await stack.publishAll(events);
 
     for (const at of [300, 1000]) {
       await waitForRequests(at, 120_000);
-      await worker.stop("SIGKILL");
-      worker = await startWorker();
+      await stack.restartWorker();
     }
 
     // Every event of every key succeeded once, whatever else came.
     const seqs = () => {
       const byKey = new Map<number, number[]>();
-      for (const r of receiver.requests) {
+      for (const r of stack.receiver.requests) {
         const e = eventOf(r);
         byKey.set(e.key, [...(byKey.get(e.key) ?? []), e.seq]);
       }
