@@ -1,18 +1,16 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
 import { createLogger } from "../../common/logger.js";
 import { KafkaConsumer, KafkaPublisher } from "../../core/broker/kafka.js";
 import type { BrokerMessage } from "../../core/broker/types.js";
+import { ensureKafka, KAFKA_BROKERS, startKafkaWebhooks } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { Receiver, signedWith } from "../support/receiver.js";
 import { waitForWorkflow } from "../support/temporal.js";
-import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+import type { WebhooksUnderTest } from "../support/webhooks-server.js";
 
-const BROKERS = ["127.0.0.1:9092"];
+const BROKERS = KAFKA_BROKERS;
 const logger = createLogger("kafka-test", "warn");
 const suffix = () => randomBytes(4).toString("hex");
 
@@ -50,10 +48,8 @@ describe("Kafka consumer and publisher (real broker on 127.0.0.1:9092)", functio
   };
 
   before(async function () {
-    // scripts/kafka.sh exits at once when the broker runs (setup.sh already ran it).
     this.timeout(300_000);
-    const script = fileURLToPath(new URL("../../../scripts/kafka.sh", import.meta.url));
-    await promisify(execFile)("bash", [script], { timeout: 280_000 });
+    await ensureKafka();
     publisher = await KafkaPublisher.connect({ brokers: BROKERS, logger });
   });
   afterEach(async () => {
@@ -148,25 +144,7 @@ describe("Kafka consumer and publisher (real broker on 127.0.0.1:9092)", functio
     before(async function () {
       this.timeout(120_000);
       receiver = await new Receiver().start();
-      api = await startWebhooks({
-        worker: true,
-        args: [
-          "--broker",
-          "kafka",
-          "--kafka-brokers",
-          BROKERS.join(","),
-          "--broker-topics",
-          topic,
-          "--kafka-consumer-group",
-          `webhooks-test-${suffix()}`,
-          "--audit-topic",
-          "",
-          "--min-backoff-delay",
-          "200ms",
-          "--max-backoff-delay",
-          "1s",
-        ],
-      });
+      api = await startKafkaWebhooks(topic, `webhooks-test-${suffix()}`);
       temporal = new Client({ connection: await Connection.connect({ address: api.temporalAddress }) });
     });
     after(async () => {

@@ -1,13 +1,10 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import { Kafka, logLevel, type Producer } from "kafkajs";
+import { ensureKafka, KAFKA_BROKERS, startKafkaWebhooks } from "../support/kafka.js";
 import { type Received, Receiver } from "../support/receiver.js";
-import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
+import type { WebhooksUnderTest } from "../support/webhooks-server.js";
 
-const BROKERS = ["127.0.0.1:9092"];
 const suffix = () => randomBytes(4).toString("hex");
 const KEYS = 6;
 const PER_KEY = 30;
@@ -38,10 +35,8 @@ describe("ordered delivery from a Kafka topic of several partitions", function (
 
   before(async function () {
     this.timeout(300_000);
-    // scripts/kafka.sh exits at once when the broker already runs (setup.sh started it).
-    const script = fileURLToPath(new URL("../../../scripts/kafka.sh", import.meta.url));
-    await promisify(execFile)("bash", [script], { timeout: 280_000 });
-    kafka = new Kafka({ clientId: "ordered-kafka-test", brokers: BROKERS, logLevel: logLevel.NOTHING });
+    await ensureKafka();
+    kafka = new Kafka({ clientId: "ordered-kafka-test", brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
@@ -58,25 +53,7 @@ describe("ordered delivery from a Kafka topic of several partitions", function (
       answers.push({ key, seq, status });
       res.writeHead(status).end();
     };
-    api = await startWebhooks({
-      worker: true,
-      args: [
-        "--broker",
-        "kafka",
-        "--kafka-brokers",
-        BROKERS.join(","),
-        "--broker-topics",
-        topic,
-        "--kafka-consumer-group",
-        `webhooks-ordered-${suffix()}`,
-        "--audit-topic",
-        "",
-        "--min-backoff-delay",
-        "200ms",
-        "--max-backoff-delay",
-        "1s",
-      ],
-    });
+    api = await startKafkaWebhooks(topic, `webhooks-ordered-${suffix()}`);
   });
   after(async () => {
     await producer?.disconnect();
