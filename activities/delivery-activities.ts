@@ -46,10 +46,6 @@ const HEARTBEAT_EVERY_MS = 4000;
 /** A backed-off execution comes back this long after the other's claim would lapse. */
 const CLAIM_RETRY_MARGIN_MS = 500;
 
-/** The workflow id a send's rows name: the delivery's own, also when another workflow sends for it. */
-const deliveryWorkflowId = (input: SendAttemptInput): string | undefined =>
-  input.deliveryWorkflowId ?? Context.current().info.workflowExecution?.workflowId;
-
 export interface DeliveryDeps {
   prisma: PrismaClient;
   /** Prisma's pool, for the queries every delivery makes (core/config-rows.ts says why). */
@@ -186,7 +182,7 @@ export function createDeliveryActivities({
         nextRetryAfter: decision.nextRetryAfter,
         error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
         replayOf: input.replayOf,
-        workflowId: deliveryWorkflowId(input),
+        workflowId: Context.current().info.workflowExecution?.workflowId,
       },
     );
     return { row, decision };
@@ -234,7 +230,7 @@ export function createDeliveryActivities({
   ) => ({
     webhookId: input.webhookId,
     configId: config.id,
-    workflowId: deliveryWorkflowId(input) ?? "",
+    workflowId: Context.current().info.workflowExecution?.workflowId ?? "",
     eventId,
     replayOf: input.replayOf,
     acceptedAt: new Date(input.acceptedAt ?? Date.now()),
