@@ -6,6 +6,7 @@ import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fromRoot } from "../../common/paths.js";
 import { launchChromium } from "../support/chromium.js";
+import { deleteStream } from "../support/nats-streams.js";
 import { axeViolations, createSession, type PortalSession, tabTo } from "../support/portal-browser.js";
 import { Receiver, signedWith } from "../support/receiver.js";
 import { makeTestPki, type TestPki } from "../support/test-pki.js";
@@ -27,6 +28,7 @@ describe("consumer portal in Chromium", function () {
   let browser: Browser;
   let receiver: Receiver;
   const suffix = randomBytes(3).toString("hex");
+  const stream = `PORTAL_${suffix.toUpperCase()}`;
   const tenantA = { uid: `acme-${suffix}`, id: "" };
   const tenantB = { uid: `globex-${suffix}`, id: "" };
 
@@ -39,7 +41,7 @@ describe("consumer portal in Chromium", function () {
         "--broker-topics",
         `portal-${suffix}`,
         "--nats-stream",
-        `PORTAL_${suffix.toUpperCase()}`,
+        stream,
         "--audit-topic",
         "",
         "--min-backoff-delay",
@@ -77,6 +79,7 @@ describe("consumer portal in Chromium", function () {
     await browser?.close();
     await api?.stop();
     await receiver?.stop();
+    await deleteStream(stream);
   });
 
   /** Page errors and CSP refusals reported by each opened page. */
