@@ -46,6 +46,10 @@ const HEARTBEAT_EVERY_MS = 4000;
 /** A backed-off execution comes back this long after the other's claim would lapse. */
 const CLAIM_RETRY_MARGIN_MS = 500;
 
+/** The workflow id a send's rows name: the delivery's own, also when another workflow sends for it. */
+const deliveryWorkflowId = (input: SendAttemptInput): string | undefined =>
+  input.deliveryWorkflowId ?? Context.current().info.workflowExecution?.workflowId;
+
 export interface DeliveryDeps {
   prisma: PrismaClient;
   /** Prisma's pool, for the queries every delivery makes (core/config-rows.ts says why). */
@@ -182,7 +186,7 @@ export function createDeliveryActivities({
         nextRetryAfter: decision.nextRetryAfter,
         error: [result.error, decision.reason].filter(Boolean).join("; ") || null,
         replayOf: input.replayOf,
-        workflowId: Context.current().info.workflowExecution?.workflowId,
+        workflowId: deliveryWorkflowId(input),
       },
     );
     return { row, decision };
@@ -230,7 +234,7 @@ export function createDeliveryActivities({
   ) => ({
     webhookId: input.webhookId,
     configId: config.id,
-    workflowId: Context.current().info.workflowExecution?.workflowId ?? "",
+    workflowId: deliveryWorkflowId(input) ?? "",
     eventId,
     replayOf: input.replayOf,
     acceptedAt: new Date(input.acceptedAt ?? Date.now()),

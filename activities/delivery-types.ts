@@ -55,6 +55,13 @@ export interface DeliveryInput {
    * sends `retryAttempt` (0: the first send, which never happened).
    */
   resume?: DeliveryResume;
+  /**
+   * An ordered key's workflow made the first send itself (workflows/ordered-delivery.ts) and
+   * starts this delivery only because it goes on: the run takes this outcome as its first
+   * send's instead of sending attempt 0 again (a retry, the rate limit's wait, or the
+   * hand-over to the sends queue). Never `detached`: the key's workflow waited for that POST.
+   */
+  firstSend?: LocalFirstOutcome;
 }
 
 export interface DeliveryResume {
@@ -87,6 +94,12 @@ export interface AttemptSummary {
 
 export interface SendAttemptInput extends DeliveryInput {
   retryAttempt: number;
+  /**
+   * The delivery's own workflow id when another workflow sends for it (an ordered key's makes
+   * its head's first send): what its rows name, so cancel, reconciliation and the API find the
+   * delivery, not the key. Absent: the workflow running the send.
+   */
+  deliveryWorkflowId?: string;
 }
 
 export type ClaimOutcome = { proceed: true } | { proceed: false; reason: string };

@@ -1,6 +1,4 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -27,6 +25,7 @@ import type {
 } from "../activities/delivery-types.js";
 import { LEGACY_SEND_BUDGET_MS, sendBudgetMs } from "../activities/send-budget.js";
 import type { DeliverySinks } from "./delivery-sinks.js";
+import { sendFirstLocal } from "./first-send.js";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "./search-attributes.js";
 
 /** The attempts of this delivery so far, oldest first (for the Web UI and `temporal workflow query`). */
@@ -72,10 +71,8 @@ const { deliveries } = proxySinks<DeliverySinks>();
 // lost); the endpoint's answer is always an attempt row, never an exception.
 const retry = { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" } as const;
 /** How long a send may take: its POST's timeout plus a bounded overhead (activities/send-budget.ts). */
-const sendBudgetOf = (input: DeliveryInput) =>
+export const sendBudgetOf = (input: DeliveryInput) =>
   input.policy.sendTimeoutMs ? sendBudgetMs(input.policy.sendTimeoutMs) : LEGACY_SEND_BUDGET_MS;
-/** A local first send answers within its budget by itself; this only bounds one that is stuck. */
-const LOCAL_FIRST_MARGIN_MS = 10_000;
 
 const activities = (input: DeliveryInput) => {
   // Temporal must not give up on a send sooner than it may take. (Timeouts are not part
@@ -102,11 +99,6 @@ const activities = (input: DeliveryInput) => {
  */
 export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
   const { sendAttempt, claimRetry, rateLimitWait, closeDelivery } = activities(input);
-  const { sendFirstLocally } = proxyLocalActivities<DeliveryActivities>({
-    startToCloseTimeout: (input.localFirstBudgetMs ?? 0) + LOCAL_FIRST_MARGIN_MS,
-    // A local first send that fails for any reason hands over to the queue instead.
-    retry: { maximumAttempts: 1 },
-  });
   const attempts: AttemptSummary[] = [...(input.resume?.attempts ?? [])];
   setHandler(attemptsQuery, () => attempts);
   // Acted on before any hand-over (both continue-as-new sites check it first, in the same
@@ -147,8 +139,11 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
     );
   };
   /** The next run picks up at `retryAttempt`, with the attempts so far. */
-  const handOver = (retryAttempt: number) =>
-    continueAsNew<typeof deliverWebhook>({ ...input, resume: { retryAttempt, attempts } });
+  const handOver = (retryAttempt: number) => {
+    // What a key's workflow did of the first send is in `attempts` now: the next run must not reuse it.
+    const { firstSend: _made, ...rest } = input;
+    return continueAsNew<typeof deliverWebhook>({ ...rest, resume: { retryAttempt, attempts } });
+  };
   // Re-sends' activities need the delivery's ids and policy, not its event.
   const claimInput = (retryAttempt: number) => ({
     webhookId: input.webhookId,
@@ -194,11 +189,11 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   // queue's send then finds its row, or takes over its claim if it never came. The fast
   // path adds no promise of its own (see above): the hand-over is the slow path.
   const localFirstBudgetMs = input.localFirstBudgetMs;
-  const sendFirstLocal = (rateLimited: boolean, budgetMs: number): Promise<LocalFirstOutcome> => {
+  const firstSend = (rateLimited: boolean): LocalFirstOutcome | Promise<LocalFirstOutcome> => {
+    // Made already by an ordered key's workflow (workflows/ordered-delivery.ts): go on from it.
+    if (input.firstSend) return input.firstSend;
     deliveries.sendStarted();
-    return CancellationScope.nonCancellable(() =>
-      sendFirstLocally({ ...input, rateLimited, retryAttempt: 0, budgetMs }),
-    );
+    return sendFirstLocal(input, localFirstBudgetMs!, rateLimited);
   };
   const handOverFirst = async (o: { handedOver: string; detached: boolean }, rateLimited: boolean) => {
     setCurrentDetails(`first send handed to the sends queue: ${o.handedOver}`);
@@ -223,19 +218,10 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         await legacyGate();
         inSend = false;
       }
-      let outcome: LocalFirstOutcome;
-      try {
-        outcome = await (retryAttempt === 0 && localFirstBudgetMs
-          ? sendFirstLocal(inSend, localFirstBudgetMs)
-          : send(retryAttempt, inSend));
-      } catch (err) {
-        // Only a local first send fails over to the queue; any other send's failure ends the run.
-        // A local activity's failure may come unwrapped (seen after a worker was killed
-        // mid-send: "being sent by another execution"), so both forms hand over.
-        const localFailed = err instanceof ActivityFailure || err instanceof ApplicationFailure;
-        if (!(retryAttempt === 0 && localFirstBudgetMs && localFailed)) throw err;
-        outcome = { handedOver: `local send failed: ${err.message}`, detached: false };
-      }
+      // Only a local first send fails over to the queue; any other send's failure ends the run.
+      let outcome: LocalFirstOutcome = await (retryAttempt === 0 && (localFirstBudgetMs || input.firstSend)
+        ? firstSend(inSend)
+        : send(retryAttempt, inSend));
       if ("handedOver" in outcome) {
         deliveries.sendFinished();
         outcome = await handOverFirst(outcome, inSend);

@@ -8,16 +8,19 @@ import {
   defineSignal,
   executeChild,
   ParentClosePolicy,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   TerminatedFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from "@temporalio/workflow";
-import type { DeliveryInput, DeliveryResult } from "../activities/delivery-types.js";
+import type { DeliveryInput, DeliveryResult, LocalFirstOutcome } from "../activities/delivery-types.js";
 import type { OrderingActivities } from "../activities/ordering-activities.js";
-import { deliverWebhook } from "./delivery.js";
+import { deliverWebhook, firstSendSettledSignal, sendBudgetOf } from "./delivery.js";
+import { sendFirstLocal } from "./first-send.js";
 import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
 
 // Ordered delivery (README "Ordered delivery"): one long-lived workflow per (config,
@@ -25,6 +28,15 @@ import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.j
 // delivery workflow unchanged, under the event's own deterministic workflow id, and the
 // next starts only once it has ended: its webhook id, attempt rows, replay and cancel are
 // those of any delivery, and a child start that finds its id used starts nothing twice.
+// Since ORDERED_PATCHES.firstSendHere the key's workflow makes each head's first send itself
+// (the delivery workflow's own local-first send) and starts the child only when the delivery
+// goes on after it: most events then cost the key's workflow one local activity, no child.
+
+/** Patch ids of this workflow (README "Changing the delivery workflow safely"). */
+export const ORDERED_PATCHES = {
+  /** v2: the head's first send runs here; a child only for what follows it. */
+  firstSendHere: "ordered-first-send-here",
+} as const;
 
 /** One event waiting for its turn: the delivery it becomes, and what the Web UI shows of it. */
 export interface OrderedItem {
@@ -75,6 +87,12 @@ const IDLE_MS = 60_000;
 /** How many ended deliveries' ids are kept for dedup; older redeliveries are refused by their child id. */
 const RECENT_IDS = 500;
 const MAX_HISTORY_EVENTS = 10_000;
+/**
+ * First sends made in one workflow task at most. A busy key's local activities follow one
+ * another within the task that holds its queue; a longer chain let the task run out its
+ * timeout on a loaded worker (seen with 1 key at load 14 on 2 cores) and be run again.
+ */
+const SENDS_PER_TASK = 25;
 
 const { recordOrderingKey } = proxyLocalActivities<OrderingActivities>({
   startToCloseTimeout: "10 seconds",
@@ -91,6 +109,10 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
   let blocked = input.blocked;
   let head: string | undefined;
   let closing: string | undefined;
+  // A head's first send past its budget: its POST, still out in the worker, signals here.
+  let firstSendSettled = false;
+  // The workflow task of the last first send (its history length) and the sends made in it.
+  let task = { at: -1, sends: 0 };
   const ids = new Set([...queue.map((i) => i.workflowId), ...recent]);
 
   setHandler(enqueueSignal, (item) => {
@@ -108,6 +130,9 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
       : -1;
     if (at >= 0) queue.splice(at, 0, item);
     else queue.push(item);
+  });
+  setHandler(firstSendSettledSignal, () => {
+    firstSendSettled = true;
   });
   setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : [])]);
   setHandler(skipHeadSignal, () => {
@@ -167,8 +192,41 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
     }
     const item = queue.shift()!;
     head = item.workflowId;
-    setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
-    const result = await runChild(item, input);
+    // Its turn starts now: caps count from here, not from a wait behind a failing head (a
+    // restart resumes with its own).
+    const turn = item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() };
+    let result: DeliveryResult | undefined;
+    if (turn.localFirstBudgetMs && !turn.resume && patched(ORDERED_PATCHES.firstSendHere)) {
+      if (workflowInfo().historyLength !== task.at) task = { at: workflowInfo().historyLength, sends: 0 };
+      // A 1 ms timer ends this task; the next one starts with the signals that came meanwhile.
+      if (++task.sends > SENDS_PER_TASK) {
+        await sleep(1);
+        task = { at: workflowInfo().historyLength, sends: 1 };
+      }
+      setCurrentDetails(
+        `sending webhook ${item.input.webhookId} (first attempt); ${queue.length} queued behind it`,
+      );
+      firstSendSettled = false;
+      const first = await sendFirstLocal(
+        turn,
+        turn.localFirstBudgetMs,
+        Boolean(turn.rateLimited),
+        item.workflowId,
+      );
+      result = endedBy(turn, first);
+      if (!result) {
+        // Past its budget the POST goes on in the worker: wait for its row (at most a send's
+        // own time), so the child's send on the queue finds it instead of waiting out its claim.
+        if ("handedOver" in first && first.detached)
+          await condition(() => firstSendSettled, sendBudgetOf(turn));
+        setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
+        const firstSend = "handedOver" in first ? { ...first, detached: false } : first;
+        result = await runChild(item, { ...turn, firstSend }, input);
+      }
+    } else {
+      setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
+      result = await runChild(item, turn, input);
+    }
     head = undefined;
     remember(item.workflowId);
     if (result && !releasesKey(result) && input.onFailure === "block" && !closing) {
@@ -182,14 +240,16 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
  * started earlier, e.g. by reconciliation or before the config was ordered): nothing
  * is sent twice, and the key goes on.
  */
-async function runChild(item: OrderedItem, input: OrderedInput): Promise<DeliveryResult | undefined> {
+async function runChild(
+  item: OrderedItem,
+  turn: DeliveryInput,
+  input: OrderedInput,
+): Promise<DeliveryResult | undefined> {
   try {
     return await executeChild(deliverWebhook, {
       workflowId: item.workflowId,
       taskQueue: workflowInfo().taskQueue,
-      // Its turn starts now: caps count from here, not from a wait behind a failing head
-      // (a restart resumes with its own).
-      args: [item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() }],
+      args: [turn],
       // A restart may reuse the id of its lost or closed workflow (as workers/start-delivery.ts).
       workflowIdReusePolicy: item.input.resume ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // A delivery outlives its queue's workflow (terminated or reset): it has its own rows.
@@ -200,8 +260,8 @@ async function runChild(item: OrderedItem, input: OrderedInput): Promise<Deliver
         webhookId: item.input.webhookId,
         eventType: item.eventType,
         endpointHost: item.endpointHost,
-        status: "pending",
-        attempts: 0,
+        status: turn.firstSend && "attempt" in turn.firstSend ? "to retry" : "pending",
+        attempts: turn.firstSend && "attempt" in turn.firstSend ? 1 : 0,
         tenantId: input.tenantId,
       }),
     });
@@ -221,4 +281,24 @@ async function runChild(item: OrderedItem, input: OrderedInput): Promise<Deliver
     // Any other end of the delivery's workflow is its failure: the key's policy decides.
     return ended(`delivery workflow failed: ${err.cause?.message ?? err.message}`, 1);
   }
+}
+
+/**
+ * The delivery's result when its first send ended it, as the delivery workflow would close
+ * it at once (a success, a permanent failure, a config gone); undefined when it goes on.
+ */
+function endedBy(turn: DeliveryInput, first: LocalFirstOutcome): DeliveryResult | undefined {
+  const result = (status: DeliveryResult["status"], attempts: number, code: number, reason: string) => ({
+    webhookId: turn.webhookId,
+    status,
+    attempts,
+    lastStatusCode: code,
+    reason,
+  });
+  if ("skipped" in first) return result("failed", 0, 0, first.skipped);
+  if (!("attempt" in first)) return undefined;
+  const { status, statusCode, error } = first.attempt;
+  if (status === "success") return result("success", 1, statusCode, `HTTP ${statusCode}`);
+  if (status === "to retry") return undefined;
+  return result("failed", 1, statusCode, error ?? `HTTP ${statusCode}`);
 }

@@ -7,25 +7,38 @@ import { startDevServer } from "../../common/temporal-dev-server.js";
 import { orderedWorkflowId } from "../../core/ordering.js";
 import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { type ORDERED_SCENARIOS, ORDERED_SET } from "../support/history-sets.js";
+import {
+  type ORDERED_FAST_SCENARIOS,
+  ORDERED_FAST_SET,
+  type ORDERED_SCENARIOS,
+  ORDERED_SET,
+} from "../support/history-sets.js";
 import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
 // Records the ordered-delivery workflow's histories (workflows/ordered-delivery.ts) from
 // real runs into test/histories/<ORDERED_SET>/; test/webhooks/replay-histories.test.ts
-// replays them with every other set.
-//   npm run build && node dist/test/histories/record-ordered.js [scenario …]
+// replays them with every other set. `--fast` records test/histories/<ORDERED_FAST_SET>/
+// instead: local-first sends, so the key's workflow makes each first send itself (the
+// delivery workflow children it starts for what follows are recorded next to it).
+//   npm run build && node dist/test/histories/record-ordered.js [--fast] [scenario …]
 
 type Answer = (seq: number, calls: number) => number;
 type Act = "skip" | "replay-head" | "deactivate" | "cancel-head";
 
 interface Scenario {
-  name: (typeof ORDERED_SCENARIOS)[number];
+  name: (typeof ORDERED_SCENARIOS)[number] | (typeof ORDERED_FAST_SCENARIOS)[number];
   onFailure: "skip" | "block";
   answer: Answer;
   /** Done once the head's first attempt is in. */
   act?: Act;
+  /** How long the receiver takes with event 1's first POST (past the local-first budget). */
+  slowFirstMs?: number;
+  /** Also record the delivery workflow the key's workflow started for event 1. */
+  child?: boolean;
+  /** Events posted (3 unless said): the ones after the first together, while it is sent. */
+  events?: number;
 }
 
 const scenarios: Scenario[] = [
@@ -53,6 +66,33 @@ const scenarios: Scenario[] = [
   },
 ];
 
+/** --fast: a 503's retry comes soon, and a first send past 1 s hands over. */
+const fastScenarios: Scenario[] = [
+  { name: "ordered-fast-in-order", onFailure: "skip", answer: () => 200 },
+  {
+    name: "ordered-fast-first-send-retried",
+    onFailure: "skip",
+    answer: (seq, n) => (seq === 1 && n === 1 ? 503 : 200),
+    child: true,
+  },
+  {
+    name: "ordered-fast-blocked-then-skip",
+    onFailure: "block",
+    answer: (seq) => (seq === 1 ? 400 : 200),
+    act: "skip",
+  },
+  {
+    name: "ordered-fast-over-budget",
+    onFailure: "skip",
+    answer: () => 200,
+    slowFirstMs: 2500,
+    child: true,
+  },
+  // More first sends queued than one workflow task makes (SENDS_PER_TASK): a timer between.
+  { name: "ordered-fast-long-queue", onFailure: "skip", answer: () => 200, slowFirstMs: 700, events: 40 },
+];
+const FAST_ARGS = ["--max-attempts", "4", "--local-send-budget", "1s"];
+
 /** Recorded on a server that suggests continue-as-new this early: 12 events hand over at least once. */
 const SUGGEST_CONTINUE_AS_NEW_AT = 40;
 const HANDOVER_EVENTS = 12;
@@ -65,13 +105,19 @@ const wait = async (what: string, ok: () => Promise<boolean> | boolean) => {
 };
 
 async function main(): Promise<void> {
-  const chosen = scenarios.filter((s) => process.argv.length < 3 || process.argv.slice(2).includes(s.name));
-  const dir = fromRoot("test", "histories", ORDERED_SET);
+  const fast = process.argv.includes("--fast");
+  const names = process.argv.slice(2).filter((a) => a !== "--fast");
+  const chosen = (fast ? fastScenarios : scenarios).filter(
+    (s) => names.length === 0 || names.includes(s.name),
+  );
+  const dir = fromRoot("test", "histories", fast ? ORDERED_FAST_SET : ORDERED_SET);
   await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
-  const env = await new DeliveryEnv().start(["--max-attempts", "4", "--send-mode", "queue"]);
+  const env = await new DeliveryEnv().start(
+    fast ? FAST_ARGS : ["--max-attempts", "4", "--send-mode", "queue"],
+  );
   try {
-    if (process.argv.length < 3 || process.argv.includes("ordered-continued-as-new"))
+    if (!fast && (names.length === 0 || names.includes("ordered-continued-as-new")))
       await recordHandOver(receiver, dir);
     for (const s of chosen) {
       const type = s.name.replace(/-/g, "_");
@@ -86,18 +132,28 @@ async function main(): Promise<void> {
         const { seq } = JSON.parse(r.body).payload as { seq: number };
         calls.set(seq, (calls.get(seq) ?? 0) + 1);
         const status = s.answer(seq, calls.get(seq)!);
-        if (status === 200) delivered.push(seq);
-        res.writeHead(status, status === 503 ? { "retry-after": "30" } : {}).end();
+        const answer = () => {
+          if (status === 200) delivered.push(seq);
+          res.writeHead(status, status === 503 ? { "retry-after": fast ? "1" : "30" } : {}).end();
+        };
+        if (s.slowFirstMs && seq === 1 && calls.get(seq) === 1) setTimeout(answer, s.slowFirstMs);
+        else answer();
       };
-      const webhookIds: string[] = [];
-      for (let seq = 1; seq <= 3; seq++) {
+      const postEvent = async (seq: number) => {
         const r = await env.api.call(
           "POST",
           "/events",
           env.event({ type, idempotency_key: `${s.name}-${seq}`, ordering_key: "k", payload: { seq } }),
         );
-        webhookIds.push(r.body.data.deliveries[0].webhookID);
-      }
+        return r.body.data.deliveries[0].webhookID as string;
+      };
+      const events = s.events ?? 3;
+      const webhookIds: string[] = [];
+      if (s.events) {
+        webhookIds.push(await postEvent(1));
+        const rest = Array.from({ length: events - 1 }, (_, i) => i + 2);
+        webhookIds.push(...(await Promise.all(rest.map(postEvent))));
+      } else for (let seq = 1; seq <= events; seq++) webhookIds.push(await postEvent(seq));
       const key = async (state: string) =>
         (await env.api.call("GET", `/configs/${config.id}/ordering-keys?state=${state}`)).body.cursor.data
           .length === 1;
@@ -113,7 +169,11 @@ async function main(): Promise<void> {
         if (s.act === "cancel-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/cancel`);
       }
       const expected =
-        s.act === "deactivate" ? 0 : s.act === "replay-head" ? 3 : 2 + (s.answer(1, 9) === 200 ? 1 : 0);
+        s.act === "deactivate"
+          ? 0
+          : s.act === "replay-head"
+            ? events
+            : events - 1 + (s.answer(1, 9) === 200 ? 1 : 0);
       await wait("deliveries", () => delivered.length >= expected);
       const handle = env.temporal.workflow.getHandle(orderedWorkflowId(config.id, "k"));
       // The key's workflow is idle (its children ended) once its details say so.
@@ -129,12 +189,32 @@ async function main(): Promise<void> {
       process.stderr.write(
         `recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`,
       );
+      if (s.child) await recordChild(env, config.id, webhookIds[0]!, path.join(dir, `${s.name}-child.json`));
     }
   } finally {
     await env.stop();
     await receiver.stop();
     await stopTestTemporal();
   }
+}
+
+/** The delivery workflow of `webhookId`, started by its key's workflow after the first send. */
+async function recordChild(
+  env: DeliveryEnv,
+  configId: string,
+  webhookId: string,
+  file: string,
+): Promise<void> {
+  const query = `WorkflowType = "deliverWebhook" AND WebhookConfigId = "${configId}" AND WebhookId = "${webhookId}"`;
+  let id: string | undefined;
+  await wait("the head's delivery workflow", async () => {
+    for await (const w of env.temporal.workflow.list({ query }))
+      if (w.status.name === "COMPLETED") id = w.workflowId;
+    return id !== undefined;
+  });
+  const history = await env.temporal.workflow.getHandle(id!).fetchHistory();
+  await writeFile(file, `${historyToJSON(history)}\n`);
+  process.stderr.write(`recorded ${path.relative(fromRoot(), file)} (${history.events?.length} events)\n`);
 }
 
 /**

@@ -44,6 +44,24 @@ export const ORDERED_SCENARIOS = [
 ] as const;
 
 /**
+ * The ordered-delivery workflow's set since its patch `ordered-first-send-here`: the key's
+ * workflow makes the first send (`record-ordered.js --fast`); `-child` files are the delivery
+ * workflows it started for what followed that send. ORDERED_SET keeps replaying too.
+ */
+export const ORDERED_FAST_SET = "ordered-v2";
+
+/** Every path of the first send made by the key's workflow its set must cover. */
+export const ORDERED_FAST_SCENARIOS = [
+  "ordered-fast-in-order",
+  "ordered-fast-first-send-retried",
+  "ordered-fast-first-send-retried-child",
+  "ordered-fast-blocked-then-skip",
+  "ordered-fast-over-budget",
+  "ordered-fast-over-budget-child",
+  "ordered-fast-long-queue",
+] as const;
+
+/**
  * The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts
  * writes it. v2: the collector fed by add-many signals (several events each); v1 kept (add).
  */
