@@ -51,15 +51,6 @@ const MAX_OVERLAP_MS = 720 * 3_600_000;
 
 export { checkEndpoint };
 
-/** Batching an ordered config is not supported yet (README "Batched delivery"). */
-const orderedBatch = () =>
-  validation(
-    "batch: an ordered config cannot batch yet; set ordering to null to batch, or batch to null to order",
-  );
-/** The database's constraint that a config never has both (a replace keeping the other one). */
-const isOrderedBatch = (err: unknown) =>
-  (err as { code?: string; constraint?: string }).constraint === "configs_batch_unordered_check";
-
 /**
  * The filter as stored, or a VALIDATION error naming the path of what is wrong.
  * It is compiled as matching will compile it, so what is stored always runs.
@@ -82,7 +73,6 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
       `tenantId must be a tenant id (a UUID), got ${JSON.stringify(c.tenantId.slice(0, 100))}`,
     );
   const ordering = c.ordering !== undefined ? storedOrdering(c.ordering) : undefined;
-  if (ordering && c.batch) throw orderedBatch();
   return {
     endpoint: checkEndpoint(c.endpoint, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
@@ -269,10 +259,7 @@ export function configRoutes({
         ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
         : null;
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    const config = await store.replace(id, data, next ?? undefined).catch((err: unknown) => {
-      if (isOrderedBatch(err)) throw orderedBatch();
-      throw err;
-    });
+    const config = await store.replace(id, data, next ?? undefined);
     if (!config) throw missing(id);
     res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
   });

@@ -162,7 +162,7 @@ export const openapi = {
             ...BATCH,
             type: ["object", "null"],
             description:
-              'send up to maxEvents events in one POST as a JSON array (README "Batched delivery"); not with ordering yet (400); null turns it off; on update, absent keeps the current setting',
+              'send up to maxEvents events in one POST as a JSON array (README "Batched delivery"); an ordered config sends the events of each ordering key in batches, one after the other; null turns it off; on update, absent keeps the current setting',
           },
         },
       },

@@ -3,6 +3,7 @@
 // delivery workflow id once the delivery before it ended. Called by workers/start-delivery.ts only.
 import type { DeliveryInput } from "../activities/delivery-types.js";
 import { recordQueued } from "../activities/unsent-deliveries.js";
+import { batchOf } from "../core/batching.js";
 import { type Ordering, orderedWorkflowId, orderingKeyOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { keyword, summary } from "../core/start-limits.js";
@@ -20,6 +21,7 @@ export async function enqueueOrdered(
 ): Promise<{ started: boolean }> {
   const key = orderingKeyOf(config.id, event.orderingKey);
   const keyWorkflowId = orderedWorkflowId(config.id, key);
+  const batch = batchOf(config);
   // Before the signal: a queued delivery has a row while it waits (reconcile-ordered.ts).
   // A delivery accepted before has its row already; it is signalled again all the same (the
   // first signal may never have left), and its key's workflow ignores what it holds.
@@ -39,7 +41,14 @@ export async function enqueueOrdered(
     taskQueue: rt.options.taskQueue,
     workflowId: keyWorkflowId,
     args: [
-      { configId: config.id, tenantId: config.tenantId, orderingKey: key, onFailure: ordering.onFailure },
+      {
+        configId: config.id,
+        tenantId: config.tenantId,
+        orderingKey: key,
+        onFailure: ordering.onFailure,
+        // Read when the key's workflow starts: a change applies from its next run.
+        ...(batch ? { batch } : {}),
+      },
     ],
     signal: enqueueSignal,
     signalArgs: [

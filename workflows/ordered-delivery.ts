@@ -21,6 +21,7 @@ import type { DeliveryInput, DeliveryResult, LocalFirstOutcome } from "../activi
 import type { OrderingActivities } from "../activities/ordering-activities.js";
 import { deliverWebhook, firstSendSettledSignal, sendBudgetOf } from "./delivery.js";
 import { sendFirstLocal } from "./first-send.js";
+import { batchable, type OrderedBatching, runBatch } from "./ordered-batches.js";
 import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
 
 // Ordered delivery (README "Ordered delivery"): one long-lived workflow per (config,
@@ -36,6 +37,8 @@ import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.j
 export const ORDERED_PATCHES = {
   /** v2: the head's first send runs here; a child only for what follows it. */
   firstSendHere: "ordered-first-send-here",
+  /** v3: a batched config's key sends its queue's head as one batch (workflows/ordered-batches.ts). */
+  batches: "ordered-batches",
 } as const;
 
 /** One event waiting for its turn: the delivery it becomes, and what the Web UI shows of it. */
@@ -58,18 +61,28 @@ export interface OrderedInput {
   tenantId: string;
   orderingKey: string;
   onFailure: "skip" | "block";
+  /** The config batches (README "Batched delivery"): the head goes as one batch of up to maxEvents. */
+  batch?: OrderedBatching;
   /** Carried over by continue-as-new. */
   queue?: OrderedItem[];
   /** Workflow ids of the last deliveries that ended, so a redelivered event is ignored here already. */
   recent?: string[];
   /** The head that failed for good while the config blocks, until an operator releases it. */
-  blocked?: { webhookId: string; reason: string };
+  blocked?: Blocked;
+}
+
+/** A failed head holding its key: one delivery, or a batch (its first event, and all its events). */
+export interface Blocked {
+  webhookId: string;
+  reason: string;
+  /** Every event of a failed batch: a replay of any of them is the operator's retry. */
+  batch?: string[];
 }
 
 export interface OrderedState {
   queued: number;
   head?: string;
-  blocked?: { webhookId: string; reason: string };
+  blocked?: Blocked;
 }
 
 /** Adds an event to the key's queue (ignored when that delivery is queued or ended already). */
@@ -108,23 +121,33 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
   const recent = [...(input.recent ?? [])];
   let blocked = input.blocked;
   let head: string | undefined;
+  // The workflow ids of the batch being sent (ordered-known answers them while it runs).
+  let batchHeads: string[] = [];
   let closing: string | undefined;
   // A head's first send past its budget: its POST, still out in the worker, signals here.
   let firstSendSettled = false;
   // The workflow task of the last first send (its history length) and the sends made in it.
   let task = { at: -1, sends: 0 };
   const ids = new Set([...queue.map((i) => i.workflowId), ...recent]);
+  // When each queued event arrived in this run (a batch waits maxWaitMs from its oldest);
+  // events carried over by continue-as-new have waited already.
+  const arrivedAt = new Map<string, number>();
+  let lastBatchEnd = 0;
 
   setHandler(enqueueSignal, (item) => {
     // A replay of the blocked head is the operator's retry: it goes first and releases the key.
-    if (blocked && item.input.replayOf === blocked.webhookId && !ids.has(item.workflowId)) {
+    const replayOf = item.input.replayOf;
+    const ofBlocked =
+      replayOf !== undefined && (replayOf === blocked?.webhookId || blocked?.batch?.includes(replayOf));
+    if (blocked && ofBlocked && !ids.has(item.workflowId)) {
       ids.add(item.workflowId);
       queue.unshift(item);
       blocked = undefined;
       return;
     }
-    if (ids.has(item.workflowId) || item.workflowId === head) return;
+    if (ids.has(item.workflowId) || item.workflowId === head || batchHeads.includes(item.workflowId)) return;
     ids.add(item.workflowId);
+    arrivedAt.set(item.workflowId, Date.now());
     const at = item.restored
       ? queue.findIndex((q) => (q.input.acceptedAt ?? "") > (item.input.acceptedAt ?? ""))
       : -1;
@@ -134,7 +157,7 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
   setHandler(firstSendSettledSignal, () => {
     firstSendSettled = true;
   });
-  setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : [])]);
+  setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : []), ...batchHeads]);
   setHandler(skipHeadSignal, () => {
     blocked = undefined;
   });
@@ -190,7 +213,31 @@ export async function orderedDelivery(input: OrderedInput): Promise<void> {
     if (historyFull()) {
       return continueAsNew<typeof orderedDelivery>({ ...input, queue, recent, blocked });
     }
+    if (input.batch && batchable(queue[0]!) && patched(ORDERED_PATCHES.batches)) {
+      const batch = input.batch;
+      // As the collector does: up to maxWaitMs from when this batch began to collect, that
+      // is its oldest event's arrival or the end of the key's previous batch, the later.
+      const since = Math.max(arrivedAt.get(queue[0]!.workflowId) ?? 0, lastBatchEnd);
+      const waitMs = since + batch.maxWaitMs - Date.now();
+      if (waitMs > 0 && queue.length < batch.maxEvents) {
+        setCurrentDetails(`collecting: ${queue.length} of ${batch.maxEvents} events`);
+        await condition(() => queue.length >= batch.maxEvents || closing !== undefined, waitMs);
+      }
+      // Up to maxEvents in acceptance order; a replay or a retry's restart goes alone after them.
+      const end = queue.findIndex((q, i) => i >= batch.maxEvents || !batchable(q));
+      const members = queue.splice(0, end < 0 ? queue.length : end);
+      for (const m of members) arrivedAt.delete(m.workflowId);
+      batchHeads = members.map((m) => m.workflowId);
+      setCurrentDetails(`delivering a batch of ${members.length} events; ${queue.length} queued behind it`);
+      const failed = await runBatch(members, input, () => closing);
+      batchHeads = [];
+      lastBatchEnd = Date.now();
+      for (const m of members) remember(m.workflowId);
+      if (failed && input.onFailure === "block" && !closing) blocked = failed;
+      continue;
+    }
     const item = queue.shift()!;
+    arrivedAt.delete(item.workflowId);
     head = item.workflowId;
     // Its turn starts now: caps count from here, not from a wait behind a failing head (a
     // restart resumes with its own).

@@ -59,16 +59,10 @@ describe("batched delivery", function () {
     ] as const) {
       await refused("POST", "/configs", config({ batch }), field);
     }
-    await refused(
-      "POST",
-      "/configs",
-      config({ batch: { maxEvents: 50, maxWaitMs: 200 }, ordering: { enabled: true } }),
-      "batch",
-    );
     expect((await env.api.call("GET", "/configs")).body.cursor.data).to.have.length(before);
   });
 
-  it("stores the batch field, shows it only when set, and never beside ordering", async () => {
+  it("stores the batch field, shows it only when set, beside ordering too", async () => {
     const plain = await env.createConfig(config({}));
     const shown = await env.api.call("GET", `/configs/${plain.id}`);
     expect(shown.body.data).to.not.have.property("batch");
@@ -79,25 +73,23 @@ describe("batched delivery", function () {
     const listed = (await env.api.call("GET", `/configs?id=${c.id}`)).body.cursor.data[0];
     expect(listed.batch).to.deep.equal(batch);
 
-    // Absent on update keeps it; ordering while it is kept is refused (the stored config is unchanged).
+    // Absent on update keeps it, also when ordering is turned on (an ordered config may batch).
     const kept = await env.api.call("PUT", `/configs/${c.id}`, config({}));
     expect(kept.body.data.batch).to.deep.equal(batch);
-    await refused("PUT", `/configs/${c.id}`, config({ ordering: { enabled: true } }), "batch");
-    const unchanged = await env.api.call("GET", `/configs/${c.id}`);
-    expect(unchanged.body.data.batch).to.deep.equal(batch);
-    expect(unchanged.body.data).to.not.have.property("ordering");
+    const ordered = await env.api.call("PUT", `/configs/${c.id}`, config({ ordering: { enabled: true } }));
+    expect(ordered.status, ordered.text).to.equal(200);
+    expect(ordered.body.data.batch).to.deep.equal(batch);
+    expect(ordered.body.data.ordering.enabled).to.equal(true);
 
-    // null turns it off, then ordering is allowed; batching the ordered config is refused.
+    // null turns it off and keeps ordering; both in one create are stored as given.
     const off = await env.api.call("PUT", `/configs/${c.id}`, config({ batch: null }));
     expect(off.status, off.text).to.equal(200);
     expect(off.body.data).to.not.have.property("batch");
-    const ordered = await env.api.call("PUT", `/configs/${c.id}`, config({ ordering: { enabled: true } }));
-    expect(ordered.status, ordered.text).to.equal(200);
-    await refused("PUT", `/configs/${c.id}`, config({ batch }), "batch");
-    const switched = await env.api.call("PUT", `/configs/${c.id}`, config({ ordering: null, batch }));
-    expect(switched.status, switched.text).to.equal(200);
-    expect(switched.body.data.batch).to.deep.equal(batch);
-    expect(switched.body.data).to.not.have.property("ordering");
+    expect(off.body.data.ordering.enabled).to.equal(true);
+    const both = await env.createConfig(config({ batch, ordering: { enabled: true, onFailure: "block" } }));
+    const read = (await env.api.call("GET", `/configs/${both.id}`)).body.data;
+    expect(read.batch).to.deep.equal(batch);
+    expect(read.ordering).to.deep.equal({ enabled: true, onFailure: "block" });
   });
 
   /** A batched config whose endpoint is its own path on the receiver, and the POSTs it got. */
