@@ -8,6 +8,8 @@ import { orderedWorkflowId } from "../../core/ordering.js";
 import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import {
+  type ORDERED_BATCHED_SCENARIOS,
+  ORDERED_BATCHED_SET,
   type ORDERED_FAST_SCENARIOS,
   ORDERED_FAST_SET,
   type ORDERED_SCENARIOS,
@@ -22,13 +24,18 @@ import { stopTestTemporal } from "../support/temporal.js";
 // replays them with every other set. `--fast` records test/histories/<ORDERED_FAST_SET>/
 // instead: local-first sends, so the key's workflow makes each first send itself (the
 // delivery workflow children it starts for what follows are recorded next to it).
-//   npm run build && node dist/test/histories/record-ordered.js [--fast] [scenario …]
+// `--batched` records test/histories/<ORDERED_BATCHED_SET>/: a batched ordered config, whose
+// key's workflow sends its queue in batches of 3 (workflows/ordered-batches.ts).
+//   npm run build && node dist/test/histories/record-ordered.js [--fast|--batched] [scenario …]
 
 type Answer = (seq: number, calls: number) => number;
 type Act = "skip" | "replay-head" | "deactivate" | "cancel-head";
 
 interface Scenario {
-  name: (typeof ORDERED_SCENARIOS)[number] | (typeof ORDERED_FAST_SCENARIOS)[number];
+  name:
+    | (typeof ORDERED_SCENARIOS)[number]
+    | (typeof ORDERED_FAST_SCENARIOS)[number]
+    | (typeof ORDERED_BATCHED_SCENARIOS)[number];
   onFailure: "skip" | "block";
   answer: Answer;
   /** Done once the head's first attempt is in. */
@@ -93,6 +100,25 @@ const fastScenarios: Scenario[] = [
 ];
 const FAST_ARGS = ["--max-attempts", "4", "--local-send-budget", "1s"];
 
+/** --batched: 6 events in batches of 3 (`answer` gets each batch's first event); 1 s retries. */
+const batchedScenarios: Scenario[] = [
+  { name: "ordered-batch-in-order", onFailure: "skip", answer: () => 200, events: 6 },
+  {
+    name: "ordered-batch-retried",
+    onFailure: "skip",
+    answer: (seq, n) => (seq === 1 && n === 1 ? 503 : 200),
+    events: 6,
+  },
+  {
+    name: "ordered-batch-blocked-then-skip",
+    onFailure: "block",
+    answer: (seq) => (seq === 1 ? 400 : 200),
+    act: "skip",
+    events: 6,
+  },
+];
+const BATCH = { maxEvents: 3, maxWaitMs: 5_000 };
+
 /** Recorded on a server that suggests continue-as-new this early: 12 events hand over at least once. */
 const SUGGEST_CONTINUE_AS_NEW_AT = 40;
 const HANDOVER_EVENTS = 12;
@@ -105,12 +131,17 @@ const wait = async (what: string, ok: () => Promise<boolean> | boolean) => {
 };
 
 async function main(): Promise<void> {
-  const fast = process.argv.includes("--fast");
-  const names = process.argv.slice(2).filter((a) => a !== "--fast");
-  const chosen = (fast ? fastScenarios : scenarios).filter(
+  const batched = process.argv.includes("--batched");
+  const fast = process.argv.includes("--fast") || batched;
+  const names = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+  const chosen = (batched ? batchedScenarios : fast ? fastScenarios : scenarios).filter(
     (s) => names.length === 0 || names.includes(s.name),
   );
-  const dir = fromRoot("test", "histories", fast ? ORDERED_FAST_SET : ORDERED_SET);
+  const dir = fromRoot(
+    "test",
+    "histories",
+    batched ? ORDERED_BATCHED_SET : fast ? ORDERED_FAST_SET : ORDERED_SET,
+  );
   await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
   const env = await new DeliveryEnv().start(
@@ -125,15 +156,19 @@ async function main(): Promise<void> {
         endpoint: receiver.url,
         eventTypes: [`ledger.${type}`],
         ordering: { enabled: true, onFailure: s.onFailure },
+        ...(batched ? { batch: BATCH } : {}),
       });
       const calls = new Map<number, number>();
       const delivered: number[] = [];
       receiver.respond = (r, res) => {
-        const { seq } = JSON.parse(r.body).payload as { seq: number };
-        calls.set(seq, (calls.get(seq) ?? 0) + 1);
+        // A batch's POST carries an array: it is answered by its first event.
+        const body = JSON.parse(r.body) as { payload: { seq: number } } | { payload: { seq: number } }[];
+        const seqs = (Array.isArray(body) ? body : [body]).map((e) => e.payload.seq);
+        const seq = seqs[0]!;
+        for (const n of seqs) calls.set(n, (calls.get(n) ?? 0) + 1);
         const status = s.answer(seq, calls.get(seq)!);
         const answer = () => {
-          if (status === 200) delivered.push(seq);
+          if (status === 200) delivered.push(...seqs);
           res.writeHead(status, status === 503 ? { "retry-after": fast ? "1" : "30" } : {}).end();
         };
         if (s.slowFirstMs && seq === 1 && calls.get(seq) === 1) setTimeout(answer, s.slowFirstMs);
@@ -149,7 +184,8 @@ async function main(): Promise<void> {
       };
       const events = s.events ?? 3;
       const webhookIds: string[] = [];
-      if (s.events) {
+      if (batched) for (let seq = 1; seq <= events; seq++) webhookIds.push(await postEvent(seq));
+      else if (s.events) {
         webhookIds.push(await postEvent(1));
         const rest = Array.from({ length: events - 1 }, (_, i) => i + 2);
         webhookIds.push(...(await Promise.all(rest.map(postEvent))));
@@ -168,8 +204,9 @@ async function main(): Promise<void> {
         if (s.act === "deactivate") await env.api.call("PUT", `/configs/${config.id}/deactivate`);
         if (s.act === "cancel-head") await env.api.call("POST", `/webhooks/${webhookIds[0]}/cancel`);
       }
-      const expected =
-        s.act === "deactivate"
+      const expected = batched
+        ? events - (s.answer(1, 9) === 200 ? 0 : BATCH.maxEvents)
+        : s.act === "deactivate"
           ? 0
           : s.act === "replay-head"
             ? events

@@ -62,6 +62,20 @@ export const ORDERED_FAST_SCENARIOS = [
 ] as const;
 
 /**
+ * The ordered-delivery workflow's set since its patch `ordered-batches`: a batched ordered
+ * config's key sends its queue in batches (`record-ordered.js --batched`). Earlier ordered
+ * sets keep replaying.
+ */
+export const ORDERED_BATCHED_SET = "ordered-v3";
+
+/** Every path of a key's batches its set must cover. */
+export const ORDERED_BATCHED_SCENARIOS = [
+  "ordered-batch-in-order",
+  "ordered-batch-retried",
+  "ordered-batch-blocked-then-skip",
+] as const;
+
+/**
  * The batched-delivery workflows' set (workflows/batch-delivery.ts): test/histories/record-batched.ts
  * writes it. v2: the collector fed by add-many signals (several events each); v1 kept (add).
  */
