@@ -9,14 +9,26 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import type { BatchOutcome } from "../activities/batch-activities.js";
+import type { DeliveryInput } from "../activities/delivery-types.js";
 import { batchWorkflowId } from "../core/batching.js";
 import { closeBatchesSignal, deliverBatch } from "./batch-delivery.js";
-import type { Blocked, OrderedInput, OrderedItem } from "./ordered-delivery.js";
 
 // An ordered config that batches (README "Ordered delivery", "Batched delivery"): its key's
 // workflow sends the head of its queue as one batch through the batched configs' own batch
 // workflow (same POST, signing, batch id, attempt rows, retried as a unit), as a child it
 // awaits, so a key's batches go one after the other in acceptance order, never overlapping.
+
+/** A queued event of the key (OrderedItem of workflows/ordered-delivery.ts). */
+interface Queued {
+  input: DeliveryInput;
+}
+
+/** A failed batch holding its key: its first event, why, and all its events. */
+export interface BatchBlock {
+  webhookId: string;
+  reason: string;
+  batch: string[];
+}
 
 /** The config's batching, as the key's workflow was started with it. */
 export interface OrderedBatching {
@@ -29,7 +41,7 @@ export interface OrderedBatching {
  * do; a replay and the restart of a batch's retry go alone, as for an unordered config (and
  * an event carried inline by an older release, which a batch cannot read by reference).
  */
-export const batchable = (item: OrderedItem): boolean =>
+export const batchable = (item: Queued): boolean =>
   item.input.eventRef !== undefined && !item.input.replayOf && (item.input.resume?.retryAttempt ?? 0) === 0;
 
 /** A batch that ended this way lets its key go on under either policy (as a single delivery's cancel or config close). */
@@ -42,14 +54,14 @@ const releasesKey = (reason: string) => /^(cancelled|config (deactivated|deleted
  * a batch that is waiting for its retry.
  */
 export async function runBatch(
-  members: OrderedItem[],
-  input: OrderedInput,
+  members: Queued[],
+  input: { configId: string; orderingKey: string },
   closing: () => string | undefined,
-): Promise<Blocked | undefined> {
+): Promise<BatchBlock | undefined> {
   const first = members[0]!.input;
   const batchId = uuid4();
   const webhookIds = members.map((m) => m.input.webhookId);
-  const failed = (reason: string): Blocked => ({ webhookId: webhookIds[0]!, reason, batch: webhookIds });
+  const failed = (reason: string): BatchBlock => ({ webhookId: webhookIds[0]!, reason, batch: webhookIds });
   let ended: { outcome: BatchOutcome } | { err: unknown } | undefined;
   try {
     const handle = await startChild(deliverBatch, {
