@@ -102,6 +102,10 @@ describe("ordered batched delivery", function () {
       }
     }
     expect(c.posts().length).to.be.at.most(25 + 15);
+    // The README's measurement: POSTs per key.
+    process.stderr.write(
+      `ordered batched, 4 keys x 250: POSTs per key ${KEYS.map((k) => c.postsOf(k).length).join(", ")}\n`,
+    );
     // One success row per event, naming the batch (its POST's svc-webhook-id) it went in.
     await waitFor("1 000 attempt rows", async () => (await batchIds(c.id)).length >= 1000, 60_000);
     const rows = await batchIds(c.id);
@@ -123,6 +127,7 @@ describe("ordered batched delivery", function () {
     await waitFor("1 000 events", async () => seqs(c.posts()).length >= 1000, 180_000);
     expect(seqs(c.posts())).to.deep.equal(range(1000));
     expect(c.posts().length).to.be.at.most(25);
+    process.stderr.write(`ordered batched, 1 key x 1 000: ${c.posts().length} POSTs\n`);
     for (const p of c.posts()) expect(signedWith(c.secret, p), "batch signature").to.equal(true);
   });
 
