@@ -6,8 +6,12 @@ import { DeliveryEnv } from "../support/delivery-env.js";
 import { type Received, Receiver, signedWith } from "../support/receiver.js";
 import { waitFor } from "../support/redis-servers.js";
 
-/** The events of one batch's POST, as the receiver parses them. */
-const eventsOf = (r: Received) => JSON.parse(r.body) as { ordering_key: string; payload: { seq: number } }[];
+type Sent = { ordering_key: string; payload: { seq: number } };
+/** The events of one POST, as the receiver parses them: a batch's array, or a replay's one event. */
+const eventsOf = (r: Received): Sent[] => {
+  const body = JSON.parse(r.body) as Sent[] | Sent;
+  return Array.isArray(body) ? body : [body];
+};
 
 /**
  * Ordered configs that batch (README "Ordered delivery", "Batched delivery"), over NATS
@@ -201,6 +205,77 @@ describe("ordered batched delivery", function () {
       expect(status(ids[1]!)).to.deep.equal(["failed"]);
       expect(status(ids[2]!)).to.deep.equal(["success"]);
       expect(await keys(c.id, "blocked")).to.deep.equal([]);
+    } finally {
+      answer = (_r, res) => res.writeHead(200).end("ok");
+    }
+  });
+
+  it("with block, a replay of any event of the failed batch goes first, alone, and releases the key", async () => {
+    const c = await config("replayed", "block", 2);
+    answer = (r, res) => {
+      // The batch of events 1 and 2 is refused for good; the replay (one event, no array) is taken.
+      const failing =
+        r.path === "/hook/replayed" &&
+        Array.isArray(JSON.parse(r.body)) &&
+        eventsOf(r).some((e) => e.payload.seq <= 2);
+      res.writeHead(failing ? 400 : 200).end(failing ? "no" : "ok");
+    };
+    try {
+      const ids: string[] = [];
+      for (const seq of range(4)) {
+        const r = await env.api.call("POST", "/events", event("replayed", "y", seq));
+        expect(r.status, r.text).to.equal(202);
+        ids.push(r.body.data.deliveries[0].webhookID);
+      }
+      await waitFor("key y blocked", async () => (await keys(c.id, "blocked")).length === 1, 60_000);
+      const replay = await env.api.call("POST", `/webhooks/${ids[1]}/replay`, undefined, {
+        "idempotency-key": "replay-of-the-second",
+      });
+      expect(replay.status, replay.text).to.be.oneOf([200, 202]);
+      await waitFor("events 3 and 4", async () => seqs(c.posts()).length >= 5, 60_000);
+      // The failed batch, then the replay alone, then the next batch.
+      expect(c.posts().map((p) => eventsOf(p).map((e) => e.payload.seq))).to.deep.equal([
+        [1, 2],
+        [2],
+        [3, 4],
+      ]);
+      expect(c.posts()[1]!.headers).to.not.have.property(BATCH_IDS_HEADER);
+      expect(await keys(c.id, "blocked")).to.deep.equal([]);
+    } finally {
+      answer = (_r, res) => res.writeHead(200).end("ok");
+    }
+  });
+
+  it("closes a batch waiting for its retry, and the events queued behind it, when the config is deactivated", async () => {
+    const c = await config("closed", "block", 2);
+    answer = (r, res) => {
+      if (r.path === "/hook/closed") return void res.writeHead(503, { "retry-after": "300" }).end("later");
+      res.writeHead(200).end("ok");
+    };
+    try {
+      const ids: string[] = [];
+      for (const seq of range(3)) {
+        const r = await env.api.call("POST", "/events", event("closed", "z", seq));
+        expect(r.status, r.text).to.equal(202);
+        ids.push(r.body.data.deliveries[0].webhookID);
+      }
+      await waitFor("the batch's first POST", async () => c.posts().length >= 1, 60_000);
+      const off = await env.api.call("PUT", `/configs/${c.id}/deactivate`);
+      expect(off.status, off.text).to.equal(200);
+      // Its retry was 300 s away: the key's workflow passed the close on to the batch.
+      for (const id of ids) {
+        await waitFor(
+          `webhook ${id} closed`,
+          async () => {
+            const r = await env.api.call("GET", `/webhooks/${id}`);
+            return r.body.data?.status === "failed";
+          },
+          30_000,
+        );
+        const r = await env.api.call("GET", `/webhooks/${id}`);
+        expect(r.body.data.reason, id).to.include("config deactivated");
+      }
+      expect(c.posts().map((p) => eventsOf(p).map((e) => e.payload.seq))).to.deep.equal([[1, 2]]);
     } finally {
       answer = (_r, res) => res.writeHead(200).end("ok");
     }
