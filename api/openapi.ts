@@ -40,7 +40,7 @@ const ORDERING = {
       type: "string",
       enum: ["skip", "block"],
       description:
-        "what a head that failed for good does: skip (default) closes it failed and goes on; block holds its key until POST /configs/{id}/ordering-keys/{key}/skip, a replay or a cancel of the head",
+        "what a head that failed for good does: skip (default) closes it failed and goes on; block holds its key until POST /configs/{id}/ordering-keys/{key}/skip, a replay or a cancel of the head (a batched config: the head is a batch, and a replay of any of its events releases the key)",
     },
   },
 } as const;
@@ -816,7 +816,7 @@ export const openapi = {
       post: {
         operationId: "skipOrderingKeyHead",
         summary:
-          "Release a blocked ordering key: its failed head stays failed, the next queued event goes (replaying the head releases it too, with the replay first)",
+          "Release a blocked ordering key: its failed head stays failed, the next queued event goes (replaying the head releases it too, with the replay first); for a batched config the head is the failed batch, released whole",
         responses: {
           202: ok("the key, its release requested", {
             type: "object",
