@@ -23,8 +23,8 @@ export const CLOSED_FOR_GOOD: Record<string, string> = {
 const PARALLEL_REPAIRS = 8;
 
 /** Repairs `rows` a few at a time (each a Temporal describe and perhaps a start), in order. */
-export async function repairAll<T>(rows: T[], repair: (row: T) => Promise<Outcome>): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
+export async function repairAll<T, O = Outcome>(rows: T[], repair: (row: T) => Promise<O>): Promise<O[]> {
+  const outcomes: O[] = [];
   for (let i = 0; i < rows.length; i += PARALLEL_REPAIRS)
     outcomes.push(...(await Promise.all(rows.slice(i, i + PARALLEL_REPAIRS).map(repair))));
   return outcomes;

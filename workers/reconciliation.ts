@@ -6,6 +6,7 @@ import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
+import { lostBatchesInOrder } from "./reconcile-batches.js";
 import { OrderedReconciler } from "./reconcile-ordered.js";
 import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
@@ -68,7 +69,15 @@ export class Reconciler {
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, ended: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
-    const outcomes = await repairAll(deliveries, (row) => this.repair(row));
+    // A lost batch's events one after the other (workers/reconcile-batches.ts).
+    const groups = await lostBatchesInOrder(db.pool, deliveries);
+    const outcomes = (
+      await repairAll(groups, async (group) => {
+        const done: Outcome[] = [];
+        for (const row of group) done.push(await this.repair(row));
+        return done;
+      })
+    ).flat();
     // Deliveries whose first send waits have no attempt row: walked apart.
     // And ordered configs' queued deliveries, put back in their keys' order.
     const waiting = [...(await this.unsent.tick(cutoff)), ...(await this.ordered.tick(cutoff))];
