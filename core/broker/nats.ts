@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   AckPolicy,
   type Consumer,
@@ -162,6 +163,9 @@ const sameSettings = (c: ConsumerConfig, wanted: ReturnType<typeof consumerSetti
   c.max_ack_pending === wanted.max_ack_pending &&
   JSON.stringify(c.backoff ?? []) === JSON.stringify(wanted.backoff);
 
+/** Beyond a message's ack wait, for JetStream's own check of expired acknowledgements to run. */
+const REDELIVERY_MARGIN_MS = 1_000;
+
 interface MaxDeliveriesAdvisory {
   stream: string;
   stream_seq: number;
@@ -179,6 +183,8 @@ interface MaxDeliveriesAdvisory {
 export class NatsConsumer implements BrokerConsumer {
   private nc?: NatsConnection;
   private stopping = false;
+  /** Aborted by stop(): ends a wait before the first fetch. */
+  private readonly stopped = new AbortController();
   private readonly batches = new Set<ConsumerMessages>();
   private readonly advisories: Subscription[] = [];
   private readonly loops: Promise<void>[] = [];
@@ -225,7 +231,18 @@ export class NatsConsumer implements BrokerConsumer {
       monitor.start();
       this.monitors.push(monitor);
       const consumer = await this.nc.jetstream().consumers.get(stream, name);
-      this.loops.push(this.pump(consumer, handler, monitor, Number(wanted.ack_wait) / 1e6));
+      const ackWaitMs = Number(wanted.ack_wait) / 1e6;
+      // Messages delivered to a process that died come back only once their ack wait runs
+      // out, and JetStream then serves them before new ones. Fetching at once would hand
+      // over the later events of an ordering key before them: wait until they are due.
+      const unacked = existing?.num_ack_pending ?? 0;
+      const holdMs = unacked > 0 ? ackWaitMs + REDELIVERY_MARGIN_MS : 0;
+      if (holdMs > 0)
+        logger.info(
+          { stream, consumer: name, unacknowledged: unacked, waitMs: holdMs },
+          "messages delivered earlier are unacknowledged: waiting for their redelivery before new messages",
+        );
+      this.loops.push(this.pump(consumer, handler, monitor, ackWaitMs, holdMs));
       logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");
     }
   }
@@ -244,11 +261,14 @@ export class NatsConsumer implements BrokerConsumer {
     handler: MessageHandler,
     monitor: StallMonitor,
     ackWaitMs: number,
+    /** How long to wait before the first fetch (see start). */
+    holdMs: number,
   ): Promise<void> {
     const { concurrency, topics, logger } = this.opts;
     const slots = Math.max(1, Math.floor(concurrency / topics.length));
     const refill = Math.max(1, Math.floor(slots / 4));
     const mine = new Set<Promise<void>>();
+    if (holdMs > 0) await sleep(holdMs, undefined, { signal: this.stopped.signal }).catch(() => {});
     while (!this.stopping) {
       while (mine.size > slots - refill) await Promise.race(mine);
       if (this.stopping) break;
@@ -349,6 +369,7 @@ export class NatsConsumer implements BrokerConsumer {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     for (const m of this.monitors) m.stop();
     await Promise.all([...this.batches].map((b) => b.close()));
     await Promise.all(this.loops);

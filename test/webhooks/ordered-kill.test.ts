@@ -1,5 +1,7 @@
 import { Client, Connection } from "@temporalio/client";
+import { defaultPayloadConverter } from "@temporalio/common";
 import { expect } from "chai";
+import pg from "pg";
 import type { Received } from "../support/receiver.js";
 import { KilledWorkerStack } from "../support/worker-process.js";
 
@@ -71,6 +73,59 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
     return lines.join("\n");
   };
 
+  /** What the key's workflow did and what the database holds of its deliveries (for an order failure). */
+  const keyStory = async (configId: string, key: number) => {
+    const temporal = new Client({
+      connection: await Connection.connect({ address: stack.api.temporalAddress }),
+    });
+    const db = new pg.Client({ connectionString: stack.api.db.url });
+    await db.connect();
+    const lines: string[] = [];
+    try {
+      const seqOf = (id: unknown) => String(id).replace(/^.*-(\d+)$/, "$1");
+      const history = await temporal.workflow.getHandle(`ordered:${configId}:key-${key}`).fetchHistory();
+      for (const e of history.events ?? []) {
+        const at = new Date(Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6);
+        let what = String(e.eventType);
+        const signal = e.workflowExecutionSignaledEventAttributes;
+        if (signal?.input?.payloads?.[0]) {
+          const item = defaultPayloadConverter.fromPayload<{ workflowId?: string; restored?: boolean }>(
+            signal.input.payloads[0],
+          );
+          what += ` ${signal.signalName} ${seqOf(item?.workflowId)}${item?.restored ? " restored" : ""}`;
+        }
+        if (e.workflowTaskCompletedEventAttributes)
+          what += ` by ${e.workflowTaskCompletedEventAttributes.identity}`;
+        if (e.workflowTaskFailedEventAttributes) what += ` ${e.workflowTaskFailedEventAttributes.cause}`;
+        lines.push(`  ${at.toISOString()} #${e.eventId} ${what}`);
+      }
+      const { rows } = await db.query(
+        `SELECT a.workflow_id, a.retry_attempt AS attempt, a.status, a.created_at FROM attempts a
+          WHERE a.config_id = $1 AND a.workflow_id LIKE $2 ORDER BY a.created_at`,
+        [configId, `%ok-${key}-%`],
+      );
+      for (const r of rows)
+        lines.push(
+          `  attempt ${seqOf(r.workflow_id)} #${r.attempt} ${r.status} ${r.created_at.toISOString()}`,
+        );
+      const unsent = await db.query(
+        `SELECT workflow_id, state, accepted_at, updated_at FROM unsent_deliveries
+          WHERE config_id = $1 AND workflow_id LIKE $2 ORDER BY accepted_at`,
+        [configId, `%ok-${key}-%`],
+      );
+      for (const r of unsent.rows)
+        lines.push(
+          `  unsent ${seqOf(r.workflow_id)} ${r.state} accepted ${r.accepted_at.toISOString()} updated ${r.updated_at.toISOString()}`,
+        );
+    } catch (err) {
+      lines.push(`  (${(err as Error).message})`);
+    } finally {
+      await db.end();
+      await temporal.connection.close();
+    }
+    return lines.join("\n");
+  };
+
   it("delivers every key in order with no gap and no repeat of a succeeded event", async () => {
     const created = await stack.api.call("POST", "/configs", {
       endpoint: stack.receiver.url,
@@ -118,7 +173,12 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
       // never recorded): the same event again, before any later one. Never an earlier event.
       const collapsed = received.filter((s, i) => i === 0 || s !== received[i - 1]);
       resent += received.length - collapsed.length;
-      expect(collapsed, `key ${key}`).to.deep.equal(Array.from({ length: PER_KEY }, (_, i) => i + 1));
+      const inOrder = Array.from({ length: PER_KEY }, (_, i) => i + 1);
+      if (JSON.stringify(collapsed) !== JSON.stringify(inOrder))
+        console.log(
+          `key ${key} out of order; its workflow and rows:\n${await keyStory(created.body.data.id, key)}`,
+        );
+      expect(collapsed, `key ${key}`).to.deep.equal(inOrder);
     }
     // At most the sends in flight at the two kills.
     expect(resent).to.be.at.most(2 * KEYS);
