@@ -1,4 +1,4 @@
-import type { BrokerMessage } from "../core/broker/types.js";
+import { type BrokerMessage, redeliveryDelay } from "../core/broker/types.js";
 import {
   deliveryKey,
   type EventMessage,
@@ -72,7 +72,11 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
         "webhooks.idempotency_key": event.idempotency_key,
       },
       () => eventTrace(msg.data),
-      () => startEventDeliveries(rt, event, msg.data),
+      () =>
+        startEventDeliveries(rt, event, msg.data, undefined, {
+          delayMs: redeliveryDelay(rt.options.redelivery, msg.deliveryCount),
+          last: msg.deliveryCount >= rt.options.redelivery.maxDeliveries,
+        }),
     );
     const deadLettered = await settleStarts(rt, spool, msg, event.type, starts);
     const started = starts.started.filter((r) => r.started).length;

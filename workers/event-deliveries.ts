@@ -16,7 +16,7 @@ import { checkEventBounds } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
-import { enterLane } from "./ordered-lanes.js";
+import { enterLane, type Lane, type Redelivered } from "./ordered-lanes.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
 export interface DeliveryStarted {
@@ -85,11 +85,17 @@ export async function startEventDeliveries(
   event: EventMessage,
   data: Uint8Array,
   configs?: Config[],
+  /** How a broker brings the message back if its deliveries cannot start (workers/ordered-lanes.ts). */
+  redelivered?: Redelivered,
 ): Promise<EventStarts> {
   // Synchronously, before any wait: an ordered config's deliveries are enqueued in arrival order.
-  const lane = enterLane(event.ordering_key);
+  const lane = enterLane(event.ordering_key, deliveryKey(event.idempotency_key, data), redelivered);
   try {
-    return await startEvent(rt, event, data, configs, lane.turn);
+    const starts = await startEvent(rt, event, data, configs, lane);
+    // Failed before its configs were known: it may have been bound for an ordered one.
+    if (event.ordering_key !== undefined && starts.failures.some((f) => !f.configId && f.permanent === null))
+      lane.failed();
+    return starts;
   } finally {
     lane.leave();
   }
@@ -100,7 +106,7 @@ async function startEvent(
   event: EventMessage,
   data: Uint8Array,
   configs: Config[] | undefined,
-  turn: Promise<void>,
+  lane: Lane,
 ): Promise<EventStarts> {
   const failed = (err: unknown, configId?: string): StartFailure => {
     const permanent = permanentFailureOf(err);
@@ -127,7 +133,7 @@ async function startEvent(
   } catch (err) {
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
-  return withTenant(await startMatched(rt, event, data, matched, failed, turn));
+  return withTenant(await startMatched(rt, event, data, matched, failed, lane));
 }
 
 /** Starts the deliveries of the event to the configs it matched (their filters applied). */
@@ -137,7 +143,7 @@ async function startMatched(
   data: Uint8Array,
   matched: Config[],
   failed: (err: unknown, configId?: string) => StartFailure,
-  turn: Promise<void>,
+  lane: Lane,
 ): Promise<EventStarts> {
   if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
   try {
@@ -165,7 +171,7 @@ async function startMatched(
       return {
         configId: c.id,
         workflowId,
-        ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, turn)),
+        ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, lane)),
       };
     }),
   );

@@ -16,6 +16,7 @@ import { deliverWebhook } from "../workflows/delivery.js";
 import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueBatched } from "./enqueue-batched.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
+import type { Lane } from "./ordered-lanes.js";
 import { sendQueue } from "./task-queues.js";
 
 /**
@@ -88,8 +89,8 @@ export async function startDelivery(
   workflowId: string,
   replayOf?: string,
   restart?: RestartOptions,
-  /** An ordered delivery's turn among its key's events (workers/ordered-lanes.ts). */
-  turn?: Promise<void>,
+  /** An ordered delivery's place among its key's events (workers/ordered-lanes.ts). */
+  lane?: Lane,
 ): Promise<{ webhookId: string; started: boolean; eager: boolean }> {
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
@@ -97,14 +98,19 @@ export async function startDelivery(
   // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
   if (ordering) {
     const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
-    await turn;
-    const { started } = await enqueueOrdered(rt, config, ordering, event, {
-      workflowId,
-      input,
-      host,
-      restored: restart !== undefined,
-    });
-    return { webhookId, started, eager: false };
+    try {
+      await lane?.turn;
+      const { started } = await enqueueOrdered(rt, config, ordering, event, {
+        workflowId,
+        input,
+        host,
+        restored: restart !== undefined,
+      });
+      return { webhookId, started, eager: false };
+    } catch (err) {
+      lane?.failed();
+      throw err;
+    }
   }
   // A batched config's new deliveries, and restarts of deliveries never sent, go to its
   // next batch; a replay, and a restart of a batch's retry, go alone (README "Batched delivery").

@@ -58,6 +58,8 @@ export class KilledWorkerStack {
   receiver!: Receiver;
   worker: ServiceProcess | undefined;
   private nats: NatsConnection | undefined;
+  /** The output of the workers killed so far. */
+  private readonly killedOutput: string[] = [];
   private readonly feed: { topic: string; stream: string; consumer: string };
 
   /** `name` tells the consumer apart; `workerArgs` are added to every worker's flags. */
@@ -86,7 +88,16 @@ export class KilledWorkerStack {
   /** Kills the worker with SIGKILL and starts another in its place. */
   async restartWorker(): Promise<void> {
     await this.worker?.stop("SIGKILL");
+    if (this.worker) this.killedOutput.push(this.worker.output);
     this.worker = await startWorkerProcess(this.api, this.feed, this.workerArgs);
+  }
+
+  /** Log lines of every worker so far (killed ones first) that say a message was not handed over. */
+  handOverTrouble(): string[] {
+    return [...this.killedOutput, this.worker?.output ?? ""]
+      .flatMap((o) => o.split("\n"))
+      .filter((l) => /redeliver|unacknowledged|failed/i.test(l))
+      .slice(0, 40);
   }
 
   async stop(): Promise<void> {

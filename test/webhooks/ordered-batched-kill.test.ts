@@ -90,10 +90,12 @@ describe("ordered batched delivery survives a worker killed -9 twice", function 
     for (const r of receiver().requests) expect(signedWith(config.secret, r)).to.equal(true);
     for (const [seq, batches] of carriers())
       expect(new Set(batches).size, `batches that carried event ${seq}: ${batches.join(", ")}`).to.equal(1);
-    for (let key = 0; key < KEYS; key++)
-      expect(firstArrivals(key), `key ${key}`).to.deep.equal(
-        Array.from({ length: PER_KEY }, (_, n) => key + 1 + KEYS * n),
-      );
+    for (let key = 0; key < KEYS; key++) {
+      const inOrder = Array.from({ length: PER_KEY }, (_, n) => key + 1 + KEYS * n);
+      if (JSON.stringify(firstArrivals(key)) !== JSON.stringify(inOrder))
+        console.log(`key ${key} out of order; the workers said:\n${stack.handOverTrouble().join("\n")}`);
+      expect(firstArrivals(key), `key ${key}`).to.deep.equal(inOrder);
+    }
 
     // Every event's delivery ends with one success row.
     const db = new pg.Client({ connectionString: stack.api.db.url });

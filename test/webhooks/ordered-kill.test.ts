@@ -176,7 +176,8 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
       const inOrder = Array.from({ length: PER_KEY }, (_, i) => i + 1);
       if (JSON.stringify(collapsed) !== JSON.stringify(inOrder))
         console.log(
-          `key ${key} out of order; its workflow and rows:\n${await keyStory(created.body.data.id, key)}`,
+          `key ${key} out of order; its workflow and rows:\n${await keyStory(created.body.data.id, key)}\n` +
+            `the workers said:\n${stack.handOverTrouble().join("\n")}`,
         );
       expect(collapsed, `key ${key}`).to.deep.equal(inOrder);
     }

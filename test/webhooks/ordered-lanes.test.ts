@@ -1,0 +1,99 @@
+import { expect } from "chai";
+import { enterLane, LaneHeld, type Redelivered } from "../../workers/ordered-lanes.js";
+
+const BACK: Redelivered = { delayMs: 5_000, last: false };
+
+/** One event's pass through its key's lane: "handed over", "held" or "failed" (the hand-over itself failed). */
+async function pass(
+  key: string,
+  eventKey: string,
+  outcome: "ok" | "fail",
+  /** null: the failure goes back to the caller (the API). */
+  redelivered: Redelivered | null = BACK,
+): Promise<string> {
+  const lane = enterLane(key, eventKey, redelivered ?? undefined);
+  try {
+    await lane.turn;
+    if (outcome === "fail") {
+      lane.failed();
+      return "failed";
+    }
+    return "handed over";
+  } catch (err) {
+    expect(err).to.be.instanceOf(LaneHeld);
+    lane.failed();
+    return "held";
+  } finally {
+    lane.leave();
+  }
+}
+
+/**
+ * The lanes of workers/ordered-lanes.ts: an event whose hand-over failed comes back later,
+ * and no later event of its key may be handed over before it.
+ */
+describe("ordered lanes: a failed hand-over holds its key until it comes back", () => {
+  it("holds the later events of the key, then lets them go in arrival order", async () => {
+    const key = "lane-order";
+    expect(await pass(key, "e1", "fail")).to.equal("failed");
+    expect(await pass(key, "e2", "ok")).to.equal("held");
+    expect(await pass(key, "e3", "ok")).to.equal("held");
+    // Another key is not held.
+    expect(await pass("lane-other", "x1", "ok")).to.equal("handed over");
+    // A held event that comes back before the first one stays held.
+    expect(await pass(key, "e2", "ok")).to.equal("held");
+    expect(await pass(key, "e1", "ok")).to.equal("handed over");
+    // A new event arriving before the held ones came back waits behind them.
+    expect(await pass(key, "e4", "ok")).to.equal("held");
+    expect(await pass(key, "e2", "ok")).to.equal("handed over");
+    expect(await pass(key, "e3", "ok")).to.equal("handed over");
+    expect(await pass(key, "e4", "ok")).to.equal("handed over");
+    expect(await pass(key, "e5", "ok")).to.equal("handed over");
+  });
+
+  it("keeps the first failed event first when it fails again", async () => {
+    const key = "lane-again";
+    await pass(key, "a1", "fail");
+    expect(await pass(key, "a2", "ok")).to.equal("held");
+    expect(await pass(key, "a1", "fail")).to.equal("failed");
+    expect(await pass(key, "a2", "ok")).to.equal("held");
+    expect(await pass(key, "a1", "ok")).to.equal("handed over");
+    expect(await pass(key, "a2", "ok")).to.equal("handed over");
+  });
+
+  it("lets the key go when the failed event will not come back (its last delivery)", async () => {
+    const key = "lane-last";
+    await pass(key, "d1", "fail", { delayMs: 5_000, last: true });
+    expect(await pass(key, "d2", "ok")).to.equal("handed over");
+  });
+
+  it("lets the key go once the hold lapses (the event came back elsewhere)", async () => {
+    const key = "lane-lapse";
+    await pass(key, "l1", "fail", { delayMs: -3_000, last: false });
+    expect(await pass(key, "l2", "ok")).to.equal("handed over");
+  });
+
+  it("holds nothing where a failure goes back to the caller (the API)", async () => {
+    const key = "lane-api";
+    await pass(key, "p1", "fail", null);
+    expect(await pass(key, "p2", "ok", null)).to.equal("handed over");
+  });
+
+  it("keeps arrival order for events handled at once", async () => {
+    const key = "lane-concurrent";
+    const order: string[] = [];
+    await Promise.all(
+      ["c1", "c2", "c3"].map(async (id, i) => {
+        const lane = enterLane(key, id, BACK);
+        try {
+          await lane.turn;
+          await new Promise((r) => setTimeout(r, (3 - i) * 5));
+          order.push(id);
+        } finally {
+          lane.leave();
+        }
+      }),
+    );
+    expect(order).to.deep.equal(["c1", "c2", "c3"]);
+  });
+});
