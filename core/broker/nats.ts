@@ -146,13 +146,16 @@ const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>
 
 /** Settings of a durable consumer that follow the flags; an existing consumer is brought to them. */
 function consumerSettings(r: Redelivery, concurrency: number) {
-  // JetStream wants fewer backoff steps than deliveries; with steps it waits the
-  // first one for an acknowledgement whatever ack_wait says.
-  const backoff = r.backoffMs.slice(0, Math.max(0, r.maxDeliveries - 1));
+  // No JetStream `backoff`: with one, a message a dead process left unacknowledged waits the
+  // step of its delivery count (30 s, 2 m, ...) before it comes back, while newer messages go
+  // to the next process at once and overtake it within its ordering key. Without, every
+  // such message comes back after ack_wait, the first step, which a starting consumer waits
+  // out (start). A handling that failed naks with its own step's delay (dispatch).
+  const first = r.maxDeliveries > 1 ? r.backoffMs[0] : undefined;
   return {
     max_deliver: r.maxDeliveries,
-    ack_wait: nanos(backoff[0] ?? 60_000),
-    backoff: backoff.map(nanos),
+    ack_wait: nanos(first ?? 60_000),
+    backoff: [] as number[],
     max_ack_pending: concurrency * 4,
   };
 }
@@ -176,9 +179,9 @@ interface MaxDeliveriesAdvisory {
  * Durable JetStream pull consumers over the topics, one per topic (a single
  * consumer with several filter subjects needs NATS 2.10; Debian ships 2.9).
  * Explicit acks; a failed handler naks the message with the redelivery
- * backoff's delay (JetStream 2.9 applies its own backoff only to messages left
- * unacknowledged and redelivers a plain nak at once), and JetStream stops
- * after max_deliver deliveries.
+ * backoff's delay (JetStream 2.9 redelivers a plain nak at once), a message left
+ * unacknowledged comes back after ack_wait, and JetStream stops after
+ * max_deliver deliveries.
  */
 export class NatsConsumer implements BrokerConsumer {
   private nc?: NatsConnection;

@@ -92,12 +92,12 @@ export class KilledWorkerStack {
     this.worker = await startWorkerProcess(this.api, this.feed, this.workerArgs);
   }
 
-  /** Log lines of every worker so far (killed ones first) that say a message was not handed over. */
-  handOverTrouble(): string[] {
-    return [...this.killedOutput, this.worker?.output ?? ""]
-      .flatMap((o) => o.split("\n"))
-      .filter((l) => /redeliver|unacknowledged|failed/i.test(l))
-      .slice(0, 40);
+  /** Log lines of every worker so far (killed ones first) matching `pattern`, with a line for each restart. */
+  workerLines(pattern: RegExp): string[] {
+    return [...this.killedOutput, this.worker?.output ?? ""].flatMap((o, i) => [
+      ...(i > 0 ? [`--- worker ${i + 1} started`] : []),
+      ...o.split("\n").filter((l) => pattern.test(l)),
+    ]);
   }
 
   async stop(): Promise<void> {
