@@ -31,6 +31,7 @@ cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-m
 cp proto/gen/ratelimit-service.binpb "$out/proto/gen/"                 # gRPC reflection
 cp -r ratelimit/examples "$out/ratelimit/examples"                     # sample rule files
 cp package-lock.json README.md "$out/"
+cp -r docs "$out/docs"                                                 # the manual the README links to
 # Same dependencies (so the lock file stays in sync for npm ci), no scripts.
 node -e '
   const pkg = JSON.parse(require("fs").readFileSync("package.json", "utf8"));
