@@ -24,8 +24,8 @@ echo "[release] writing $out"
 rm -rf "$out"
 mkdir -p "$out/prisma" "$out/proto/gen" "$out/ratelimit"
 cp -r dist "$out/dist"
-# Tests and benchmarks are not part of a release.
-rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/.tsbuildinfo"
+# Tests, benchmarks and development scripts are not part of a release.
+rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/scripts" "$out/dist/.tsbuildinfo"
 cp -r bin "$out/bin"
 cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-migrate reads them
 cp proto/gen/ratelimit-service.binpb "$out/proto/gen/"                 # gRPC reflection
