@@ -43,9 +43,9 @@ describe("flag tables of the manual", function () {
     ]);
   });
 
-  it(`${FLAGS_PAGE} holds the tables the commands generate`, () => {
+  it(`${FLAGS_PAGE} holds the tables the commands generate`, async () => {
     const committed = committedBlock(readFileSync(fromRoot(FLAGS_PAGE), "utf8"));
-    const generated = generateFlagTables();
+    const generated = await generateFlagTables();
     expect(generated).to.contain("| `--retry-period <duration>` | `3s` |");
     expect(committed, `regenerate with: npm run build && node dist/scripts/flag-tables.js --write`).to.equal(
       generated,
