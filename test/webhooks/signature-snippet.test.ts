@@ -9,7 +9,7 @@ import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 /** The receiver-side verification snippet of docs/webhooks/security.md, run against a real signed delivery. */
-describe("docs signature verification example", function () {
+describe("the signature verification snippet of the manual", function () {
   this.timeout(120_000);
   let api: WebhooksUnderTest;
   let receiver: Receiver;
@@ -27,7 +27,7 @@ describe("docs signature verification example", function () {
     const page = readFileSync(fromRoot("docs/webhooks/security.md"), "utf8");
     const snippet = /With Node only:\n\n```js\n([\s\S]*?)```/.exec(page)?.[1];
     expect(snippet, "snippet in docs/webhooks/security.md").to.be.a("string");
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "readme-")), "verify.mjs");
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "snippet-")), "verify.mjs");
     writeFileSync(file, snippet!);
     const { verify } = await import(pathToFileURL(file).href);
 
