@@ -24,13 +24,14 @@ echo "[release] writing $out"
 rm -rf "$out"
 mkdir -p "$out/prisma" "$out/proto/gen" "$out/ratelimit"
 cp -r dist "$out/dist"
-# Tests and benchmarks are not part of a release.
-rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/.tsbuildinfo"
+# Tests, benchmarks and development scripts are not part of a release.
+rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/scripts" "$out/dist/.tsbuildinfo"
 cp -r bin "$out/bin"
 cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-migrate reads them
 cp proto/gen/ratelimit-service.binpb "$out/proto/gen/"                 # gRPC reflection
 cp -r ratelimit/examples "$out/ratelimit/examples"                     # sample rule files
 cp package-lock.json README.md "$out/"
+cp -r docs "$out/docs"                                                 # the manual the README links to
 # Same dependencies (so the lock file stays in sync for npm ci), no scripts.
 node -e '
   const pkg = JSON.parse(require("fs").readFileSync("package.json", "utf8"));

@@ -8,8 +8,8 @@ import { fromRoot } from "../../common/paths.js";
 import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
-/** The README's receiver-side verification snippet, run against a real signed delivery. */
-describe("README signature verification example", function () {
+/** The receiver-side verification snippet of docs/webhooks/security.md, run against a real signed delivery. */
+describe("the signature verification snippet of the manual", function () {
   this.timeout(120_000);
   let api: WebhooksUnderTest;
   let receiver: Receiver;
@@ -24,10 +24,10 @@ describe("README signature verification example", function () {
   });
 
   it("accepts our deliveries, including both signatures of a rotation overlap, and rejects tampering", async () => {
-    const readme = readFileSync(fromRoot("README.md"), "utf8");
-    const snippet = /With Node only:\n\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(snippet, "snippet in README").to.be.a("string");
-    const file = path.join(await mkdtemp(path.join(tmpdir(), "readme-")), "verify.mjs");
+    const page = readFileSync(fromRoot("docs/webhooks/security.md"), "utf8");
+    const snippet = /With Node only:\n\n```js\n([\s\S]*?)```/.exec(page)?.[1];
+    expect(snippet, "snippet in docs/webhooks/security.md").to.be.a("string");
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "snippet-")), "verify.mjs");
     writeFileSync(file, snippet!);
     const { verify } = await import(pathToFileURL(file).href);
 
