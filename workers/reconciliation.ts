@@ -62,10 +62,12 @@ export class Reconciler {
          AND ((status = 'to retry' AND next_retry_after < ${cutoff})
               OR (status = 'retrying' AND updated_at < ${cutoff}))
        ORDER BY next_retry_after, id
-       LIMIT ${options.retryBatchSize}`;
+       LIMIT ${options.reconcileBatchSize}`;
     const last = rows.at(-1);
     this.cursor =
-      rows.length < options.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
+      rows.length < options.reconcileBatchSize || !last
+        ? undefined
+        : { at: last.next_retry_after, id: last.id };
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, ended: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
@@ -191,10 +193,10 @@ export function startReconciler(
           "reconciliation tick failed; next one in --retry-period",
         );
       }
-      if (!stopped) timer = setTimeout(loop, rt.options.retryPeriod);
+      if (!stopped) timer = setTimeout(loop, rt.options.reconcileEvery);
     })();
   };
-  timer = setTimeout(loop, rt.options.retryPeriod);
+  timer = setTimeout(loop, rt.options.reconcileEvery);
   return {
     async stop() {
       stopped = true;

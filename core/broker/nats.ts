@@ -148,9 +148,9 @@ const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>
 function consumerSettings(r: Redelivery, concurrency: number) {
   // JetStream wants fewer backoff steps than deliveries; with steps it waits the
   // first one for an acknowledgement whatever ack_wait says.
-  const backoff = r.backoffMs.slice(0, Math.max(0, r.maxDeliveries - 1));
+  const backoff = r.backoffMs.slice(0, Math.max(0, r.maxBrokerDeliveries - 1));
   return {
-    max_deliver: r.maxDeliveries,
+    max_deliver: r.maxBrokerDeliveries,
     ack_wait: nanos(backoff[0] ?? 60_000),
     backoff: backoff.map(nanos),
     max_ack_pending: concurrency * 4,
