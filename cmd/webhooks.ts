@@ -26,7 +26,7 @@ import { runWorker } from "../workers/run-worker.js";
 import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // `webhooks serve | worker | version`: the delivery service's command line.
-// Flag names and defaults are the spec's; Temporal and broker flags are ours.
+// Specified flags keep their names and defaults (docs/spec-rules.md#webhook-flags); the others are ours.
 
 const d = (text: string) => durationArg(text);
 const TOPICS = listOption(["default"]);

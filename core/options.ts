@@ -52,7 +52,7 @@ export interface WebhooksOptions {
   storageConnectTimeout: number;
   /** PostgreSQL statement_timeout of every pooled connection, ms (0: none). */
   storageStatementTimeout: number;
-  // Delivery policy (the spec's flag table), durations in milliseconds.
+  // Delivery policy (docs/spec-rules.md#webhook-flags), durations in milliseconds.
   /** Reconciliation tick, --retry-period (workers/reconciliation.ts). */
   reconcileEvery: number;
   /** Queued rows reconciliation checks per tick, --retry-batch-size. */
@@ -69,7 +69,10 @@ export interface WebhooksOptions {
   maxBackoffDelay: number;
   abortAfter: number;
   maxAttempts: number;
-  /** Timeout of one HTTP send (the spec fixes 30 s; a flag lets operators tighten it). */
+  /**
+   * Timeout of one HTTP send (30 s as specified, docs/spec-rules.md#send-timeout; a flag lets
+   * operators tighten it).
+   */
   sendTimeout: number;
   retentionPeriod: number;
   retentionSuccessDelay: number;

@@ -14,8 +14,8 @@ import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-deliv
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the
-// Web UI, failed, or lost with Temporal's state. It gives the spec's retry loop
-// flags their meaning: every --retry-period, up to --retry-batch-size queued
+// Web UI, failed, or lost with Temporal's state. It gives the retry loop flags
+// (docs/spec-rules.md#retry-loop) their meaning: every --retry-period, up to --retry-batch-size queued
 // rows that are overdue by --reconcile-grace are checked against their
 // workflow. A running workflow is the authority and is never touched; a lost
 // one is restarted from its row (same webhook id, next retry attempt) while
