@@ -7,7 +7,7 @@ import { CLAIM_DONE } from "./send-claims.js";
 import { UNSENT_SENT } from "./unsent-deliveries.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
-// the spec's state table is one of these writes.
+// the attempt state table (docs/spec-rules.md#attempt-states) is one of these writes.
 
 const TO_DB: Record<AttemptStatus, DbStatus> = {
   success: DbStatus.success,
@@ -207,10 +207,10 @@ export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: Ne
 }
 
 /**
- * The spec's claim before attempt `retryAttempt`: this webhook's queued row (of an earlier
- * attempt) becomes `retrying`; a row already `retrying` stays claimed, as after a restart.
- * Returns when the claimed retry was due, or undefined when nothing was queued any more:
- * somebody closed the delivery, and the workflow must not send again.
+ * The retry claim (docs/spec-rules.md#retry-claim) before attempt `retryAttempt`: this webhook's
+ * queued row (of an earlier attempt) becomes `retrying`; a row already `retrying` stays claimed, as
+ * after a restart. Returns when the claimed retry was due, or undefined when nothing was queued any
+ * more: somebody closed the delivery, and the workflow must not send again.
  */
 export async function claimForRetry(
   db: PrismaClient,

@@ -95,12 +95,12 @@ export function createBatchActivities(deps: BatchDeps) {
   const sendBatch = async (input: BatchSendInput): Promise<BatchOutcome> => {
     const first = input.members[0];
     if (!first) return { skipped: "no event left in the batch" };
-    const { workflowExecution, activityId, attempt } = Context.current().info;
+    const { workflowExecution, activityId, attempt: activityAttempt } = Context.current().info;
     const deadline = writeDeadline();
     const claim = {
       webhookId: first.webhookId,
       retryAttempt: input.retryAttempt,
-      owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
+      owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${activityAttempt}/${randomUUID()}`,
       leaseMs: CLAIM_LEASE_MS,
     };
     const { config, attemptWritten, claimed, auth } = await claimBeforeSend(pool, input.configId, claim);

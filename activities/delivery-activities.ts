@@ -279,12 +279,12 @@ export function createDeliveryActivities({
    * row is queued again until then.
    */
   const send = async (input: SendAttemptInput, onPosting?: () => void): Promise<SendOutcome> => {
-    const { workflowExecution, activityId, attempt } = Context.current().info;
+    const { workflowExecution, activityId, attempt: activityAttempt } = Context.current().info;
     const deadline = writeDeadline();
     const claim: SendClaim = {
       webhookId: input.webhookId,
       retryAttempt: input.retryAttempt,
-      owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${attempt}/${randomUUID()}`,
+      owner: `${workflowExecution?.runId ?? "-"}/${activityId}/${activityAttempt}/${randomUUID()}`,
       leaseMs: CLAIM_LEASE_MS,
     };
     const { config, attemptWritten, claimed, heldUntil, auth } = await claimBeforeSend(

@@ -26,7 +26,7 @@ import { runWorker } from "../workers/run-worker.js";
 import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // `webhooks serve | worker | version`: the delivery service's command line.
-// Flag names and defaults are the spec's; Temporal and broker flags are ours.
+// Specified flags keep their names and defaults (docs/spec-rules.md#webhook-flags); the others are ours.
 
 const d = (text: string) => durationArg(text);
 const TOPICS = listOption(["default"]);
@@ -502,7 +502,7 @@ function logoHostsArg(value: string): string[] {
 
 type Flags = Record<string, unknown>;
 
-function toSettings(o: Flags, worker: boolean): WebhooksOptions {
+function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
   const opt = <T>(k: string) => o[k] as T;
   const str = (k: string) => (o[k] as string | undefined) || undefined;
   const temporal = {
@@ -527,8 +527,8 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     storagePoolSize: opt("storageSqldbPoolSize"),
     storageConnectTimeout: opt("storageSqldbConnectTimeout"),
     storageStatementTimeout: opt("storageSqldbStatementTimeout"),
-    retryPeriod: opt("retryPeriod"),
-    retryBatchSize: opt("retryBatchSize"),
+    reconcileEvery: opt("retryPeriod"),
+    reconcileBatchSize: opt("retryBatchSize"),
     recoveryRate: opt("recoveryRate"),
     autoDeactivateAfter: opt("autoDeactivateAfter"),
     tracing: {
@@ -551,7 +551,7 @@ function toSettings(o: Flags, worker: boolean): WebhooksOptions {
     broker: opt("broker"),
     brokerTopics: opt("brokerTopics"),
     redelivery: {
-      maxDeliveries: opt("brokerMaxDeliveries"),
+      maxBrokerDeliveries: opt("brokerMaxDeliveries"),
       backoffMs: opt("brokerRedeliveryBackoff"),
       stuckAfterMs: opt("brokerStuckAfter"),
     },
@@ -666,7 +666,7 @@ async function main(argv: string[]): Promise<void> {
         .argParser(positiveIntArg),
     )
     .action(async (o: Flags) => {
-      const options = { ...toSettings(o, Boolean(o.worker)), processes: o.processes as number };
+      const options = { ...toWebhooksOptions(o, Boolean(o.worker)), processes: o.processes as number };
       checkPolicy(options);
       checkProcesses(options);
       await runServe(options);
@@ -677,7 +677,7 @@ async function main(argv: string[]): Promise<void> {
       .command("worker")
       .description("consume events and run delivery workflows; serves only /_healthcheck"),
   ).action(async (o: Flags) => {
-    const options = toSettings(o, true);
+    const options = toWebhooksOptions(o, true);
     checkPolicy(options);
     await runWorker(options);
   });

@@ -1,5 +1,5 @@
-// Go-style durations ("300ms", "1m30s", "720h"), as the specs' flags and
-// environment variables use them. Values are milliseconds.
+// Go-style durations ("300ms", "1m30s", "720h"), as the specified flags and
+// environment variables use them (docs/spec-rules.md#durations). Values are milliseconds.
 
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,

@@ -4,7 +4,7 @@ import type { StreamLimits } from "./broker/nats.js";
 import type { NatsAuth } from "./broker/nats-auth.js";
 import type { Redelivery } from "./broker/types.js";
 import type { EgressOptions } from "./egress-policy.js";
-import type { TracingSettings } from "./tracing.js";
+import type { DeliveryTracingOptions } from "./tracing.js";
 
 /** How deliveries started by this process send their POSTs (see WebhooksOptions.sendMode). */
 export type SendMode = "queue" | "local" | "local-first";
@@ -52,24 +52,27 @@ export interface WebhooksOptions {
   storageConnectTimeout: number;
   /** PostgreSQL statement_timeout of every pooled connection, ms (0: none). */
   storageStatementTimeout: number;
-  // Delivery policy (the spec's flag table), durations in milliseconds.
-  /** Reconciliation tick (workers/reconciliation.ts). */
-  retryPeriod: number;
-  /** Queued rows reconciliation checks per tick. */
-  retryBatchSize: number;
+  // Delivery policy (docs/spec-rules.md#webhook-flags), durations in milliseconds.
+  /** Reconciliation tick, --retry-period (workers/reconciliation.ts). */
+  reconcileEvery: number;
+  /** Queued rows reconciliation checks per tick, --retry-batch-size. */
+  reconcileBatchSize: number;
   /** Replays a bulk recovery starts per second (workflows/recovery.ts). */
   recoveryRate: number;
   /** Deactivate configs failing for this long, ms (0: never; workers/auto-deactivation.ts). */
   autoDeactivateAfter: number;
   /** OpenTelemetry spans of deliveries (core/tracing.ts). */
-  tracing: TracingSettings;
+  tracing: DeliveryTracingOptions;
   /** How overdue a queued row must be before reconciliation checks its workflow. */
   reconcileGrace: number;
   minBackoffDelay: number;
   maxBackoffDelay: number;
   abortAfter: number;
   maxAttempts: number;
-  /** Timeout of one HTTP send (the spec fixes 30 s; a flag lets operators tighten it). */
+  /**
+   * Timeout of one HTTP send (30 s as specified, docs/spec-rules.md#send-timeout; a flag lets
+   * operators tighten it).
+   */
   sendTimeout: number;
   retentionPeriod: number;
   retentionSuccessDelay: number;

@@ -13,7 +13,8 @@ import type {
 import type { Logger } from "../common/logger.js";
 import { type OtelExportSettings, otlpHttpEncoding, startTracerProvider } from "../common/otel.js";
 
-export interface TracingSettings {
+/** --tracing* flags of the webhooks service (ratelimit has its own TRACING_* settings). */
+export interface DeliveryTracingOptions {
   enabled: boolean;
   exporterProtocol: "http" | "grpc";
   serviceName: string;
@@ -75,7 +76,7 @@ export function eventTrace(data: Uint8Array | string): EventTrace {
 }
 
 export async function startDeliveryTracing(
-  s: TracingSettings,
+  s: DeliveryTracingOptions,
   logger: Logger,
 ): Promise<DeliveryTracing | undefined> {
   if (!s.enabled) return undefined;

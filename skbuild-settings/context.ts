@@ -63,7 +63,10 @@ export function hostContext(withEnv = true): BuildContext {
   };
 }
 
-/** The spec's truthy environment values: true, on, yes, y, t (any case) or a number above 0. */
+/**
+ * Truthy environment values (docs/spec-rules.md#truthy-environment-values): true, on, yes, y, t (any
+ * case) or a number above 0.
+ */
 export function isTruthy(value: string | undefined): boolean {
   const v = (value ?? "").trim().toLowerCase();
   if (["true", "on", "yes", "y", "t"].includes(v)) return true;

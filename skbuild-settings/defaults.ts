@@ -1,5 +1,5 @@
-// Effective settings: every key of the schema in schema order, with the spec's defaults filled
-// in and cmake.define resolved to the strings CMake receives.
+// Effective settings: every key of the schema in schema order, with the specified defaults filled
+// in (docs/spec-rules.md#build-settings-schema) and cmake.define resolved to the strings CMake receives.
 import { deepClone } from "./clone.js";
 import { settingTruthy } from "./context.js";
 import type { SettingsLine } from "./lines.js";

@@ -87,7 +87,10 @@ function unknownKey(
   };
 }
 
-/** Keys that newer scikit-build-core releases accept but the spec's schema does not. */
+/**
+ * Keys that newer scikit-build-core releases accept but the specified 0.12 schema does not
+ * (docs/spec-rules.md#build-settings-schema).
+ */
 const NEWER_KEYS = new Set([
   "env",
   "config-setting",

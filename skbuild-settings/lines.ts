@@ -1,6 +1,7 @@
 // The two generations of the settings the validator knows, and how a document picks one.
 // scikit-build-core changes its settings surface at 1.0 (new keys, condition kinds, errors for
-// deprecated keys), so the 0.12 line (the spec's) and the current 1.x line are checked apart.
+// deprecated keys), so the 0.12 line (the specified one, docs/spec-rules.md#build-settings-schema) and the
+// current 1.x line are checked apart.
 import { isVersion, versionLessThan } from "./pep440.js";
 
 export type SettingsLine = "0.12" | "1.x";
@@ -25,7 +26,7 @@ export interface Generation {
 
 /**
  * Picks the generation: an explicit backend version wins; otherwise a minimum-version of 1.0 or
- * more means a 1.x backend (0.12 would refuse to build), and anything else the spec's 0.12 line.
+ * more means a 1.x backend (0.12 would refuse to build), and anything else the specified 0.12 line.
  */
 export function chooseGeneration(
   backendVersion: string | undefined,

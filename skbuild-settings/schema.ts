@@ -1,8 +1,8 @@
-// The JSON Schema (draft-07) of the [tool.scikit-build] settings object, written from part A of
-// spec/settings-and-entity-rest.md, in two generations (lines.ts): the spec's 0.12 line and the
-// current 1.x line, which adds keys, condition kinds and inherit entries. It is the single source of keys, types, enums, bounds and
-// defaults: the validator compiles it once with ajv, the defaults filler and the did-you-mean
-// index walk it.
+// The JSON Schema (draft-07) of the [tool.scikit-build] settings object, written from the specified
+// settings (docs/spec-rules.md#build-settings-schema), in two generations (lines.ts): the specified
+// 0.12 line and the current 1.x line, which adds keys, condition kinds and inherit entries. It is the
+// single source of keys, types, enums, bounds and defaults: the validator compiles it once with ajv,
+// the defaults filler and the did-you-mean index walk it.
 //
 // Besides standard keywords it uses four annotations of ours, registered as ajv keywords in
 // compile.ts (other validators may ignore them):
@@ -449,7 +449,7 @@ export function schemaFor(line: SettingsLine): Schema {
   return SCHEMAS[line];
 }
 
-/** The schema of the spec's line (0.12). */
+/** The schema of the specified line (0.12). */
 export const settingsSchema: Schema = SCHEMAS["0.12"];
 
 /** Keys an override may set besides `if` and `inherit`, in a line. */

@@ -14,7 +14,7 @@ export interface ValidateOptions {
   buildSystemRequires?: readonly string[];
   /**
    * The backend version the rules follow. Unset: chosen from minimum-version (1.0 or more: the
-   * 1.x line, else the spec's 0.12 line; see lines.ts). From 1.0 on, deprecated keys are errors
+   * 1.x line, else the specified 0.12 line; see lines.ts). From 1.0 on, deprecated keys are errors
    * unless minimum-version is older.
    */
   backendVersion?: string;

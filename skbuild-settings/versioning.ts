@@ -1,11 +1,12 @@
 // minimum-version: resolving it (including "build-system.requires"), and the rules it selects
-// for deprecated and newer keys (spec "Versioning"; reference A1 "Deprecations / minimum-version").
+// for deprecated and newer keys (docs/spec-rules.md#deprecations-and-minimum-version).
 import { type Diagnostic, formatPath, type PathSegment } from "./diagnostics.js";
 import type { SettingsLine } from "./lines.js";
 import { isVersion, minVersion, versionLessThan } from "./pep440.js";
 
 /**
- * The backend version whose settings surface the spec describes (scikit-build-core 0.12:
+ * The backend version whose settings surface is specified (scikit-build-core 0.12, see
+ * docs/spec-rules.md#build-settings-schema:
  * toolchain-file, python-hints, wheel.tags, sdist.inclusion-mode; no 1.0-only keys). It is the
  * default of `backendVersion` and of the `backend-version` override condition.
  */

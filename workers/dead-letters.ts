@@ -71,7 +71,7 @@ export async function settleStarts(
   eventType: string,
   starts: EventStarts,
 ): Promise<number> {
-  const lastDelivery = msg.deliveryCount >= rt.options.redelivery.maxDeliveries;
+  const lastDelivery = msg.deliveryCount >= rt.options.redelivery.maxBrokerDeliveries;
   const retry = starts.failures.filter((f) => f.permanent === null);
   const now = starts.failures.filter((f) => f.permanent !== null || lastDelivery);
   for (const f of now) {

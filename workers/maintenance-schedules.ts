@@ -9,7 +9,10 @@ import { attemptsRetention } from "../workflows/maintenance.js";
 import { maintenanceQueue } from "./task-queues.js";
 
 export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-attempts-retention`;
-/** The schedule of the spec's stale recovery, which reconciliation replaced; deleted where found. */
+/**
+ * The schedule of the stale recovery (docs/spec-rules.md#stale-recovery), which reconciliation
+ * replaced; deleted where found.
+ */
 const legacyStaleRecoveryScheduleId = (taskQueue: string) => `${taskQueue}-stale-recovery`;
 
 function retentionSchedule(rt: ProcessContext): ScheduleOptions {

@@ -28,7 +28,7 @@ export class OrderedReconciler {
       text: `SELECT ordering_workflow_id AS key FROM unsent_deliveries
               WHERE state = 'waiting' AND ordering_workflow_id IS NOT NULL AND updated_at < $1
               GROUP BY ordering_workflow_id ORDER BY min(accepted_at) LIMIT $2`,
-      values: [cutoff, this.rt.options.retryBatchSize],
+      values: [cutoff, this.rt.options.reconcileBatchSize],
     });
     const outcomes: Outcome[] = [];
     for (const { key } of rows) outcomes.push(...(await this.restoreKey(key)));

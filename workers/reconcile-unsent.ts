@@ -38,10 +38,10 @@ export class UnsentReconciler {
        WHERE state = 'waiting' AND next_try_at < ${cutoff} AND ordering_workflow_id IS NULL
          AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
        ORDER BY next_try_at, webhook_id
-       LIMIT ${options.retryBatchSize}`;
+       LIMIT ${options.reconcileBatchSize}`;
     const last = rows.at(-1);
     this.cursor =
-      rows.length < options.retryBatchSize || !last
+      rows.length < options.reconcileBatchSize || !last
         ? undefined
         : { at: last.next_try_at, id: last.webhook_id };
     return repairAll(rows, (row) => this.repair(row));

@@ -14,8 +14,8 @@ import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-deliv
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the
-// Web UI, failed, or lost with Temporal's state. It gives the spec's retry loop
-// flags their meaning: every --retry-period, up to --retry-batch-size queued
+// Web UI, failed, or lost with Temporal's state. It gives the retry loop flags
+// (docs/spec-rules.md#retry-loop) their meaning: every --retry-period, up to --retry-batch-size queued
 // rows that are overdue by --reconcile-grace are checked against their
 // workflow. A running workflow is the authority and is never touched; a lost
 // one is restarted from its row (same webhook id, next retry attempt) while
@@ -62,10 +62,12 @@ export class Reconciler {
          AND ((status = 'to retry' AND next_retry_after < ${cutoff})
               OR (status = 'retrying' AND updated_at < ${cutoff}))
        ORDER BY next_retry_after, id
-       LIMIT ${options.retryBatchSize}`;
+       LIMIT ${options.reconcileBatchSize}`;
     const last = rows.at(-1);
     this.cursor =
-      rows.length < options.retryBatchSize || !last ? undefined : { at: last.next_retry_after, id: last.id };
+      rows.length < options.reconcileBatchSize || !last
+        ? undefined
+        : { at: last.next_retry_after, id: last.id };
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, ended: 0, failed: 0 };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
@@ -191,10 +193,10 @@ export function startReconciler(
           "reconciliation tick failed; next one in --retry-period",
         );
       }
-      if (!stopped) timer = setTimeout(loop, rt.options.retryPeriod);
+      if (!stopped) timer = setTimeout(loop, rt.options.reconcileEvery);
     })();
   };
-  timer = setTimeout(loop, rt.options.retryPeriod);
+  timer = setTimeout(loop, rt.options.reconcileEvery);
   return {
     async stop() {
       stopped = true;

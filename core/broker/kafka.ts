@@ -36,7 +36,11 @@ async function subscribe(consumer: Consumer, topics: string[]): Promise<void> {
 }
 
 /** Without flags (tests of the consumer alone): a failed message is handed over again at once, forever. */
-const RETRY_AT_ONCE: Redelivery = { maxDeliveries: Number.POSITIVE_INFINITY, backoffMs: [], stuckAfterMs: 0 };
+const RETRY_AT_ONCE: Redelivery = {
+  maxBrokerDeliveries: Number.POSITIVE_INFINITY,
+  backoffMs: [],
+  stuckAfterMs: 0,
+};
 
 /**
  * A consumer-group member over the topics. Messages of a partition are

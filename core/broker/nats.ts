@@ -151,9 +151,9 @@ function consumerSettings(r: Redelivery, concurrency: number) {
   // to the next process at once and overtake it within its ordering key. Without, every
   // such message comes back after ack_wait, the first step, which a starting consumer waits
   // out (start). A handling that failed naks with its own step's delay (dispatch).
-  const first = r.maxDeliveries > 1 ? r.backoffMs[0] : undefined;
+  const first = r.maxBrokerDeliveries > 1 ? r.backoffMs[0] : undefined;
   return {
-    max_deliver: r.maxDeliveries,
+    max_deliver: r.maxBrokerDeliveries,
     ack_wait: nanos(first ?? 60_000),
     backoff: [] as number[],
     max_ack_pending: concurrency * 4,

@@ -13,8 +13,11 @@ export type MessageHandler = (msg: BrokerMessage) => Promise<void>;
 
 /** What a consumer does with a message whose handler threw, and when it reports itself stuck. */
 export interface Redelivery {
-  /** Deliveries of one message at most; the handler is expected to settle it at the last one. */
-  maxDeliveries: number;
+  /**
+   * Broker deliveries of one message at most (its first delivery and each redelivery, not webhook
+   * deliveries); the handler is expected to settle it at the last one.
+   */
+  maxBrokerDeliveries: number;
   /** Waits before the 2nd, 3rd, … delivery, in ms (the last one repeats). */
   backoffMs: number[];
   /** Messages waiting and none settled for this long means stuck (0: never reported). */

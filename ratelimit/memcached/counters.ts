@@ -1,10 +1,10 @@
-// Counters in memcached, as the reference does it: one multi-get per node reads the
-// current values, the decision uses value + hits, and the increments run after the
-// answer, in the background: `incr`, and for a key that does not exist yet `add`
-// with the window's expiry, and `incr` again if another instance added it first.
-// So concurrent requests can briefly exceed the quota (spec rule 12). Each key lives
-// on one node (memcache-ring.ts); a node that cannot be reached fails the decisions
-// whose keys it holds, with the node named, like a Redis outage.
+// Counters in memcached, as the reference does it: one multi-get per node reads the current values,
+// the decision uses value + hits, and the increments run after the answer, in the background: `incr`,
+// and for a key that does not exist yet `add` with the window's expiry, and `incr` again if another
+// instance added it first. So concurrent requests can briefly exceed the quota
+// (docs/spec-rules.md#object-cache-increments). Each key lives on one node (ring.ts); a node that
+// cannot be reached fails the decisions whose keys it holds, with the node named, like a Redis
+// outage.
 
 import type { ConnectionOptions } from "node:tls";
 import type { Logger } from "../../common/logger.js";
@@ -17,7 +17,10 @@ import { MemcacheNode } from "./node.js";
 import { pickNode } from "./ring.js";
 import { MemcacheServerList, type ResolveSrv } from "./servers.js";
 
-/** Connect and reply timeout per memcached operation (the spec names no setting). */
+/**
+ * Connect and reply timeout per memcached operation (no setting is specified:
+ * docs/spec-rules.md#object-cache-backend).
+ */
 export const MEMCACHE_TIMEOUT_MS = 1000;
 /** memcached reads an expiry above 30 days as a Unix time, not as seconds from now. */
 const RELATIVE_EXPIRY_LIMIT = 30 * 24 * 3600;

@@ -3,7 +3,7 @@
 // uses one. Each serving process is a whole service (rules, counter store connections,
 // over-limit cache, health), like separate replicas behind one address. The primary
 // only supervises and speaks for the whole: it starts the processes, replaces one that
-// dies after it was serving, sums their statistics into the outputs (stats-relay.ts),
+// dies after it was serving, sums their statistics into the outputs (ratelimit/stats/process-relay.ts),
 // serves the debug listener (primary-debug-server.ts) and stops everything gracefully
 // on SIGTERM/SIGINT.
 

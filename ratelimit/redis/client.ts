@@ -49,7 +49,7 @@ export function redisClientFactory(s: KvStoreSettings, address: RedisAddress): (
     commandTimeout: s.timeoutMs,
     maxRetriesPerRequest: 0,
     // No auto-pipelining on single/sentinel connections: the pool corks the socket instead
-    // (redis-pool.ts), which gives the same single write without a Pipeline per batch.
+    // (pool.ts), which gives the same single write without a Pipeline per batch.
     enableAutoPipelining: false,
     ...splitAuth(s.auth),
   };

@@ -18,7 +18,7 @@
 // promise chain per batch, whose garbage survived into the old generation and caused
 // the mark-compact pauses that set the p99 (README, Performance). A cluster client keeps
 // ioredis's auto-pipelining, which groups commands by node.
-// A "connection" is one client of the store's topology (redis-client.ts): with
+// A "connection" is one client of the store's topology (client.ts): with
 // KVSTORE_TYPE=cluster each pooled client holds a connection to every node.
 
 import type { Duplex } from "node:stream";

@@ -1,5 +1,5 @@
-// Settings of the rate limit service, read from the environment with the names and
-// defaults of the spec. Every bad value is reported with the variable's name and
+// Settings of the rate limit service, read from the environment with the specified names and
+// defaults (docs/spec-rules.md#rate-limit-settings). Every bad value is reported with the variable's name and
 // what was expected; all problems are collected and reported together.
 
 import { existsSync, readFileSync } from "node:fs";
@@ -511,7 +511,8 @@ function readAll(r: Reader, env: Env): Settings {
   if (backendRaw) {
     const v = backendRaw[1].toLowerCase();
     if (v === "redis" || v === "memory") backendType = v;
-    // The spec's name and the reference's name of the object cache backend.
+    // The specified name and the reference's name of the object cache
+    // (docs/spec-rules.md#object-cache-backend).
     else if (v === "objcache" || v === "memcache") backendType = "memcache";
     else
       r.problems.push(
@@ -636,7 +637,8 @@ function statsOutput(r: Reader, flushMs: number) {
     else mogrifiers.push(m);
   }
 
-  // Each under the spec's name or the reference's (PROMETHEUS_*); errors name the one set.
+  // Each under the specified name (docs/spec-rules.md#pull-statistics) or the reference's (PROMETHEUS_*);
+  // errors name the one set.
   const setName = (names: string[]) => r.raw(...names)?.[0] ?? names[0];
   const addrName = setName(["PULL_STATS_ADDR", "PROMETHEUS_ADDR"]);
   const addrText = r.str(":9090", "PULL_STATS_ADDR", "PROMETHEUS_ADDR");

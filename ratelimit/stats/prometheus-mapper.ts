@@ -228,7 +228,7 @@ export class StatsMapper {
 }
 
 /**
- * The built-in mapping of the spec. Rule statistics: `domain` and `key1` for one key
+ * The built-in mapping (docs/spec-rules.md#pull-statistics). Rule statistics: `domain` and `key1` for one key
  * level; with two or more levels `key2` holds the rest of the stats key (so distinct
  * rules stay distinct series). The response time is observed in seconds unless
  * PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS.

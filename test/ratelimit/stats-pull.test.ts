@@ -1,6 +1,6 @@
-// Statistics scraped over HTTP in the Prometheus text format (USE_PULL_STATS): the
-// built-in mapping of the spec, PULL_STATS_PATH, PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS,
-// a PULL_STATS_MAPPER_YAML file, and the validation of these settings.
+// Statistics scraped over HTTP in the Prometheus text format (USE_PULL_STATS): the built-in mapping
+// (docs/spec-rules.md#pull-statistics), PULL_STATS_PATH, PULL_STATS_RESPONSE_TIME_AS_MILLISECONDS, a
+// PULL_STATS_MAPPER_YAML file, and the validation of these settings.
 
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";

@@ -1,7 +1,7 @@
-// Statistics pushed to statsd over UDP (a real node:dgram listener in the test): every
-// statistic path of the spec, counter deltas, gauges and timers, EXTRA_TAGS, the tagged
-// format with mogrifiers, datagram sizes, DISABLE_STATS, standard output mode, and the
-// validation of the new settings.
+// Statistics pushed to statsd over UDP (a real node:dgram listener in the test): every specified
+// statistic path (docs/spec-rules.md#statistics-paths), counter deltas, gauges and timers,
+// EXTRA_TAGS, the tagged format with mogrifiers, datagram sizes, DISABLE_STATS, standard output mode,
+// and the validation of the new settings.
 
 import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";

@@ -1,4 +1,5 @@
-// Every key of the spec accepted with a valid value and rejected with an invalid one.
+// Every specified key (docs/spec-rules.md#build-settings-schema) accepted with a valid value and
+// rejected with an invalid one.
 import { expect } from "chai";
 import { validate } from "../../skbuild-settings/index.js";
 

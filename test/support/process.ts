@@ -6,7 +6,7 @@ import "./test-key-file.js";
 /** The processes whose parent is `pid` (e.g. the API processes of a cluster primary). */
 export { childPids } from "../../bench/support/proc.js";
 
-/** The compiled command `name` next to this compiled test support file (dist/cmd/NAME.js). */
+/** The compiled command `name` next to this compiled test support file (dist/cmd/<name>.js). */
 export const commandPath = (name: string): string =>
   fileURLToPath(new URL(`../../cmd/${name}.js`, import.meta.url));
 
@@ -23,7 +23,7 @@ export interface Executable {
 }
 
 /**
- * `name` is a compiled command of this tree (dist/cmd/NAME.js, run by this node, with
+ * `name` is a compiled command of this tree (dist/cmd/<name>.js, run by this node, with
  * `nodeArgs`), or an executable of another tree.
  */
 function spawnCommand(

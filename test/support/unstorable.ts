@@ -10,7 +10,7 @@ import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 // test body runs on NATS and on Kafka, publishing raw bytes and finding the
 // dead letter by the position the broker gave them.
 
-/** The four messages of issue 34 point 4 and a leading BOM, as the exact bytes published. */
+/** Four messages PostgreSQL cannot store as text and a leading BOM, as the exact bytes published. */
 export function unstorableMessages(tag: string): { name: string; bytes: Buffer; reason: string }[] {
   const event = (fields: string) =>
     Buffer.from(`{"idempotency_key":"${tag}","date":"2026-01-01T00:00:00Z",${fields}}`, "utf8");

@@ -28,7 +28,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
     expect(r.status, r.text).to.equal(200);
     return r.body.data;
   };
-  /** A config as every answer but create and rotation shows it: the secret masked (issue 35, point 2). */
+  /** A config as every answer but create and rotation shows it: the secret masked. */
   const masked = (c: Record<string, unknown>) => ({ ...c, secret: "********" });
 
   const countConfigs = async () => {

@@ -188,7 +188,7 @@ describe("durable delivery (NATS JetStream → Temporal workflow → HTTP, mirro
     await env.api.process.waitForOutput(/"started":0/);
   });
 
-  // Unparsable messages used to be logged and dropped; they now go to the dead-letter store (issue 34).
+  // Unparsable messages used to be logged and dropped; they now go to the dead-letter store.
   it("dead-letters an unparsable message as it came, with its reason, and keeps consuming", async () => {
     const { config, event: make } = await setup();
     await env.publish("{not json");

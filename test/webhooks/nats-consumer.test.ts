@@ -38,7 +38,7 @@ describe("NATS consumer under a burst", function () {
       durable,
       topics: [topic],
       concurrency,
-      redelivery: { maxDeliveries: 5, backoffMs: [30_000], stuckAfterMs: 0 },
+      redelivery: { maxBrokerDeliveries: 5, backoffMs: [30_000], stuckAfterMs: 0 },
     });
     let inFlight = 0;
     let most = 0;

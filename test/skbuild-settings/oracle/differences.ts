@@ -10,7 +10,7 @@ import type { OracleAnswer } from "./upstream.js";
 
 type Line = "0.12" | "1.x";
 
-/** What our reader made of a case (oracle/compare.ts reads it). */
+/** What our reader made of a case (compare.ts reads it). */
 export interface Ours {
   accepted: boolean;
   /** The [tool.scikit-build] table as parsed. */
@@ -37,7 +37,8 @@ const onlyOursRefuses = (ours: Ours, theirs: OracleAnswer, test: (code: string, 
 export const INTENDED_DIFFERENCES: readonly IntendedDifference[] = [
   {
     // Upstream converts TOML values into the field's type without checking it (3 -> true,
-    // ["x"] -> "['x']"); the spec gives every option a type, and we check it.
+    // ["x"] -> "['x']"); every option has a specified type (docs/spec-rules.md#build-settings-schema),
+    // and we check it.
     id: "strict-types",
     explains: (_c, ours, theirs) => onlyOursRefuses(ours, theirs, (code) => code === "type"),
   },
@@ -67,7 +68,8 @@ export const INTENDED_DIFFERENCES: readonly IntendedDifference[] = [
     },
   },
   {
-    // The spec lists sdist.resolve-symlinks (boolean) for the 0.12 settings; 0.12.2 has no such key.
+    // The specified 0.12 settings list sdist.resolve-symlinks (boolean); 0.12.2 has no such key
+    // (docs/spec-rules.md#build-settings-schema).
     id: "spec-resolve-symlinks",
     explains: (_c, ours, theirs, line) =>
       line === "0.12" &&
@@ -77,8 +79,9 @@ export const INTENDED_DIFFERENCES: readonly IntendedDifference[] = [
       theirs.unrecognized.every((k) => k === "tool.scikit-build.sdist.resolve-symlinks"),
   },
   {
-    // `if.env.X = true/false`: the spec lists the truthy values (true, on, yes, y, t, a number
-    // above 0); upstream takes any string that is not a false word as true ("random", "-1").
+    // `if.env.X = true/false`: the truthy values are specified (true, on, yes, y, t, a number above
+    // 0: docs/spec-rules.md#truthy-environment-values); upstream takes any string that is not a false
+    // word as true ("random", "-1").
     id: "env-condition-truthiness",
     explains: (_c, ours) => {
       const env = ours.context?.env ?? {};
@@ -100,7 +103,8 @@ export const INTENDED_DIFFERENCES: readonly IntendedDifference[] = [
   },
   {
     // Upstream matches `cmake-wheel` whenever a CMake wheel is known, whatever boolean the
-    // condition gives; we match the boolean (false: no wheel is known), as the spec describes.
+    // condition gives; we match the boolean (false: no wheel is known), as specified
+    // (docs/spec-rules.md#cmake-wheel-condition).
     id: "cmake-wheel-false",
     explains: (_c, ours) => {
       const overrides =

@@ -1,4 +1,4 @@
-// The disagreements with scikit-build-core listed in issue #19, one case each, and the 1.x line.
+// Cases where the validator once disagreed with scikit-build-core, one each, and the 1.x line.
 import { expect } from "chai";
 import {
   type Diagnostic,
@@ -13,7 +13,7 @@ import {
 const codes = (ds: Diagnostic[]) => ds.map((d) => `${d.code} ${d.path}`);
 const NO_HOST = { state: "wheel" as const, env: {} };
 
-describe("settings: agreement with scikit-build-core (issue #19)", () => {
+describe("settings: agreement with scikit-build-core", () => {
   it("escapes ; inside cmake.define list items", () => {
     const ev = evaluate({ cmake: { define: { FRUIT: ["Apple", "Lemon;Lime"] } } }, NO_HOST);
     expect(ev.effective!.cmake.define.FRUIT).to.equal("Apple;Lemon\\;Lime");
