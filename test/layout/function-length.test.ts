@@ -39,7 +39,6 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
 const BACKLOG: ReadonlyMap<string, number> = new Map([
   ["activities/batch-activities.ts › createBatchActivities", 229],
   ["activities/batch-activities.ts › createBatchActivities › sendBatch", 122],
-  ["activities/delivery-activities.ts › createDeliveryActivities", 431],
   ["activities/recovery-activities.ts › createRecoveryActivities", 148],
   ["api/config-routes.ts › configRoutes", 207],
   ["api/delivery-routes.ts › deliveryRoutes", 101],
@@ -53,7 +52,6 @@ const BACKLOG: ReadonlyMap<string, number> = new Map([
   ["ratelimit/settings/environment.ts › readAll", 101],
   ["skbuild-settings/errors.ts › translateErrors", 141],
   ["test/histories/record-ordered.ts › main", 104],
-  ["workers/delivery-worker.ts › startDeliveryWorker", 193],
   ["workflows/delivery.ts › deliverWebhook", 172],
   ["workflows/ordered-delivery.ts › orderedDelivery", 165],
 ]);
