@@ -35,6 +35,24 @@ interface HeaderRow {
   stored: boolean;
 }
 
+/** What the auth and headers part of the form holds. */
+interface AuthForm {
+  headers: HeaderRow[];
+  authKind: AuthKind;
+  storedAuth: AuthKind;
+  username: string;
+  password: string;
+  token: string;
+  oauth: OAuthInput;
+  tls: TlsInput;
+}
+
+/** How a field shows the API's error about it. */
+interface FieldErrors {
+  error: (field: FormField) => preact.JSX.Element | null;
+  describedBy: (field: FormField) => string | undefined;
+}
+
 export function EndpointForm({ id }: { id?: string }) {
   const { client } = usePortal();
   const [catalog, setCatalog] = useState<EventType[] | null>(null);
@@ -112,7 +130,10 @@ export function EndpointForm({ id }: { id?: string }) {
       ...(name ? { name } : {}),
       ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
     };
-    const auth = authChange();
+    const auth = authChangeOf(
+      { headers, authKind, storedAuth, username, password, token, oauth, tls },
+      current,
+    );
     if (auth) body.auth = auth;
     setBusy(true);
     try {
@@ -133,27 +154,6 @@ export function EndpointForm({ id }: { id?: string }) {
       setBusy(false);
     }
   };
-
-  /** The auth and headers as a merge: only what the user wrote, null for a removed kind. */
-  function authChange(): EndpointAuthChange | undefined {
-    const change: EndpointAuthChange = {};
-    const rows = headers.filter((h) => h.name.trim() !== "");
-    const hadHeaders = (current?.auth?.headers?.length ?? 0) > 0;
-    if (rows.length > 0 || hadHeaders)
-      change.headers =
-        rows.length === 0
-          ? null
-          : rows.map((h) =>
-              h.value === "" && h.stored ? { name: h.name } : { name: h.name, value: h.value },
-            );
-    if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
-    if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
-    if (authKind === "oauth2") change.oauth2 = oauthChange(oauth, current?.auth?.oauth2);
-    if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
-    const tlsChanged = tlsChange(tls, current?.auth?.tls);
-    if (tlsChanged !== undefined) change.tls = tlsChanged;
-    return Object.keys(change).length > 0 ? change : undefined;
-  }
 
   const fieldError = (field: FormField) =>
     errors[field] ? (
@@ -207,92 +207,19 @@ export function EndpointForm({ id }: { id?: string }) {
           onInput={(e) => setFilter(e.currentTarget.value)}
         />
         {fieldError("filter")}
-        <fieldset aria-describedby={describedBy("headers")}>
-          <legend>Custom headers</legend>
-          {headers.map((h, i) => (
-            <div class="header-row" key={i}>
-              <label for={`header-name-${i}`}>Header name</label>
-              <input
-                id={`header-name-${i}`}
-                type="text"
-                value={h.name}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setHeaders(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
-                }}
-              />
-              <Credential
-                id={`header-value-${i}`}
-                label="Value"
-                stored={h.stored}
-                value={h.value}
-                onInput={(value) => setHeaders(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
-              />
-              <button type="button" onClick={() => setHeaders(headers.filter((_, j) => j !== i))}>
-                Remove header {h.name}
-              </button>
-            </div>
-          ))}
-          <button
-            type="button"
-            onClick={() => setHeaders([...headers, { name: "", value: "", stored: false }])}
-          >
-            Add header
-          </button>
-          {fieldError("headers")}
-        </fieldset>
-        <fieldset aria-describedby={describedBy("auth")}>
-          <legend>Authentication</legend>
-          <label for="auth-kind">Kind</label>
-          <select
-            id="auth-kind"
-            value={authKind}
-            onChange={(e) => setAuthKind(e.currentTarget.value as AuthKind)}
-          >
-            <option value="none">None</option>
-            <option value="basic">HTTP Basic</option>
-            <option value="bearer">Bearer token</option>
-            <option value="oauth2">OAuth 2.0 client credentials</option>
-          </select>
-          {authKind === "basic" ? (
-            <>
-              <label for="auth-username">Username</label>
-              <input
-                id="auth-username"
-                type="text"
-                value={username}
-                onInput={(e) => setUsername(e.currentTarget.value)}
-              />
-              <Credential
-                id="auth-password"
-                label="Password"
-                stored={storedAuth === "basic"}
-                value={password}
-                onInput={setPassword}
-              />
-            </>
-          ) : null}
-          {authKind === "bearer" ? (
-            <Credential
-              id="auth-token"
-              label="Token"
-              stored={storedAuth === "bearer"}
-              value={token}
-              onInput={setToken}
-            />
-          ) : null}
-          {authKind === "oauth2" ? (
-            <OAuthFields
-              value={oauth}
-              stored={storedAuth === "oauth2"}
-              onChange={setOauth}
-              error={fieldError}
-              describedBy={describedBy}
-            />
-          ) : null}
-          <p class="muted small">Credentials are write-only: they are never shown again.</p>
-          {fieldError("auth")}
-        </fieldset>
+        <HeaderFields headers={headers} onChange={setHeaders} error={fieldError} describedBy={describedBy} />
+        <AuthFields
+          value={{ kind: authKind, stored: storedAuth, username, password, token, oauth }}
+          set={{
+            kind: setAuthKind,
+            username: setUsername,
+            password: setPassword,
+            token: setToken,
+            oauth: setOauth,
+          }}
+          error={fieldError}
+          describedBy={describedBy}
+        />
         <TlsFields
           value={tls}
           stored={Boolean(current?.auth?.tls?.certificate)}
@@ -311,6 +238,136 @@ export function EndpointForm({ id }: { id?: string }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** The auth and headers as a merge: only what the user wrote, null for a removed kind. */
+function authChangeOf(f: AuthForm, current: Config | null): EndpointAuthChange | undefined {
+  const { headers, authKind, storedAuth, username, password, token, oauth, tls } = f;
+  const change: EndpointAuthChange = {};
+  const rows = headers.filter((h) => h.name.trim() !== "");
+  const hadHeaders = (current?.auth?.headers?.length ?? 0) > 0;
+  if (rows.length > 0 || hadHeaders)
+    change.headers =
+      rows.length === 0
+        ? null
+        : rows.map((h) => (h.value === "" && h.stored ? { name: h.name } : { name: h.name, value: h.value }));
+  if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
+  if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
+  if (authKind === "oauth2") change.oauth2 = oauthChange(oauth, current?.auth?.oauth2);
+  if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
+  const tlsChanged = tlsChange(tls, current?.auth?.tls);
+  if (tlsChanged !== undefined) change.tls = tlsChanged;
+  return Object.keys(change).length > 0 ? change : undefined;
+}
+
+/** Custom headers: a stored value is never shown, and kept when its field is left blank. */
+function HeaderFields({
+  headers,
+  onChange,
+  error,
+  describedBy,
+}: { headers: HeaderRow[]; onChange: (rows: HeaderRow[]) => void } & FieldErrors) {
+  return (
+    <fieldset aria-describedby={describedBy("headers")}>
+      <legend>Custom headers</legend>
+      {headers.map((h, i) => (
+        <div class="header-row" key={i}>
+          <label for={`header-name-${i}`}>Header name</label>
+          <input
+            id={`header-name-${i}`}
+            type="text"
+            value={h.name}
+            onInput={(e) => {
+              const value = e.currentTarget.value;
+              onChange(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
+            }}
+          />
+          <Credential
+            id={`header-value-${i}`}
+            label="Value"
+            stored={h.stored}
+            value={h.value}
+            onInput={(value) => onChange(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
+          />
+          <button type="button" onClick={() => onChange(headers.filter((_, j) => j !== i))}>
+            Remove header {h.name}
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...headers, { name: "", value: "", stored: false }])}>
+        Add header
+      </button>
+      {error("headers")}
+    </fieldset>
+  );
+}
+
+/** The Authorization kind (none, basic, bearer, OAuth 2.0) and its credentials. */
+function AuthFields({
+  value,
+  set,
+  error,
+  describedBy,
+}: {
+  value: Pick<AuthForm, "username" | "password" | "token" | "oauth"> & { kind: AuthKind; stored: AuthKind };
+  set: {
+    kind: (kind: AuthKind) => void;
+    username: (v: string) => void;
+    password: (v: string) => void;
+    token: (v: string) => void;
+    oauth: (v: OAuthInput) => void;
+  };
+} & FieldErrors) {
+  return (
+    <fieldset aria-describedby={describedBy("auth")}>
+      <legend>Authentication</legend>
+      <label for="auth-kind">Kind</label>
+      <select id="auth-kind" value={value.kind} onChange={(e) => set.kind(e.currentTarget.value as AuthKind)}>
+        <option value="none">None</option>
+        <option value="basic">HTTP Basic</option>
+        <option value="bearer">Bearer token</option>
+        <option value="oauth2">OAuth 2.0 client credentials</option>
+      </select>
+      {value.kind === "basic" ? (
+        <>
+          <label for="auth-username">Username</label>
+          <input
+            id="auth-username"
+            type="text"
+            value={value.username}
+            onInput={(e) => set.username(e.currentTarget.value)}
+          />
+          <Credential
+            id="auth-password"
+            label="Password"
+            stored={value.stored === "basic"}
+            value={value.password}
+            onInput={set.password}
+          />
+        </>
+      ) : null}
+      {value.kind === "bearer" ? (
+        <Credential
+          id="auth-token"
+          label="Token"
+          stored={value.stored === "bearer"}
+          value={value.token}
+          onInput={set.token}
+        />
+      ) : null}
+      {value.kind === "oauth2" ? (
+        <OAuthFields
+          value={value.oauth}
+          stored={value.stored === "oauth2"}
+          onChange={set.oauth}
+          error={error}
+          describedBy={describedBy}
+        />
+      ) : null}
+      <p class="muted small">Credentials are write-only: they are never shown again.</p>
+      {error("auth")}
+    </fieldset>
   );
 }
 
