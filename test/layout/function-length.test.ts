@@ -24,22 +24,26 @@ const SKIP_DIRS = new Set([
 
 /**
  * Long functions allowed for good, by "file › name" (the name path of a function, see
- * `nameOf`), with why.
+ * `namePath`), each with why. Generated code is not read at all (SKIP_DIRS).
  */
 const ALLOWED: ReadonlyMap<string, string> = new Map([
-  // A data table: the settings schema, one entry per setting, read top to bottom.
-  ["skbuild-settings/schema.ts › sections", "data table"],
+  [
+    "skbuild-settings/schema.ts › sections",
+    "a data table: the settings schema, one entry per setting, read top to bottom",
+  ],
 ]);
 
 /**
- * Known backlog: long functions not split yet, with their length today. A budget may only
- * shrink: an entry fails when its function grows past it, and when the function is split
- * (at most MAX_LINES, or gone) the entry must go.
+ * Known backlog: long functions not split yet, each with its length today. The budget only
+ * shrinks: a function that grows past it fails, and one that got shorter fails until its
+ * budget is lowered to match (or the entry removed, once it is at most MAX_LINES).
  */
 const BACKLOG: ReadonlyMap<string, number> = new Map([
-  ["portal/src/endpoint-form.tsx › EndpointForm", 278],
-  ["test/histories/record-ordered.ts › main", 104],
+  // Its state (queue, head, blocked, batch) is shared with the signal handlers; splitting it
+  // means a state object first, a change to make with the recorded histories at hand.
   ["workflows/ordered-delivery.ts › orderedDelivery", 165],
+  // Headers and auth are components of their own; the main fields and submit are left.
+  ["portal/src/endpoint-form.tsx › EndpointForm", 187],
 ]);
 
 interface LongFunction {
@@ -137,13 +141,17 @@ describe("layout: functions a reader can hold", function () {
     expect(unexpected).to.deep.equal([]);
   });
 
-  it("keeps each backlog entry within its budget, and drops entries once split", () => {
+  it("keeps each backlog entry at its budget, and drops entries once split", () => {
     const now = new Map(long.map((f) => [f.key, f.lines]));
     const off = [...BACKLOG]
-      .filter(([key, budget]) => !now.has(key) || now.get(key)! > budget)
-      .map(
-        ([key, budget]) => `${key}: budget ${budget}, now ${now.get(key) ?? `≤ ${MAX_LINES} (remove it)`}`,
-      );
+      .filter(([key, budget]) => now.get(key) !== budget)
+      .map(([key, budget]) => {
+        const lines = now.get(key);
+        if (lines === undefined) return `${key}: at most ${MAX_LINES} lines now, remove it from the backlog`;
+        return lines > budget
+          ? `${key}: ${lines} lines, over its budget of ${budget}`
+          : `${key}: ${lines} lines, lower its budget from ${budget}`;
+      });
     expect(off).to.deep.equal([]);
   });
 
