@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import {
   ApiError,
   asApiError,
+  type Client,
   type Config,
   type ConfigUser,
   type EndpointAuthChange,
@@ -104,32 +105,9 @@ export function EndpointForm({ id }: { id?: string }) {
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const found: Partial<Record<FormField, string>> = {};
-    let parsedFilter: Record<string, unknown> | null | undefined;
-    if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
-    else {
-      try {
-        parsedFilter = JSON.parse(filter);
-      } catch (err) {
-        found.filter = `filter is not valid JSON: ${(err as Error).message}`;
-      }
-    }
-    const eventTypes = [
-      ...picked,
-      ...others
-        .split(",")
-        .map((t) => t.trim())
-        .filter(Boolean),
-    ];
-    if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+    const { found, body } = configBodyOf({ endpoint, name, picked, others, filter }, current);
     setErrors(found);
-    if (Object.keys(found).length > 0) return;
-    const body: ConfigUser = {
-      endpoint,
-      eventTypes,
-      ...(name ? { name } : {}),
-      ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
-    };
+    if (!body) return;
     const auth = authChangeOf(
       { headers, authKind, storedAuth, username, password, token, oauth, tls },
       current,
@@ -137,16 +115,7 @@ export function EndpointForm({ id }: { id?: string }) {
     if (auth) body.auth = auth;
     setBusy(true);
     try {
-      if (id) {
-        // PUT replaces the secret too (a new one when absent): resend the current one.
-        const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } })))
-          .data;
-        await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
-        go(href.endpoint(id));
-      } else {
-        const created = await must(client.POST("/configs", { body }));
-        go(href.endpoint(created.data.id));
-      }
+      await saveConfig(client, id, body);
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) setErrors({ [fieldOf(err.message)]: err.message });
       else setErrors({ form: err instanceof Error ? err.message : String(err) });
@@ -167,46 +136,20 @@ export function EndpointForm({ id }: { id?: string }) {
     <section aria-labelledby="form-title">
       <h1 id="form-title">{id ? "Edit endpoint" : "Add endpoint"}</h1>
       <form class="endpoint-form" onSubmit={submit} noValidate>
-        <label for="endpoint-url">Endpoint URL</label>
-        <input
-          id="endpoint-url"
-          type="url"
-          required
-          placeholder="https://example.com/webhooks"
-          value={endpoint}
-          aria-invalid={errors.endpoint ? "true" : undefined}
-          aria-describedby={describedBy("endpoint")}
-          onInput={(e) => setEndpoint(e.currentTarget.value)}
-        />
-        {fieldError("endpoint")}
-        <label for="endpoint-name">Name (optional)</label>
-        <input
-          id="endpoint-name"
-          type="text"
-          value={name}
-          aria-describedby={describedBy("name")}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-        {fieldError("name")}
-        <EventTypePicker
+        <MainFields
+          value={{ endpoint, name, picked, others, filter }}
+          set={{
+            endpoint: setEndpoint,
+            name: setName,
+            picked: setPicked,
+            others: setOthers,
+            filter: setFilter,
+          }}
           catalog={catalog}
-          picked={picked}
-          others={others}
-          onPick={setPicked}
-          onOthers={setOthers}
-          error={errors.eventTypes}
+          eventTypesError={errors.eventTypes}
+          error={fieldError}
+          describedBy={describedBy}
         />
-        <label for="endpoint-filter">Payload filter (optional JSON)</label>
-        <textarea
-          id="endpoint-filter"
-          rows={4}
-          placeholder='{"payload.amount": {"$gte": 100}}'
-          value={filter}
-          aria-invalid={errors.filter ? "true" : undefined}
-          aria-describedby={describedBy("filter")}
-          onInput={(e) => setFilter(e.currentTarget.value)}
-        />
-        {fieldError("filter")}
         <HeaderFields headers={headers} onChange={setHeaders} error={fieldError} describedBy={describedBy} />
         <AuthFields
           value={{ kind: authKind, stored: storedAuth, username, password, token, oauth }}
@@ -238,6 +181,125 @@ export function EndpointForm({ id }: { id?: string }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** What the main part of the form holds: where to send, its name, which events, which payloads. */
+interface MainForm {
+  endpoint: string;
+  name: string;
+  picked: string[];
+  others: string;
+  filter: string;
+}
+
+/**
+ * The config to write, or the errors of the fields the API would refuse anyway: a filter
+ * that is not JSON, no event type. A cleared filter removes a stored one.
+ */
+function configBodyOf(
+  f: MainForm,
+  current: Config | null,
+): { found: Partial<Record<FormField, string>>; body?: ConfigUser } {
+  const { endpoint, name, picked, others, filter } = f;
+  const found: Partial<Record<FormField, string>> = {};
+  let parsedFilter: Record<string, unknown> | null | undefined;
+  if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
+  else {
+    try {
+      parsedFilter = JSON.parse(filter);
+    } catch (err) {
+      found.filter = `filter is not valid JSON: ${(err as Error).message}`;
+    }
+  }
+  const eventTypes = [
+    ...picked,
+    ...others
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
+  ];
+  if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+  if (Object.keys(found).length > 0) return { found };
+  const body: ConfigUser = {
+    endpoint,
+    eventTypes,
+    ...(name ? { name } : {}),
+    ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
+  };
+  return { found, body };
+}
+
+/** Writes the config (PUT for an edit, POST for a new one), then opens its page. */
+async function saveConfig(client: Client, id: string | undefined, body: ConfigUser): Promise<void> {
+  if (id) {
+    // PUT replaces the secret too (a new one when absent): resend the current one.
+    const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } }))).data;
+    await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
+    go(href.endpoint(id));
+  } else {
+    const created = await must(client.POST("/configs", { body }));
+    go(href.endpoint(created.data.id));
+  }
+}
+
+/** Endpoint URL, name, event types and payload filter. */
+function MainFields({
+  value,
+  set,
+  catalog,
+  eventTypesError,
+  error,
+  describedBy,
+}: {
+  value: MainForm;
+  set: { [K in keyof MainForm]: (v: MainForm[K]) => void };
+  catalog: EventType[];
+  eventTypesError: string | undefined;
+} & FieldErrors) {
+  return (
+    <>
+      <label for="endpoint-url">Endpoint URL</label>
+      <input
+        id="endpoint-url"
+        type="url"
+        required
+        placeholder="https://example.com/webhooks"
+        value={value.endpoint}
+        aria-invalid={error("endpoint") ? "true" : undefined}
+        aria-describedby={describedBy("endpoint")}
+        onInput={(e) => set.endpoint(e.currentTarget.value)}
+      />
+      {error("endpoint")}
+      <label for="endpoint-name">Name (optional)</label>
+      <input
+        id="endpoint-name"
+        type="text"
+        value={value.name}
+        aria-describedby={describedBy("name")}
+        onInput={(e) => set.name(e.currentTarget.value)}
+      />
+      {error("name")}
+      <EventTypePicker
+        catalog={catalog}
+        picked={value.picked}
+        others={value.others}
+        onPick={set.picked}
+        onOthers={set.others}
+        error={eventTypesError}
+      />
+      <label for="endpoint-filter">Payload filter (optional JSON)</label>
+      <textarea
+        id="endpoint-filter"
+        rows={4}
+        placeholder='{"payload.amount": {"$gte": 100}}'
+        value={value.filter}
+        aria-invalid={error("filter") ? "true" : undefined}
+        aria-describedby={describedBy("filter")}
+        onInput={(e) => set.filter(e.currentTarget.value)}
+      />
+      {error("filter")}
+    </>
   );
 }
 

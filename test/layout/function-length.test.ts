@@ -42,8 +42,8 @@ const BACKLOG: ReadonlyMap<string, number> = new Map([
   // Its state (queue, head, blocked, batch) is shared with the signal handlers; splitting it
   // means a state object first, a change to make with the recorded histories at hand.
   ["workflows/ordered-delivery.ts › orderedDelivery", 165],
-  // Headers and auth are components of their own; the main fields and submit are left.
-  ["portal/src/endpoint-form.tsx › EndpointForm", 187],
+  // Its fields, the submission and the auth merge are split out; the loading and state are left.
+  ["portal/src/endpoint-form.tsx › EndpointForm", 129],
 ]);
 
 interface LongFunction {
