@@ -118,26 +118,54 @@ export interface ConfigRoutesDeps {
   oauthTokens: OAuthTokens;
 }
 
-export function configRoutes({
-  prisma,
-  pool,
-  store,
-  listCache,
-  sendTimeoutMs,
-  deliveries,
-  egress,
-  secrets,
-  oauthTokens,
-}: ConfigRoutesDeps): Router {
-  const r = Router();
-  const missing = (id: string) => notFound(`config ${id} not found`);
+/**
+ * The event catalog's warnings about the subscriptions, read before the write: a read
+ * failing after it would answer an error for a config that was stored (and a retry would
+ * store it twice).
+ */
+const withWarnings = (
+  warnings: string[],
+  config: Config,
+  clearSecret?: string,
+  auth?: StoredAuth | null,
+) => ({
+  data: withAuth(configJson(config, clearSecret), auth),
+  ...(warnings.length > 0 ? { warnings } : {}),
+});
 
-  async function load(id: string): Promise<Config> {
-    const config = UUID_RE.test(id) ? await store.find(id) : null;
+/** A config's auth change checked before the config is written (sealed for a placeholder id, then discarded). */
+function precheckAuth(
+  { secrets, egress }: Pick<ConfigRoutesDeps, "secrets" | "egress">,
+  change: EndpointAuthChange | undefined,
+): void {
+  if (change)
+    applyAuthChange(EMPTY_AUTH, change, { configId: randomUUID(), secrets, egress, prefix: "auth." });
+}
+
+const missing = (id: string) => notFound(`config ${id} not found`);
+
+/** The config of a route's `:id`, or NOT_FOUND (also for an id that is no UUID). */
+type LoadConfig = (id: string) => Promise<Config>;
+
+export function configRoutes(deps: ConfigRoutesDeps): Router {
+  const r = Router();
+  const load: LoadConfig = async (id) => {
+    const config = UUID_RE.test(id) ? await deps.store.find(id) : null;
     if (!config) throw missing(id);
     return config;
-  }
+  };
+  listRoute(r, deps);
+  createRoute(r, deps);
+  readRoutes(r, deps, load);
+  replaceRoute(r, deps, load);
+  lifecycleRoutes(r, deps, load);
+  secretChangeRoute(r, deps, load);
+  testDeliveryRoute(r, deps, load);
+  return r;
+}
 
+/** GET /configs: the cached full list, a filtered list, or a page. */
+function listRoute(r: Router, { prisma, store, listCache }: ConfigRoutesDeps): void {
   r.get("/configs", allowQuery("id", "endpoint", "pageSize", "cursor"), async (req, res) => {
     const { id, endpoint } = req.query as Record<string, string | undefined>;
     if (id !== undefined && !UUID_RE.test(id))
@@ -178,31 +206,15 @@ export function configRoutes({
       ),
     );
   });
+}
 
-  /**
-   * The event catalog's warnings about the subscriptions, read before the write: a read
-   * failing after it would answer an error for a config that was stored (and a retry would
-   * store it twice).
-   */
-  const withWarnings = (
-    warnings: string[],
-    config: Config,
-    clearSecret?: string,
-    auth?: StoredAuth | null,
-  ) => ({
-    data: withAuth(configJson(config, clearSecret), auth),
-    ...(warnings.length > 0 ? { warnings } : {}),
-  });
-  /** A config's auth change checked before the config is written (sealed for a placeholder id, then discarded). */
-  const precheckAuth = (change: EndpointAuthChange | undefined) => {
-    if (change)
-      applyAuthChange(EMPTY_AUTH, change, { configId: randomUUID(), secrets, egress, prefix: "auth." });
-  };
-
+/** POST /configs: a new config, its auth sealed in the same transaction. */
+function createRoute(r: Router, deps: ConfigRoutesDeps): void {
+  const { pool, store, egress, secrets } = deps;
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
     const { auth, ...data } = readConfigUser(req.body, egress);
-    precheckAuth(auth);
+    precheckAuth(deps, auth);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     // Sealed for the new config's id, written in the same transaction as the config.
@@ -223,7 +235,11 @@ export function configRoutes({
     }
     res.json(withWarnings(warnings, config, data.secret, sealed.auth));
   });
+}
 
+/** GET /configs/{id} and its secret. */
+function readRoutes(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
+  const { pool, secrets } = deps;
   r.get("/configs/:id", allowQuery(), async (req, res) => {
     const config = await load(String(req.params.id));
     res.json({ data: withAuth(configJson(config), await readStoredAuth(pool, config.id)) });
@@ -242,7 +258,11 @@ export function configRoutes({
       },
     });
   });
+}
 
+/** PUT /configs/{id}: the config replaced, its auth changed when the body has one. */
+function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
+  const { pool, store, egress, secrets } = deps;
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const { auth, ...data } = readConfigUser(req.body, egress);
     const id = String(req.params.id);
@@ -263,7 +283,11 @@ export function configRoutes({
     if (!config) throw missing(id);
     res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
   });
+}
 
+/** DELETE /configs/{id}, and PUT /configs/{id}/activate and /deactivate. */
+function lifecycleRoutes(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
+  const { prisma, deliveries } = deps;
   r.delete("/configs/:id", allowQuery(), async (req, res) => {
     const config = await load(String(req.params.id));
     await prisma.config.delete({ where: { id: config.id } });
@@ -289,7 +313,11 @@ export function configRoutes({
       res.json({ data: configJson(config) });
     });
   }
+}
 
+/** PUT /configs/{id}/secret/change: a new secret, the previous one kept for the overlap. */
+function secretChangeRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
+  const { prisma, secrets } = deps;
   r.put("/configs/:id/secret/change", allowQuery(), jsonBody({ required: false }), async (req, res) => {
     const change = req.body === undefined ? {} : check<SecretChange>("SecretChange", req.body);
     const overlapMs = change.overlap === undefined ? 0 : parseDuration(change.overlap);
@@ -309,7 +337,11 @@ export function configRoutes({
     });
     res.json({ data: configJson(config, secret) });
   });
+}
 
+/** GET /configs/{id}/test: one test delivery to the endpoint. */
+function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
+  const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens } = deps;
   r.get("/configs/:id/test", allowQuery(), async (req, res) => {
     const config = await load(String(req.params.id));
     const stored = await readStoredAuth(pool, config.id);
@@ -322,6 +354,4 @@ export function configRoutes({
     );
     res.json({ data: attemptJson(attempt) });
   });
-
-  return r;
 }

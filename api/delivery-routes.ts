@@ -11,43 +11,44 @@ import { allowQuery, UUID_RE } from "./validation.js";
 
 const DEFAULT_PAGE = 100;
 
+/** A page of attempts, newest first. */
+async function attemptsPage(prisma: PrismaClient, where: object, query: Record<string, unknown>) {
+  const page = readPage(query, DEFAULT_PAGE)!;
+  const rows = await prisma.attempt.findMany({
+    where: { ...where, ...afterCursor("createdAt", page) },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: page.pageSize + 1,
+    include: WITH_EVENT_BODY,
+  });
+  const { items, next } = pageOf(rows, page, (a) => a.createdAt);
+  return cursorJson(items.map(attemptJson), { pageSize: page.pageSize, next });
+}
+
+/** The config id of the path, 404 unless it names a config or one with attempts left. */
+async function knownConfig(prisma: PrismaClient, raw: unknown): Promise<string> {
+  const id = String(raw);
+  const exists = UUID_RE.test(id) && (await prisma.config.count({ where: { id } })) > 0;
+  const hasAttempts =
+    UUID_RE.test(id) && (await prisma.attempt.count({ where: { configId: id }, take: 1 })) > 0;
+  // A deleted config's attempts stay listable until retention removes them.
+  if (!exists && !hasAttempts) throw notFound(`config ${id} not found`);
+  return id;
+}
+
 /** Deliveries and their attempts: what the reference service stored but never showed. */
 export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliveries: DeliveryControl): Router {
   const r = Router();
 
-  async function attemptsPage(where: object, query: Record<string, unknown>) {
-    const page = readPage(query, DEFAULT_PAGE)!;
-    const rows = await prisma.attempt.findMany({
-      where: { ...where, ...afterCursor("createdAt", page) },
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      take: page.pageSize + 1,
-      include: WITH_EVENT_BODY,
-    });
-    const { items, next } = pageOf(rows, page, (a) => a.createdAt);
-    return cursorJson(items.map(attemptJson), { pageSize: page.pageSize, next });
-  }
-
-  /** The config id of the path, 404 unless it names a config or one with attempts left. */
-  async function knownConfig(raw: unknown): Promise<string> {
-    const id = String(raw);
-    const exists = UUID_RE.test(id) && (await prisma.config.count({ where: { id } })) > 0;
-    const hasAttempts =
-      UUID_RE.test(id) && (await prisma.attempt.count({ where: { configId: id }, take: 1 })) > 0;
-    // A deleted config's attempts stay listable until retention removes them.
-    if (!exists && !hasAttempts) throw notFound(`config ${id} not found`);
-    return id;
-  }
-
   r.get("/configs/:id/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
-    const id = await knownConfig(req.params.id);
-    res.json(await attemptsPage({ configId: id }, req.query));
+    const id = await knownConfig(prisma, req.params.id);
+    res.json(await attemptsPage(prisma, { configId: id }, req.query));
   });
 
   r.get(
     "/configs/:id/deliveries",
     allowQuery("status", "eventType", "pageSize", "cursor"),
     async (req, res) => {
-      const id = await knownConfig(req.params.id);
+      const id = await knownConfig(prisma, req.params.id);
       res.json(await listDeliveries(prisma, id, readDeliveryListQuery(req.query)));
     },
   );
@@ -59,7 +60,7 @@ export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliverie
       ((await prisma.attempt.count({ where: { webhookId }, take: 1 })) > 0 ||
         (await prisma.unsentDelivery.count({ where: { webhookId } })) > 0);
     if (!known) throw notFound(`webhook ${webhookId} not found`);
-    res.json(await attemptsPage({ webhookId }, req.query));
+    res.json(await attemptsPage(prisma, { webhookId }, req.query));
   });
 
   r.get("/webhooks/:webhookId", allowQuery(), async (req, res) => {

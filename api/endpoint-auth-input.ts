@@ -103,6 +103,15 @@ function privateKey(field: string, pem: string): KeyObject {
   }
 }
 
+/** What applying a change needs: the config's id (sealing is bound to it), secrets, egress, error prefix. */
+interface ApplyContext {
+  configId: string;
+  secrets: ConfigSecrets;
+  egress: EgressPolicy;
+  prefix: string;
+  seal: (column: SealedAuthColumn, plain: string) => string;
+}
+
 /**
  * `current` with `change` applied, sealed: what to store. `prefix` names the change in
  * errors ("auth." inside a config, "" for PATCH /configs/{id}/auth).
@@ -112,11 +121,28 @@ export function applyAuthChange(
   change: EndpointAuthChange,
   opts: { configId: string; secrets: ConfigSecrets; egress: EgressPolicy; prefix: string },
 ): StoredAuth {
-  const { configId, secrets, prefix } = opts;
+  const { configId, secrets } = opts;
   const seal = (column: SealedAuthColumn, plain: string) =>
     secrets.sealIn(authContext(configId, column), plain);
+  const c: ApplyContext = { ...opts, seal };
   const next: StoredAuth = { ...current };
+  applyHeaders(c, current, change, next);
+  applyBasic(c, current, change, next);
+  applyBearer(c, current, change, next);
+  applyOAuth2(c, current, change, next);
+  applyTls(c, current, change, next);
+  checkOneAuthorization(c.prefix, change, next);
+  return next;
+}
 
+/** Custom headers: names checked, values kept by name when absent, sealed together. */
+function applyHeaders(
+  c: ApplyContext,
+  current: StoredAuth,
+  change: EndpointAuthChange,
+  next: StoredAuth,
+): void {
+  const { configId, secrets, prefix, seal } = c;
   if (change.headers === null) {
     next.header_names = [];
     next.header_values = null;
@@ -158,7 +184,16 @@ export function applyAuthChange(
     next.header_names = names;
     next.header_values = names.length ? seal("header_values", JSON.stringify(values)) : null;
   }
+}
 
+/** Basic auth: the username in clear, the password sealed. */
+function applyBasic(
+  c: ApplyContext,
+  current: StoredAuth,
+  change: EndpointAuthChange,
+  next: StoredAuth,
+): void {
+  const { prefix, seal } = c;
   if (change.basic === null) {
     next.basic_username = null;
     next.basic_password = null;
@@ -176,7 +211,16 @@ export function applyAuthChange(
     } else if (current.basic_password === null)
       throw validation(`missing required field "${prefix}basic.password"`);
   }
+}
 
+/** A bearer token, sealed. */
+function applyBearer(
+  c: ApplyContext,
+  current: StoredAuth,
+  change: EndpointAuthChange,
+  next: StoredAuth,
+): void {
+  const { prefix, seal } = c;
   if (change.bearer === null) next.bearer_token = null;
   else if (change.bearer) {
     if (change.bearer.token !== undefined) {
@@ -188,7 +232,16 @@ export function applyAuthChange(
     } else if (current.bearer_token === null)
       throw validation(`missing required field "${prefix}bearer.token"`);
   }
+}
 
+/** OAuth2 client credentials: the token URL checked like an endpoint, the client secret sealed. */
+function applyOAuth2(
+  c: ApplyContext,
+  current: StoredAuth,
+  change: EndpointAuthChange,
+  next: StoredAuth,
+): void {
+  const { prefix, seal } = c;
   if (change.oauth2 === null) {
     for (const f of [
       "oauth_token_url",
@@ -201,7 +254,7 @@ export function applyAuthChange(
   } else if (change.oauth2) {
     const o = change.oauth2;
     const tokenUrl = nonEmpty(`${prefix}oauth2.tokenUrl`, o.tokenUrl ?? current.oauth_token_url ?? undefined);
-    next.oauth_token_url = checkEndpoint(tokenUrl, opts.egress, `${prefix}oauth2.tokenUrl`);
+    next.oauth_token_url = checkEndpoint(tokenUrl, c.egress, `${prefix}oauth2.tokenUrl`);
     const clientId = nonEmpty(`${prefix}oauth2.clientId`, o.clientId ?? current.oauth_client_id ?? undefined);
     next.oauth_client_id = plainText(`${prefix}oauth2.clientId`, clientId);
     if (o.clientSecret !== undefined)
@@ -216,7 +269,11 @@ export function applyAuthChange(
     if (o.audience !== undefined)
       next.oauth_audience = o.audience === null ? null : plainText(`${prefix}oauth2.audience`, o.audience);
   }
+}
 
+/** Client TLS: a certificate and its private key checked as a pair (the key sealed), and a CA bundle. */
+function applyTls(c: ApplyContext, current: StoredAuth, change: EndpointAuthChange, next: StoredAuth): void {
+  const { configId, secrets, prefix, seal } = c;
   if (change.tls === null) {
     next.tls_certificate = null;
     next.tls_private_key = null;
@@ -251,7 +308,10 @@ export function applyAuthChange(
       next.tls_ca_bundle = t.caBundle;
     }
   }
+}
 
+/** At most one of basic, bearer and oauth2 (each sets Authorization), and no Authorization header beside it. */
+function checkOneAuthorization(prefix: string, change: EndpointAuthChange, next: StoredAuth): void {
   const authorization = (["basic", "bearer", "oauth2"] as const).filter((k) =>
     k === "basic"
       ? next.basic_username !== null
@@ -271,7 +331,6 @@ export function applyAuthChange(
     throw validation(
       `${prefix}headers: an Authorization header cannot be set beside ${authorization[0]} auth`,
     );
-  return next;
 }
 
 /** What answers show of the stored auth: which kinds are configured and their public parts, credentials masked. */

@@ -51,7 +51,17 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 /** Tenants: the customers of the deployment, each owning its configs (see the README's Tenants). */
 export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router {
   const r = Router();
+  listRoute(r, pool);
+  createRoute(r, pool);
+  readRoute(r, pool);
+  updateRoute(r, pool);
+  deleteRoute(r, pool, deliveries);
+  configsRoute(r, pool);
+  return r;
+}
 
+/** GET /tenants: a page, or the tenant of a uid. */
+function listRoute(r: Router, pool: pg.Pool): void {
   r.get("/tenants", allowQuery("uid", "pageSize", "cursor"), async (req, res) => {
     const page = readPage(req.query, DEFAULT_PAGE)!;
     const uid = req.query.uid as string | undefined;
@@ -73,7 +83,10 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
     const { items, next } = pageOf(rows, page, (t) => t.createdAt);
     res.json(cursorJson(items.map(tenantJson), { pageSize: page.pageSize, next }));
   });
+}
 
+/** POST /tenants: a new tenant; its uid is unique. */
+function createRoute(r: Router, pool: pg.Pool): void {
   r.post("/tenants", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const t = readTenantUser(req.body);
     if (t.uid === undefined)
@@ -90,11 +103,17 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
       throw err;
     }
   });
+}
 
+/** GET /tenants/{tenant}, by id or uid. */
+function readRoute(r: Router, pool: pg.Pool): void {
   r.get("/tenants/:tenant", allowQuery(), async (req, res) => {
     res.json({ data: tenantJson(await loadTenant(pool, res, String(req.params.tenant))) });
   });
+}
 
+/** PATCH /tenants/{tenant}: uid, name and metadata; the default tenant keeps its uid. */
+function updateRoute(r: Router, pool: pg.Pool): void {
   r.patch("/tenants/:tenant", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const t = readTenantUser(req.body);
     const current = await loadTenant(pool, res, String(req.params.tenant));
@@ -120,7 +139,10 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
       throw err;
     }
   });
+}
 
+/** DELETE /tenants/{tenant}: the tenant and its configs, their deliveries told to close. */
+function deleteRoute(r: Router, pool: pg.Pool, deliveries: DeliveryControl): void {
   r.delete("/tenants/:tenant", allowQuery(), async (req, res) => {
     const tenant = await loadTenant(pool, res, String(req.params.tenant));
     if (tenant.id === DEFAULT_TENANT_ID) {
@@ -152,7 +174,10 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
       data: { id: tenant.id, deleted: true, configsDeleted: configIds.length, deliveriesClosed: signalled },
     });
   });
+}
 
+/** GET /tenants/{tenant}/configs: the tenant's configs, all or a page. */
+function configsRoute(r: Router, pool: pg.Pool): void {
   r.get("/tenants/:tenant/configs", allowQuery("pageSize", "cursor"), async (req, res) => {
     const tenant = await loadTenant(pool, res, String(req.params.tenant));
     const page = readPage(req.query, undefined);
@@ -176,6 +201,4 @@ export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router
       ),
     );
   });
-
-  return r;
 }

@@ -255,20 +255,28 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
 3 evaluate: a matching override sets fail = true.`,
     );
 
-  const formatOption = () =>
-    new Option("--format <format>", "output: text, or json for machine-readable diagnostics")
-      .choices(["text", "json"])
-      .default("text");
-  const inputOption = () =>
-    new Option("--input-format <format>", "how to parse input (auto: by extension, then content)")
-      .choices(["auto", "toml", "json"])
-      .default("auto");
-  const backendOption = () =>
-    new Option(
-      "--backend-version <version>",
-      "backend version whose rules to follow (0.12 line below 1.0, else the 1.x line); default: chosen from minimum-version",
-    ).argParser(versionArg("--backend-version"));
+  addValidate(cmd);
+  addEvaluate(cmd);
+  addSchema(cmd);
+  return cmd;
+}
 
+// Options that several commands take.
+const formatOption = () =>
+  new Option("--format <format>", "output: text, or json for machine-readable diagnostics")
+    .choices(["text", "json"])
+    .default("text");
+const inputOption = () =>
+  new Option("--input-format <format>", "how to parse input (auto: by extension, then content)")
+    .choices(["auto", "toml", "json"])
+    .default("auto");
+const backendOption = () =>
+  new Option(
+    "--backend-version <version>",
+    "backend version whose rules to follow (0.12 line below 1.0, else the 1.x line); default: chosen from minimum-version",
+  ).argParser(versionArg("--backend-version"));
+
+function addValidate(cmd: Command): void {
   cmd
     .command("validate")
     .description(
@@ -282,7 +290,10 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
     .action((files: string[], flags: ValidateFlags) => {
       process.exitCode = runValidate(files, flags);
     });
+}
 
+/** evaluate: the build context comes from flags, else from this machine and its environment. */
+function addEvaluate(cmd: Command): void {
   cmd
     .command("evaluate")
     .description("apply the overrides that match a build context and print the effective settings as JSON")
@@ -340,7 +351,9 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
       }
       process.exitCode = runEvaluate(file, flags);
     });
+}
 
+function addSchema(cmd: Command): void {
   cmd
     .command("schema")
     .description("print the JSON Schema (draft-07) of the settings object of one line (0.12 or 1.x)")
@@ -356,7 +369,6 @@ Exit codes: 0 valid (warnings allowed), 1 errors in a document, 2 usage error,
       }
       process.stdout.write(`${toJson(schemaFor(generation.line))}\n`);
     });
-  return cmd;
 }
 
 ignoreClosedStdout();

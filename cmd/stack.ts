@@ -143,8 +143,8 @@ async function startProductionTemporal(
   return stdout.trim();
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
+function parseStackArgs() {
+  return parseArgs({
     options: {
       "data-dir": { type: "string", default: fromRoot(".data") },
       temporal: { type: "string", default: "dev" },
@@ -159,20 +159,15 @@ async function main(): Promise<void> {
       "entity-port": { type: "string", default: "8090" },
       help: { type: "boolean", short: "h" },
     },
-  });
-  if (values.help) {
-    process.stdout.write(`${HELP}\n`);
-    return;
-  }
-  const dataDir = path.resolve(values["data-dir"]!);
-  await mkdir(path.join(dataDir, "temporal"), { recursive: true });
-  process.on("SIGINT", () => void stop(0));
-  process.on("SIGTERM", () => void stop(0));
-  const started = Date.now();
+  }).values;
+}
 
+type StackArgs = ReturnType<typeof parseStackArgs>;
+
+/** The Temporal server: the production one (--temporal server), one already listening, or a dev server. */
+async function startTemporal(values: StackArgs, dataDir: string): Promise<{ address: string; ui: string }> {
   const temporalPort = Number(values["temporal-port"]);
   const uiPort = Number(values["ui-port"]);
-  const apiPort = Number(values["api-port"]);
   let temporalAddress = `127.0.0.1:${temporalPort}`;
   let temporalUi = `http://127.0.0.1:${uiPort}`;
   if (values.temporal !== "dev" && values.temporal !== "server")
@@ -195,9 +190,14 @@ async function main(): Promise<void> {
     temporalUi = temporal.uiUrl ?? temporalUi;
   }
 
-  const postgres = (await portOpen(5432))
-    ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
-    : undefined;
+  return { address: temporalAddress, ui: temporalUi };
+}
+
+/**
+ * The key file sealing secrets at rest: SECRETS_KEY_FILE, else on the local PostgreSQL a key
+ * made once per user; none on the embedded database (serve makes one in the data dir).
+ */
+async function secretsKeyFile(postgres: string | undefined): Promise<string | undefined> {
   // The stack stays zero-configuration on the local PostgreSQL too: its secrets are sealed
   // with a key generated once per user (that database is shared by every checkout and data
   // dir); serve generates one in the data dir itself on the embedded database.
@@ -210,7 +210,22 @@ async function main(): Promise<void> {
       `secrets at rest are sealed with a local key ${created ? "generated now" : "generated earlier"}; for anything beyond a local stack make a key file (README, Secrets at rest) and set SECRETS_KEY_FILE`,
     );
   }
-  const redis = await portOpen(6379);
+  return keyFile;
+}
+
+/** The stack's own processes, each with its health URL and the line that describes it. */
+function stackServices(
+  values: StackArgs,
+  at: {
+    apiPort: number;
+    dataDir: string;
+    temporalAddress: string;
+    postgres?: string | undefined;
+    keyFile?: string | undefined;
+    redis: boolean;
+  },
+): Service[] {
+  const { apiPort, dataDir, temporalAddress, postgres, keyFile, redis } = at;
   const [ratelimitPort, ratelimitGrpcPort, ratelimitDebugPort, entityPort] = [
     values["ratelimit-port"],
     values["ratelimit-grpc-port"],
@@ -218,7 +233,7 @@ async function main(): Promise<void> {
     values["entity-port"],
   ].map(Number);
   const cmd = (name: string) => fromRoot("dist", "cmd", `${name}.js`);
-  const services: Service[] = [
+  return [
     {
       name: "webhooks",
       args: [
@@ -271,6 +286,28 @@ async function main(): Promise<void> {
         ]
       : []),
   ];
+}
+
+async function main(): Promise<void> {
+  const values = parseStackArgs();
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  const dataDir = path.resolve(values["data-dir"]!);
+  await mkdir(path.join(dataDir, "temporal"), { recursive: true });
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+  const started = Date.now();
+
+  const apiPort = Number(values["api-port"]);
+  const { address: temporalAddress, ui: temporalUi } = await startTemporal(values, dataDir);
+  const postgres = (await portOpen(5432))
+    ? "postgresql://webhooks:webhooks@127.0.0.1:5432/webhooks"
+    : undefined;
+  const keyFile = await secretsKeyFile(postgres);
+  const redis = await portOpen(6379);
+  const services = stackServices(values, { apiPort, dataDir, temporalAddress, postgres, keyFile, redis });
   if (!postgres)
     logger.warn(
       "entity-server not started: the embedded database admits one process; run scripts/setup.sh for PostgreSQL",

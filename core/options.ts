@@ -1,7 +1,7 @@
 import type { ListenAddress } from "../common/flags.js";
 import type { TemporalOptions } from "../common/temporal.js";
-import type { StreamLimits } from "./broker/nats.js";
 import type { NatsAuth } from "./broker/nats-auth.js";
+import type { StreamLimits } from "./broker/nats-setup.js";
 import type { Redelivery } from "./broker/types.js";
 import type { EgressOptions } from "./egress-policy.js";
 import type { DeliveryTracingOptions } from "./tracing.js";

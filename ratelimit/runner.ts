@@ -52,6 +52,51 @@ export interface ServiceDeps {
   member?: { sendStats(batch: StatsBatch): void };
 }
 
+/** Where the counters live: Redis, memcached, or this process's memory (BACKEND_TYPE). */
+async function openCounterStore(
+  settings: Settings,
+  logger: Logger,
+  deps: ServiceDeps,
+): Promise<CounterStore> {
+  if (settings.backendType === "redis") return openRedis(settings, logger);
+  if (settings.backendType === "memcache") {
+    const memcache = new MemcacheCounterStore(settings.objcache, logger, deps.resolveSrv);
+    await memcache.start();
+    logger.info({ servers: memcache.servers }, "counters in memcached");
+    return memcache;
+  }
+  logger.warn(
+    "counters are kept in this process's memory (BACKEND_TYPE=memory): not shared between instances",
+  );
+  return new MemoryCounterStore();
+}
+
+/**
+ * With KVSTORE_STARTUP_MAX_ELAPSED_TIME the start waits for the store and fails
+ * without it (as the reference does); otherwise the service serves at once and its
+ * decisions fail until the store answers.
+ */
+async function openRedis(settings: Settings, logger: Logger): Promise<RedisCounterStore> {
+  const redis = new RedisCounterStore(settings, logger);
+  const startup = settings.kvstore.startup;
+  const ready = await redis.waitReady(startup.maxElapsedMs || Math.min(settings.kvstore.timeoutMs, 5000));
+  if (!ready && startup.maxElapsedMs > 0) {
+    const down = [redis.main, redis.perSecond].filter((p) => p && !p.connected());
+    const why = down.map((p) => `${p!.address}: ${p!.lastError || "no answer"}`).join("; ");
+    await redis.close();
+    throw new Error(
+      `no connection to redis within KVSTORE_STARTUP_MAX_ELAPSED_TIME (${startup.maxElapsedMs} ms): ${why}`,
+    );
+  }
+  if (ready) logger.info({ address: redis.main.address }, "connected to redis");
+  else
+    logger.warn(
+      { address: redis.main.address, err: redis.main.lastError },
+      "redis not reachable yet; decisions fail until it is",
+    );
+  return redis;
+}
+
 export async function startService(
   settings: Settings,
   logger: Logger,
@@ -59,40 +104,7 @@ export async function startService(
 ): Promise<RunningService> {
   const stats = new StatsStore(!settings.disableStats);
 
-  let store: CounterStore;
-  if (settings.backendType === "redis") {
-    const redis = new RedisCounterStore(settings, logger);
-    store = redis;
-    // With KVSTORE_STARTUP_MAX_ELAPSED_TIME the start waits for the store and fails
-    // without it (as the reference does); otherwise the service serves at once and its
-    // decisions fail until the store answers.
-    const startup = settings.kvstore.startup;
-    const ready = await redis.waitReady(startup.maxElapsedMs || Math.min(settings.kvstore.timeoutMs, 5000));
-    if (!ready && startup.maxElapsedMs > 0) {
-      const down = [redis.main, redis.perSecond].filter((p) => p && !p.connected());
-      const why = down.map((p) => `${p!.address}: ${p!.lastError || "no answer"}`).join("; ");
-      await redis.close();
-      throw new Error(
-        `no connection to redis within KVSTORE_STARTUP_MAX_ELAPSED_TIME (${startup.maxElapsedMs} ms): ${why}`,
-      );
-    }
-    if (ready) logger.info({ address: redis.main.address }, "connected to redis");
-    else
-      logger.warn(
-        { address: redis.main.address, err: redis.main.lastError },
-        "redis not reachable yet; decisions fail until it is",
-      );
-  } else if (settings.backendType === "memcache") {
-    const memcache = new MemcacheCounterStore(settings.objcache, logger, deps.resolveSrv);
-    await memcache.start();
-    store = memcache;
-    logger.info({ servers: memcache.servers }, "counters in memcached");
-  } else {
-    store = new MemoryCounterStore();
-    logger.warn(
-      "counters are kept in this process's memory (BACKEND_TYPE=memory): not shared between instances",
-    );
-  }
+  const store = await openCounterStore(settings, logger, deps);
 
   // A shared store (Redis, memcached) gets one command per round trip for a hot key.
   const counters = settings.backendType === "memory" ? store : new CoalescingCounterStore(store);

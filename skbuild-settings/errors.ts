@@ -123,141 +123,136 @@ function minPropertiesMessage(segments: PathSegment[]): string {
 export function translateErrors(errors: ErrorObject[], data: unknown, opts: TranslateOptions): Diagnostic[] {
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
-  const push = (d: Diagnostic) => {
+  for (const err of errors) {
+    const segments = parsePointer(err.instancePath, data);
+    if (err.keyword === "if" || err.propertyName !== undefined) continue; // reported by the inner error
+    if (err.schemaPath.includes("/oneOf/")) continue; // generate: summarised by the oneOf error
+    const d = diagnosticOf(err, segments, opts);
     const key = `${d.code}|${d.path}|${d.message}`;
     if (!seen.has(key)) {
       seen.add(key);
       out.push(d);
     }
-  };
-  for (const err of errors) {
-    const segments = parsePointer(err.instancePath, data);
-    const path = formatPath(opts.prefix, segments);
-    const value = err.data;
-    if (err.keyword === "if" || err.propertyName !== undefined) continue; // reported by the inner error
-    if (err.schemaPath.includes("/oneOf/")) continue; // generate: summarised by the oneOf error
-    if (err.schemaPath.includes("/dependencies/any/")) {
-      push({
-        severity: "error",
-        code: "if-any-exclusive",
-        path: formatPath(opts.prefix, [...segments, "any"]),
-        message:
-          "`any` must be the only key of `if`: move the other conditions into `any` or into another override",
-      });
-      continue;
-    }
-    switch (err.keyword) {
-      case "additionalProperties":
-        push(unknownKey(err, segments, String(err.params.additionalProperty), opts));
-        break;
-      case "type": {
-        const types = Array.isArray(err.params.type) ? err.params.type : String(err.params.type).split(",");
-        const expected = err.schemaPath.includes("/define-value/else")
-          ? "a string, a boolean, an array of strings or a table {env = ..., default = ...}"
-          : describeTypes(types);
-        push({
-          severity: "error",
-          code: "type",
-          path,
-          message: `expected ${expected}, got ${describeValue(value)}`,
-        });
-        break;
-      }
-      case "enum": {
-        const allowed = (err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
-        const suggestions =
-          typeof value === "string"
-            ? closeMatches(value, (err.params.allowedValues as string[]).map(String), 3, 0.5)
-            : [];
-        push({
-          severity: "error",
-          code: "enum",
-          path,
-          message: `expected one of ${allowed.join(", ")}, got ${describeValue(value)}`,
-          ...(suggestions.length ? { suggestions: suggestions.map((s) => JSON.stringify(s)) } : {}),
-        });
-        break;
-      }
-      case "required": {
-        const missing = String(err.params.missingProperty);
-        const inOverride = segments[0] === "overrides" && segments.length === 2;
-        push({
-          severity: "error",
-          code: "required",
-          path: formatPath(opts.prefix, [...segments, missing]),
-          message: inOverride ? "every override needs an `if` table of conditions" : "missing required key",
-        });
-        break;
-      }
-      case "minLength":
-        push({ severity: "error", code: "empty", path, message: "must not be empty" });
-        break;
-      case "minProperties":
-        push({ severity: "error", code: "override-shape", path, message: minPropertiesMessage(segments) });
-        break;
-      case "propertyNames":
-        push({
-          severity: "error",
-          code: "empty",
-          path: formatPath(opts.prefix, [...segments, String(err.params.propertyName)]),
-          message: "names must not be empty",
-        });
-        break;
-      case "pattern":
-        push({
-          severity: "error",
-          code: "pattern",
-          path,
-          message: `expected a wheel tag of the form <interpreter>-<abi>-<platform> (e.g. "cp312-abi3-linux_x86_64"), got ${describeValue(value)}`,
-        });
-        break;
-      case "oneOf": {
-        const item = (value ?? {}) as Record<string, unknown>;
-        const both = "template" in item && "template-path" in item;
-        push({
-          severity: "error",
-          code: "generate-template",
-          path,
-          message: both
-            ? "set either `template` or `template-path`, not both"
-            : "expected `template` (inline) or `template-path` (a file) besides `path`",
-        });
-        break;
-      }
-      case "overrideOnly":
-        push({
-          severity: opts.strict ? "error" : "warning",
-          code: "override-only",
-          path,
-          message:
-            "is not allowed to be hard-coded here; it may only be set inside [[tool.scikit-build.overrides]] (or by config settings)",
-        });
-        break;
-      case "pep440Specifier": {
-        const hint = err.params.suggestions as string[] | undefined;
-        push({
-          severity: "error",
-          code: "specifier",
-          path,
-          message: err.message ?? "invalid specifier",
-          ...(hint ? { suggestions: hint.map((h) => JSON.stringify(h)) } : {}),
-        });
-        break;
-      }
-      case "pep440Version":
-        push({ severity: "error", code: "version", path, message: err.message ?? "invalid version" });
-        break;
-      case "pythonRegex":
-        push({
-          severity: "error",
-          code: "regex",
-          path,
-          message: err.message ?? "invalid regular expression",
-        });
-        break;
-      default:
-        push({ severity: "error", code: "invalid", path, message: err.message ?? err.keyword });
-    }
   }
   return out;
+}
+
+/** The Diagnostic of one ajv error, by its keyword. */
+function diagnosticOf(err: ErrorObject, segments: PathSegment[], opts: TranslateOptions): Diagnostic {
+  const path = formatPath(opts.prefix, segments);
+  const value = err.data;
+  if (err.schemaPath.includes("/dependencies/any/")) {
+    return {
+      severity: "error",
+      code: "if-any-exclusive",
+      path: formatPath(opts.prefix, [...segments, "any"]),
+      message:
+        "`any` must be the only key of `if`: move the other conditions into `any` or into another override",
+    };
+  }
+  switch (err.keyword) {
+    case "additionalProperties":
+      return unknownKey(err, segments, String(err.params.additionalProperty), opts);
+    case "type":
+      return typeMismatch(err, path, value);
+    case "enum":
+      return notInEnum(err, path, value);
+    case "required": {
+      const missing = String(err.params.missingProperty);
+      const inOverride = segments[0] === "overrides" && segments.length === 2;
+      return {
+        severity: "error",
+        code: "required",
+        path: formatPath(opts.prefix, [...segments, missing]),
+        message: inOverride ? "every override needs an `if` table of conditions" : "missing required key",
+      };
+    }
+    case "minLength":
+      return { severity: "error", code: "empty", path, message: "must not be empty" };
+    case "minProperties":
+      return { severity: "error", code: "override-shape", path, message: minPropertiesMessage(segments) };
+    case "propertyNames":
+      return {
+        severity: "error",
+        code: "empty",
+        path: formatPath(opts.prefix, [...segments, String(err.params.propertyName)]),
+        message: "names must not be empty",
+      };
+    case "pattern":
+      return {
+        severity: "error",
+        code: "pattern",
+        path,
+        message: `expected a wheel tag of the form <interpreter>-<abi>-<platform> (e.g. "cp312-abi3-linux_x86_64"), got ${describeValue(value)}`,
+      };
+    case "oneOf": {
+      const item = (value ?? {}) as Record<string, unknown>;
+      const both = "template" in item && "template-path" in item;
+      return {
+        severity: "error",
+        code: "generate-template",
+        path,
+        message: both
+          ? "set either `template` or `template-path`, not both"
+          : "expected `template` (inline) or `template-path` (a file) besides `path`",
+      };
+    }
+    case "overrideOnly":
+      return {
+        severity: opts.strict ? "error" : "warning",
+        code: "override-only",
+        path,
+        message:
+          "is not allowed to be hard-coded here; it may only be set inside [[tool.scikit-build.overrides]] (or by config settings)",
+      };
+    case "pep440Specifier": {
+      const hint = err.params.suggestions as string[] | undefined;
+      return {
+        severity: "error",
+        code: "specifier",
+        path,
+        message: err.message ?? "invalid specifier",
+        ...(hint ? { suggestions: hint.map((h) => JSON.stringify(h)) } : {}),
+      };
+    }
+    case "pep440Version":
+      return { severity: "error", code: "version", path, message: err.message ?? "invalid version" };
+    case "pythonRegex":
+      return {
+        severity: "error",
+        code: "regex",
+        path,
+        message: err.message ?? "invalid regular expression",
+      };
+    default:
+      return { severity: "error", code: "invalid", path, message: err.message ?? err.keyword };
+  }
+}
+
+function typeMismatch(err: ErrorObject, path: string, value: unknown): Diagnostic {
+  const types = Array.isArray(err.params.type) ? err.params.type : String(err.params.type).split(",");
+  const expected = err.schemaPath.includes("/define-value/else")
+    ? "a string, a boolean, an array of strings or a table {env = ..., default = ...}"
+    : describeTypes(types);
+  return {
+    severity: "error",
+    code: "type",
+    path,
+    message: `expected ${expected}, got ${describeValue(value)}`,
+  };
+}
+
+function notInEnum(err: ErrorObject, path: string, value: unknown): Diagnostic {
+  const allowed = (err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
+  const suggestions =
+    typeof value === "string"
+      ? closeMatches(value, (err.params.allowedValues as string[]).map(String), 3, 0.5)
+      : [];
+  return {
+    severity: "error",
+    code: "enum",
+    path,
+    message: `expected one of ${allowed.join(", ")}, got ${describeValue(value)}`,
+    ...(suggestions.length ? { suggestions: suggestions.map((s) => JSON.stringify(s)) } : {}),
+  };
 }

@@ -7,35 +7,31 @@ import {
   type LogLevel,
   NativeConnection,
   Runtime,
-  Worker,
+  type Worker,
 } from "@temporalio/worker";
-import { createBatchActivities } from "../activities/batch-activities.js";
-import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { LocalFirstSends } from "../activities/local-first.js";
-import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
 import { OAuthTokens } from "../activities/oauth-tokens.js";
-import { createOrderingActivities } from "../activities/ordering-activities.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
-import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
-import type { BrokerPublisher } from "../core/broker/types.js";
 import {
   observeDeliveriesInFlight,
   observeDetachedFirstSends,
   observeWorkflowTaskSlots,
 } from "../core/metrics.js";
-import { openPublisher } from "../core/open-broker.js";
 import type { ProcessContext } from "../core/process-context.js";
-import { sealPlainSecrets } from "../core/secret-resealing.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
-import { startAutoDeactivation } from "./auto-deactivation.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
-import { ensureMaintenanceSchedules, restoreMaintenanceSchedules } from "./maintenance-schedules.js";
-import { startReconciler } from "./reconciliation.js";
-import { startDelivery } from "./start-delivery.js";
-import { maintenanceQueue, sendQueue } from "./task-queues.js";
+import { startMaintenanceLoops } from "./maintenance-loops.js";
+import {
+  type ActivityDeps,
+  createMaintenanceWorker,
+  createSendsWorker,
+  createWorkflowWorker,
+  type WorkerBase,
+  workflowPollsPerQueue,
+} from "./task-queue-workers.js";
 import { WorkflowTaskSlots } from "./workflow-task-slots.js";
 
 export interface RunningWorker {
@@ -44,25 +40,6 @@ export interface RunningWorker {
   state(): string;
   stop(): Promise<void>;
 }
-
-/**
- * Pollers scaled by the server's feedback instead of the fixed 10: a backlog
- * gets up to half the slots polling, an idle queue keeps two.
- */
-const autoscalingPollers = (slots: number) =>
-  ({ type: "autoscaling", minimum: 2, initial: 10, maximum: Math.max(10, Math.floor(slots / 2)) }) as const;
-
-/**
- * Workflow-task polls per queue. The SDK runs the poller behaviour twice (the sticky and
- * the normal queue), and each of the two poll loops holds one slot more than its polls
- * while it waits to poll again: with this many, polls hold at most about half the slots,
- * and the other half is left to running tasks and to the eager first tasks of starts
- * (workflow-task-slots.ts).
- */
-const workflowPollsPerQueue = (slots: number) => Math.max(1, Math.floor(slots / 4) - 1);
-
-/** How often the reconciling process checks that Temporal still has the retention schedule. */
-const SCHEDULE_CHECK_MS = 60_000;
 
 const WORKFLOWS_PATH = fileURLToPath(new URL("../workflows/index.js", import.meta.url));
 
@@ -88,8 +65,7 @@ function installSdkLogger(logger: Logger): void {
  * (`--task-queue`), HTTP sends (`<queue>-sends`) and maintenance
  * (`<queue>-maintenance`, with its schedules ensured). The workflow bundle is
  * built once for all of them. Stops with the process.
- */
-/**
+ *
  * `oauthTokens`: the process's cache of endpoints' OAuth tokens, shared with the API's test
  * deliveries when both run in one process.
  */
@@ -99,12 +75,7 @@ export async function startDeliveryWorker(
 ): Promise<RunningWorker> {
   const { options, logger } = rt;
   installSdkLogger(logger);
-  const tls = await temporalTls(options.temporal);
-  const connection = await NativeConnection.connect({
-    address: options.temporal.address,
-    ...(tls ? { tls } : {}),
-    ...(options.temporal.apiKey ? { apiKey: options.temporal.apiKey } : {}),
-  });
+  const connection = await connectWorkers(rt);
   const started = Date.now();
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
   // exporting workflow spans, on every worker of this process.
@@ -114,34 +85,15 @@ export async function startDeliveryWorker(
     logger: sdkLogger(logger),
     plugins,
   });
-  const base = {
+  const base: WorkerBase = {
     connection,
     namespace: options.temporal.namespace,
     shutdownGraceTime: options.shutdownGrace,
     plugins,
-  } as const;
-  const rateLimit = options.ratelimitAddr
-    ? createRateLimitGate(options.ratelimitAddr, options.ratelimitDomain, logger)
-    : undefined;
-  if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
+  };
   const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
   const localFirst = new LocalFirstSends(options.maxConcurrentSends);
-  // Before the database closes (added later, so it runs sooner): detached first sends write their rows.
-  rt.shutdown.add("detached first sends", () => localFirst.drain());
-  const deps = {
-    onPost: (workflowId: string) => inFlight.posting(workflowId),
-    localFirst,
-    firstSendSettled: (workflowId: string) =>
-      rt.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
-    prisma: rt.db.prisma,
-    pool: rt.db.pool,
-    logger,
-    sendTimeoutMs: options.sendTimeout,
-    rateLimit,
-    egress: rt.egress,
-    secrets: rt.secrets,
-    oauthTokens,
-  };
+  const deps = activityDeps(rt, oauthTokens, inFlight, localFirst);
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
   const sinks: InjectedSinks<DeliverySinks> = {
@@ -153,67 +105,10 @@ export async function startDeliveryWorker(
   const pollsPerQueue = workflowPollsPerQueue(options.maxConcurrentWorkflowTasks);
   const workers = await Promise.all([
     ...(polls.has("workflows")
-      ? [
-          Worker.create({
-            ...base,
-            taskQueue: options.taskQueue,
-            workflowBundle,
-            sinks,
-            // For deliveries started with --send-mode local, whichever process they
-            // land on; this queue never gets (remote) activity tasks.
-            activities: {
-              ...createDeliveryActivities(deps),
-              ...createOrderingActivities(deps),
-              // The batch collectors' local activity (handRowsToBatch).
-              ...createBatchActivities(deps),
-            },
-            enableNonLocalActivities: false,
-            tuner: {
-              workflowTaskSlotSupplier: workflowSlots,
-              localActivityTaskSlotSupplier: { type: "fixed-size", numSlots: options.maxConcurrentSends },
-              // This worker runs no other kinds of task.
-              activityTaskSlotSupplier: { type: "fixed-size", numSlots: 1 },
-              nexusTaskSlotSupplier: { type: "fixed-size", numSlots: 1 },
-            },
-            ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-            workflowTaskPollerBehavior: {
-              type: "autoscaling",
-              minimum: Math.min(2, pollsPerQueue),
-              initial: pollsPerQueue,
-              maximum: pollsPerQueue,
-            },
-          }),
-        ]
+      ? [createWorkflowWorker(rt, base, deps, { workflowBundle, sinks, workflowSlots, pollsPerQueue })]
       : []),
-    ...(polls.has("sends")
-      ? [
-          Worker.create({
-            ...base,
-            taskQueue: sendQueue(options.taskQueue),
-            activities: { ...createDeliveryActivities(deps), ...createBatchActivities(deps) },
-            maxConcurrentActivityTaskExecutions: options.maxConcurrentSends,
-            activityTaskPollerBehavior: autoscalingPollers(options.maxConcurrentSends),
-          }),
-        ]
-      : []),
-    ...(polls.has("maintenance")
-      ? [
-          Worker.create({
-            ...base,
-            taskQueue: maintenanceQueue(options.taskQueue),
-            workflowBundle,
-            activities: {
-              ...createMaintenanceActivities(deps),
-              ...createRecoveryActivities({
-                ...deps,
-                startReplay: (config, event, workflowId, replayOf) =>
-                  startDelivery(rt, config, event, workflowId, replayOf),
-                ratePerSecond: options.recoveryRate,
-              }),
-            },
-          }),
-        ]
-      : []),
+    ...(polls.has("sends") ? [createSendsWorker(rt, base, deps)] : []),
+    ...(polls.has("maintenance") ? [createMaintenanceWorker(rt, base, deps, workflowBundle)] : []),
   ]);
   logger.info(
     { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
@@ -238,6 +133,57 @@ export async function startDeliveryWorker(
     observeDeliveriesInFlight(inFlight);
     observeDetachedFirstSends(localFirst);
   }
+  const running = runWorkers(rt, workers, connection);
+  rt.shutdown.add("workers", () => running.stop());
+  if (polls.has("maintenance")) await startMaintenanceLoops(rt);
+  return running;
+}
+
+async function connectWorkers(rt: ProcessContext): Promise<NativeConnection> {
+  const { temporal } = rt.options;
+  const tls = await temporalTls(temporal);
+  return NativeConnection.connect({
+    address: temporal.address,
+    ...(tls ? { tls } : {}),
+    ...(temporal.apiKey ? { apiKey: temporal.apiKey } : {}),
+  });
+}
+
+/**
+ * What the activities send with: the database, the rate limit gate, egress policy, secrets,
+ * OAuth tokens, and the counts of sends in flight and of first sends sent locally.
+ */
+function activityDeps(
+  rt: ProcessContext,
+  oauthTokens: OAuthTokens,
+  inFlight: DeliveriesInFlight,
+  localFirst: LocalFirstSends,
+): ActivityDeps {
+  const { options, logger } = rt;
+  const rateLimit = options.ratelimitAddr
+    ? createRateLimitGate(options.ratelimitAddr, options.ratelimitDomain, logger)
+    : undefined;
+  if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
+  // Before the database closes (added later, so it runs sooner): detached first sends write their rows.
+  rt.shutdown.add("detached first sends", () => localFirst.drain());
+  return {
+    onPost: (workflowId: string) => inFlight.posting(workflowId),
+    localFirst,
+    firstSendSettled: (workflowId: string) =>
+      rt.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
+    prisma: rt.db.prisma,
+    pool: rt.db.pool,
+    logger,
+    sendTimeoutMs: options.sendTimeout,
+    rateLimit,
+    egress: rt.egress,
+    secrets: rt.secrets,
+    oauthTokens,
+  };
+}
+
+/** Runs the workers until they stop; a crash of one stops the process. */
+function runWorkers(rt: ProcessContext, workers: Worker[], connection: NativeConnection): RunningWorker {
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
     .finally(() => {
@@ -250,10 +196,10 @@ export async function startDeliveryWorker(
       return connection.close();
     });
   done.catch((err) => {
-    logger.fatal({ err }, "delivery worker crashed");
+    rt.logger.fatal({ err }, "delivery worker crashed");
     void rt.shutdown.close().then(() => process.exit(1));
   });
-  const running: RunningWorker = {
+  return {
     done,
     state: () => workers.find((w) => w.getState() !== "RUNNING")?.getState() ?? "RUNNING",
     async stop() {
@@ -261,28 +207,4 @@ export async function startDeliveryWorker(
       await done.catch(() => {});
     },
   };
-  rt.shutdown.add("workers", () => running.stop());
-  if (polls.has("maintenance")) {
-    await ensureMaintenanceSchedules(rt);
-    let lastCheck = Date.now();
-    const reconciler = startReconciler(rt, async () => {
-      // Plain secrets another writer stored (plain SQL, the entity server): a look at an empty index.
-      await sealPlainSecrets(rt.db.pool, rt.secrets, logger);
-      if (Date.now() - lastCheck < SCHEDULE_CHECK_MS) return;
-      lastCheck = Date.now();
-      await restoreMaintenanceSchedules(rt);
-    });
-    rt.shutdown.add("reconciliation", () => reconciler.stop());
-    if (options.autoDeactivateAfter > 0) {
-      let audit: { publisher: BrokerPublisher; topic: string } | undefined;
-      if (options.auditTopic) {
-        const publisher = await openPublisher(options, logger);
-        rt.shutdown.add("deactivation audit publisher", () => publisher.close());
-        audit = { publisher, topic: options.auditTopic };
-      }
-      const deactivation = startAutoDeactivation(rt, options.autoDeactivateAfter, audit);
-      rt.shutdown.add("automatic deactivation", () => deactivation.stop());
-    }
-  }
-  return running;
 }

@@ -75,7 +75,7 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
       () =>
         startEventDeliveries(rt, event, msg.data, undefined, {
           delayMs: redeliveryDelay(rt.options.redelivery, msg.deliveryCount),
-          last: msg.deliveryCount >= rt.options.redelivery.maxDeliveries,
+          last: msg.deliveryCount >= rt.options.redelivery.maxBrokerDeliveries,
         }),
     );
     const deadLettered = await settleStarts(rt, spool, msg, event.type, starts);

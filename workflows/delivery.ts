@@ -90,6 +90,113 @@ const activities = (input: DeliveryInput) => {
       });
 };
 
+/** The delivery's result, also written to its search attributes and current details. */
+function finished(
+  input: DeliveryInput,
+  attempts: AttemptSummary[],
+  status: DeliveryResult["status"],
+  reason: string,
+): DeliveryResult {
+  const last = attempts.at(-1);
+  upsertSearchAttributes([
+    { key: WebhookDeliveryStatus, value: status },
+    { key: WebhookAttemptCount, value: attempts.length },
+  ]);
+  setCurrentDetails(`${status}: ${reason}`);
+  return {
+    webhookId: input.webhookId,
+    status,
+    attempts: attempts.length,
+    lastStatusCode: last?.statusCode ?? 0,
+    reason,
+  };
+}
+
+/** True when this run's history should hand over to a new run. */
+function historyFull(): boolean {
+  const info = workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    info.historyLength > MAX_HISTORY_EVENTS ||
+    info.historySize > MAX_HISTORY_BYTES
+  );
+}
+
+/** The next run picks up at `retryAttempt`, with the attempts so far. */
+function handOverRun(input: DeliveryInput, attempts: AttemptSummary[], retryAttempt: number): Promise<never> {
+  // What a key's workflow did of the first send is in `attempts` now: the next run must not reuse it.
+  const { firstSend: _made, ...rest } = input;
+  return continueAsNew<typeof deliverWebhook>({ ...rest, resume: { retryAttempt, attempts } });
+}
+
+/** Re-sends' activities need the delivery's ids and policy, not its event. */
+const claimInputOf = (input: DeliveryInput, retryAttempt: number) => ({
+  webhookId: input.webhookId,
+  configId: input.configId,
+  policy: input.policy,
+  retryAttempt,
+});
+
+/** A retry is due: the search attributes and current details say so, and when. */
+function showRetry(attempts: AttemptSummary[], retryAttempt: number, attempt: AttemptSummary): void {
+  upsertSearchAttributes([
+    { key: WebhookDeliveryStatus, value: "to retry" },
+    { key: WebhookAttemptCount, value: attempts.length },
+  ]);
+  setCurrentDetails(
+    `attempt ${retryAttempt + 1} got ${attempt.statusCode || attempt.error}; next try at ${attempt.nextRetryAfter}`,
+  );
+}
+
+/** v1: permission in its own activity, then a timer per OVER_LIMIT answer. */
+async function legacyRateLimitGate(
+  rateLimitWait: (configId: string) => Promise<number>,
+  configId: string,
+): Promise<void> {
+  for (;;) {
+    const waitMs = await rateLimitWait(configId);
+    if (waitMs <= 0) return;
+    setCurrentDetails(`waiting ${waitMs} ms for the rate limit service`);
+    await sleep(waitMs);
+  }
+}
+
+// A send is never cut off by cancellation: its attempt row is written before
+// the workflow reacts, so cleanup always sees the final state of the table.
+// The sinks tell this process's start pacing a send is in flight (workers/deliveries-in-flight.ts);
+// each `await send` is followed by `sendFinished` (a send that throws ends the workflow,
+// and its place expires there). Neither this nor the body of deliverWebhook is an async
+// function of its own: the SDK records a source-mapped stack trace for every promise a
+// workflow creates (for its stack-trace query), a large part of what a delivery's workflow
+// tasks cost beyond the floor's.
+// In local-first mode only the first send here counts: a send on the queue is for a
+// receiver that was slow, failed or must be retried, and counting it would let hanging
+// receivers hold back the starts of every other config (bench/delivery/isolation.ts).
+function sendOnce(
+  input: DeliveryInput,
+  sendAttempt: ReturnType<typeof activities>["sendAttempt"],
+  retryAttempt: number,
+  rateLimited: boolean,
+): Promise<SendOutcome> {
+  if (!input.localFirstBudgetMs) deliveries.sendStarted();
+  return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
+}
+
+// --send-mode local-first: the first send in this worker, within its budget; otherwise
+// (no answer in time, a worker that takes none, a failure) on the sends queue. A POST
+// still out past the budget is waited for (its signal, at most a send's own time): the
+// queue's send then finds its row, or takes over its claim if it never came. The fast
+// path adds no promise of its own (see above): the hand-over is the slow path.
+function firstSendOf(
+  input: DeliveryInput,
+  rateLimited: boolean,
+): LocalFirstOutcome | Promise<LocalFirstOutcome> {
+  // Made already by an ordered key's workflow (workflows/ordered-delivery.ts): go on from it.
+  if (input.firstSend) return input.firstSend;
+  deliveries.sendStarted();
+  return sendFirstLocal(input, input.localFirstBudgetMs!, rateLimited);
+}
+
 /**
  * Delivers one event to one config: first send, then durable backoff timers
  * and re-sends until success, a permanent failure, the caps, or the config
@@ -113,88 +220,15 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
   });
   /** A durable timer that a close signal cuts short (the same timer command as a plain sleep). */
   const wait = (ms: number) => condition(() => closing !== undefined, Math.max(1, ms));
-
-  const finish = (status: DeliveryResult["status"], reason: string): DeliveryResult => {
-    const last = attempts.at(-1);
-    upsertSearchAttributes([
-      { key: WebhookDeliveryStatus, value: status },
-      { key: WebhookAttemptCount, value: attempts.length },
-    ]);
-    setCurrentDetails(`${status}: ${reason}`);
-    return {
-      webhookId: input.webhookId,
-      status,
-      attempts: attempts.length,
-      lastStatusCode: last?.statusCode ?? 0,
-      reason,
-    };
-  };
-  /** True when this run's history should hand over to a new run. */
-  const historyFull = () => {
-    const info = workflowInfo();
-    return (
-      info.continueAsNewSuggested ||
-      info.historyLength > MAX_HISTORY_EVENTS ||
-      info.historySize > MAX_HISTORY_BYTES
-    );
-  };
-  /** The next run picks up at `retryAttempt`, with the attempts so far. */
-  const handOver = (retryAttempt: number) => {
-    // What a key's workflow did of the first send is in `attempts` now: the next run must not reuse it.
-    const { firstSend: _made, ...rest } = input;
-    return continueAsNew<typeof deliverWebhook>({ ...rest, resume: { retryAttempt, attempts } });
-  };
-  // Re-sends' activities need the delivery's ids and policy, not its event.
-  const claimInput = (retryAttempt: number) => ({
-    webhookId: input.webhookId,
-    configId: input.configId,
-    policy: input.policy,
-    retryAttempt,
-  });
-
+  const finish = (status: DeliveryResult["status"], reason: string) =>
+    finished(input, attempts, status, reason);
   const close = async (reason: string) => {
     await closeDelivery({ webhookId: input.webhookId, reason });
     return finish("failed", reason);
   };
-
-  // v1: permission in its own activity, then a timer per OVER_LIMIT answer.
-  const legacyGate = async () => {
-    for (;;) {
-      const waitMs = await rateLimitWait(input.configId);
-      if (waitMs <= 0) return;
-      setCurrentDetails(`waiting ${waitMs} ms for the rate limit service`);
-      await sleep(waitMs);
-    }
-  };
-
-  // A send is never cut off by cancellation: its attempt row is written before
-  // the workflow reacts, so cleanup always sees the final state of the table.
-  // The sinks tell this process's start pacing a send is in flight (workers/deliveries-in-flight.ts);
-  // each `await send` is followed by `sendFinished` (a send that throws ends the workflow,
-  // and its place expires there). Neither this nor the body below is an async function of
-  // its own: the SDK records a source-mapped stack trace for every promise a workflow
-  // creates (for its stack-trace query), a large part of what a delivery's workflow tasks
-  // cost beyond the floor's.
-  // In local-first mode only the first send here counts: a send on the queue is for a
-  // receiver that was slow, failed or must be retried, and counting it would let hanging
-  // receivers hold back the starts of every other config (bench/delivery/isolation.ts).
-  const send = (retryAttempt: number, rateLimited: boolean): Promise<SendOutcome> => {
-    if (!input.localFirstBudgetMs) deliveries.sendStarted();
-    return CancellationScope.nonCancellable(() => sendAttempt({ ...input, rateLimited, retryAttempt }));
-  };
-
-  // --send-mode local-first: the first send in this worker, within its budget; otherwise
-  // (no answer in time, a worker that takes none, a failure) on the sends queue. A POST
-  // still out past the budget is waited for (its signal, at most a send's own time): the
-  // queue's send then finds its row, or takes over its claim if it never came. The fast
-  // path adds no promise of its own (see above): the hand-over is the slow path.
+  const send = (retryAttempt: number, rateLimited: boolean) =>
+    sendOnce(input, sendAttempt, retryAttempt, rateLimited);
   const localFirstBudgetMs = input.localFirstBudgetMs;
-  const firstSend = (rateLimited: boolean): LocalFirstOutcome | Promise<LocalFirstOutcome> => {
-    // Made already by an ordered key's workflow (workflows/ordered-delivery.ts): go on from it.
-    if (input.firstSend) return input.firstSend;
-    deliveries.sendStarted();
-    return sendFirstLocal(input, localFirstBudgetMs!, rateLimited);
-  };
   const handOverFirst = async (o: { handedOver: string; detached: boolean }, rateLimited: boolean) => {
     setCurrentDetails(`first send handed to the sends queue: ${o.handedOver}`);
     if (o.detached) await condition(() => firstSendSettled, sendBudgetOf(input));
@@ -210,17 +244,17 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
     for (let retryAttempt = start; ; retryAttempt++) {
       if (closing) return await close(closing);
       if (retryAttempt > 0) {
-        const claim = await claimRetry(claimInput(retryAttempt));
+        const claim = await claimRetry(claimInputOf(input, retryAttempt));
         if (!claim.proceed) return finish("failed", claim.reason);
       }
       let inSend = Boolean(input.rateLimited);
       if (input.rateLimited && !patched(PATCHES.rateLimitInSend)) {
-        await legacyGate();
+        await legacyRateLimitGate(rateLimitWait, input.configId);
         inSend = false;
       }
       // Only a local first send fails over to the queue; any other send's failure ends the run.
       let outcome: LocalFirstOutcome = await (retryAttempt === 0 && (localFirstBudgetMs || input.firstSend)
-        ? firstSend(inSend)
+        ? firstSendOf(input, inSend)
         : send(retryAttempt, inSend));
       if ("handedOver" in outcome) {
         deliveries.sendFinished();
@@ -232,12 +266,12 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
         // new run before the history grows past what Temporal keeps comfortably. A close
         // that came during the send is honoured first (the next run would not know of it).
         if (closing) return await close(closing);
-        if (historyFull()) return await handOver(retryAttempt);
+        if (historyFull()) return await handOverRun(input, attempts, retryAttempt);
         setCurrentDetails(`waiting ${outcome.waitMs} ms for the rate limit service`);
         await wait(outcome.waitMs);
         if (closing) return await close(closing);
         if (retryAttempt > 0) {
-          const claim = await claimRetry(claimInput(retryAttempt));
+          const claim = await claimRetry(claimInputOf(input, retryAttempt));
           if (!claim.proceed) return finish("failed", claim.reason);
         }
         outcome = await send(retryAttempt, true);
@@ -250,16 +284,10 @@ export async function deliverWebhook(input: DeliveryInput): Promise<DeliveryResu
       if (attempt.status !== "to retry") {
         return finish("failed", attempt.error ?? `HTTP ${attempt.statusCode}`);
       }
-      upsertSearchAttributes([
-        { key: WebhookDeliveryStatus, value: "to retry" },
-        { key: WebhookAttemptCount, value: attempts.length },
-      ]);
-      setCurrentDetails(
-        `attempt ${retryAttempt + 1} got ${attempt.statusCode || attempt.error}; next try at ${attempt.nextRetryAfter}`,
-      );
+      showRetry(attempts, retryAttempt, attempt);
       // A long run of retries hands over too; the next run waits for this retry's time.
       if (!closing && historyFull() && patched(PATCHES.continueAsNewWhileRetrying))
-        return await handOver(retryAttempt + 1);
+        return await handOverRun(input, attempts, retryAttempt + 1);
       await wait(Date.parse(attempt.nextRetryAfter!) - Date.now());
     }
   } catch (err) {

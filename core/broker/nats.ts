@@ -2,22 +2,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import {
   AckPolicy,
   type Consumer,
-  type ConsumerConfig,
   type ConsumerMessages,
   connect,
   DeliverPolicy,
-  DiscardPolicy,
   type JetStreamManager,
   type JsMsg,
   type NatsConnection,
-  nanos,
-  RetentionPolicy,
-  type StreamConfig,
   type Subscription,
 } from "nats";
 import type { Logger } from "../../common/logger.js";
 import { withoutCredentials } from "../../common/redact.js";
 import { type NatsAuth, natsCredentials } from "./nats-auth.js";
+import { consumerSettings, ensureStream, type StreamLimits, sameSettings } from "./nats-setup.js";
 import { StallMonitor } from "./stall-monitor.js";
 import {
   type AbandonedHandler,
@@ -38,23 +34,6 @@ export interface NatsOptions {
   limits: StreamLimits;
   logger: Logger;
 }
-
-/** Bounds of the stream we manage; 0 means none. */
-export interface StreamLimits {
-  maxAgeMs: number;
-  maxBytes: number;
-  maxMsgs: number;
-}
-
-const MANAGED = "webhooks event topics; subjects and limits kept by the webhooks service (--nats-stream-*)";
-
-/** The limits as JetStream stream settings (it spells "none" -1 for sizes and 0 for age). */
-const streamLimits = (l: StreamLimits) => ({
-  max_age: nanos(l.maxAgeMs),
-  max_bytes: l.maxBytes || -1,
-  max_msgs: l.maxMsgs || -1,
-  discard: DiscardPolicy.Old,
-});
 
 export async function connectNats(
   url: string,
@@ -84,87 +63,6 @@ export async function connectNats(
     throw new Error(`cannot reach NATS at ${safeUrl}: ${(err as Error).message}`);
   }
 }
-
-/**
- * The stream holding `subjects`: an existing one that already captures them
- * (operators may provision their own under another name; those are left as
- * they are), else `name`, created or extended. The stream called `name` is
- * ours: its limits are brought to `limits` whenever they differ.
- */
-export async function ensureStream(
-  jsm: JetStreamManager,
-  name: string,
-  subjects: string[],
-  limits: StreamLimits,
-): Promise<string> {
-  const missing: string[] = [];
-  let found: string | undefined;
-  for (const subject of subjects) {
-    const stream = await jsm.streams.find(subject).catch(() => undefined);
-    if (stream) found ??= stream;
-    else missing.push(subject);
-  }
-  if (missing.length === 0 && found !== name) return found!;
-  const existing = await jsm.streams.info(name).catch(() => undefined);
-  const wanted = streamLimits(limits);
-  try {
-    if (!existing) {
-      await jsm.streams.add({
-        name,
-        subjects: missing,
-        retention: RetentionPolicy.Limits,
-        description: MANAGED,
-        ...wanted,
-      });
-    } else if (missing.length > 0 || !hasLimits(existing.config, wanted)) {
-      await jsm.streams.update(name, {
-        subjects: [...new Set([...existing.config.subjects, ...missing])],
-        description: MANAGED,
-        ...wanted,
-      });
-    }
-  } catch (err) {
-    throw streamRefused(name, existing ? "update" : "create", err as Error);
-  }
-  return name;
-}
-
-/** JetStream's refusal, with the stream it was about and, for storage, what to change. */
-function streamRefused(name: string, verb: string, err: Error): Error {
-  // JetStream sets aside each stream's max bytes when it is created, used or not.
-  const hint = /insufficient storage/i.test(err.message)
-    ? " (the server sets aside each stream's max bytes of its JetStream storage: lower --nats-stream-max-bytes, or delete streams nobody uses)"
-    : "";
-  return new Error(`cannot ${verb} NATS stream ${name}: ${err.message}${hint}`, { cause: err });
-}
-
-const hasLimits = (config: StreamConfig, wanted: ReturnType<typeof streamLimits>): boolean =>
-  config.max_age === wanted.max_age &&
-  config.max_bytes === wanted.max_bytes &&
-  config.max_msgs === wanted.max_msgs &&
-  config.discard === wanted.discard;
-
-/** Settings of a durable consumer that follow the flags; an existing consumer is brought to them. */
-function consumerSettings(r: Redelivery, concurrency: number) {
-  // No JetStream `backoff`: with one, a message a dead process left unacknowledged waits the
-  // step of its delivery count (30 s, 2 m, ...) before it comes back, while newer messages go
-  // to the next process at once and overtake it within its ordering key. Without, every
-  // such message comes back after ack_wait, the first step, which a starting consumer waits
-  // out (start). A handling that failed naks with its own step's delay (dispatch).
-  const first = r.maxBrokerDeliveries > 1 ? r.backoffMs[0] : undefined;
-  return {
-    max_deliver: r.maxBrokerDeliveries,
-    ack_wait: nanos(first ?? 60_000),
-    backoff: [] as number[],
-    max_ack_pending: concurrency * 4,
-  };
-}
-
-const sameSettings = (c: ConsumerConfig, wanted: ReturnType<typeof consumerSettings>): boolean =>
-  c.max_deliver === wanted.max_deliver &&
-  c.ack_wait === wanted.ack_wait &&
-  c.max_ack_pending === wanted.max_ack_pending &&
-  JSON.stringify(c.backoff ?? []) === JSON.stringify(wanted.backoff);
 
 /** Beyond a message's ack wait, for JetStream's own check of expired acknowledgements to run. */
 const REDELIVERY_MARGIN_MS = 1_000;

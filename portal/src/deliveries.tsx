@@ -78,65 +78,10 @@ export function Deliveries({ configId, subscribed }: { configId: string; subscri
           Refresh
         </button>
       </div>
-      <div class="filters">
-        <label for="filter-status">Status</label>
-        <select
-          id="filter-status"
-          value={filters.status}
-          onChange={(e) => filter({ status: e.currentTarget.value })}
-        >
-          <option value="">All</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-        <label for="filter-type">Event type</label>
-        <select
-          id="filter-type"
-          value={filters.eventType}
-          onChange={(e) => filter({ eventType: e.currentTarget.value })}
-        >
-          <option value="">All</option>
-          {types.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-      </div>
+      <DeliveryFilters filters={filters} types={types} onChange={filter} />
       <ErrorText error={first.error} />
       {first.data && shown.length === 0 ? <p class="empty">No deliveries.</p> : null}
-      {shown.length > 0 ? (
-        <table class="list deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Last attempt</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last HTTP status</th>
-              <th scope="col">Next retry</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((d) => (
-              <tr key={d.webhookID} data-webhook={d.webhookID}>
-                <td>
-                  <a href={href.delivery(d.webhookID)}>{when(d.lastAttemptAt ?? d.acceptedAt)}</a>
-                  {d.replayOf ? <div class="muted small">replay</div> : null}
-                </td>
-                <td class="event-type">{d.eventType ?? "—"}</td>
-                <td class="status">{d.status}</td>
-                <td class="attempt-count">{d.attemptCount}</td>
-                <td class="status-code">{d.lastStatusCode || "—"}</td>
-                <td class="next-retry">{d.nextRetryAfter ? when(d.nextRetryAfter) : "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      {shown.length > 0 ? <DeliveryTable deliveries={shown} /> : null}
       <ErrorText error={moreError} />
       {next ? (
         <button type="button" class="load-more" onClick={loadMore}>
@@ -144,5 +89,79 @@ export function Deliveries({ configId, subscribed }: { configId: string; subscri
         </button>
       ) : null}
     </section>
+  );
+}
+
+/** The status and event type selects; a change starts the list over. */
+function DeliveryFilters({
+  filters,
+  types,
+  onChange,
+}: {
+  filters: Filters;
+  types: string[];
+  onChange: (change: Partial<Filters>) => void;
+}) {
+  return (
+    <div class="filters">
+      <label for="filter-status">Status</label>
+      <select
+        id="filter-status"
+        value={filters.status}
+        onChange={(e) => onChange({ status: e.currentTarget.value })}
+      >
+        <option value="">All</option>
+        {STATUSES.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+      <label for="filter-type">Event type</label>
+      <select
+        id="filter-type"
+        value={filters.eventType}
+        onChange={(e) => onChange({ eventType: e.currentTarget.value })}
+      >
+        <option value="">All</option>
+        {types.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function DeliveryTable({ deliveries }: { deliveries: DeliverySummary[] }) {
+  return (
+    <table class="list deliveries">
+      <thead>
+        <tr>
+          <th scope="col">Last attempt</th>
+          <th scope="col">Event type</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Last HTTP status</th>
+          <th scope="col">Next retry</th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.map((d) => (
+          <tr key={d.webhookID} data-webhook={d.webhookID}>
+            <td>
+              <a href={href.delivery(d.webhookID)}>{when(d.lastAttemptAt ?? d.acceptedAt)}</a>
+              {d.replayOf ? <div class="muted small">replay</div> : null}
+            </td>
+            <td class="event-type">{d.eventType ?? "—"}</td>
+            <td class="status">{d.status}</td>
+            <td class="attempt-count">{d.attemptCount}</td>
+            <td class="status-code">{d.lastStatusCode || "—"}</td>
+            <td class="next-retry">{d.nextRetryAfter ? when(d.nextRetryAfter) : "—"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import {
   ApiError,
   asApiError,
+  type Client,
   type Config,
   type ConfigUser,
   type EndpointAuthChange,
@@ -33,6 +34,24 @@ interface HeaderRow {
   name: string;
   value: string;
   stored: boolean;
+}
+
+/** What the auth and headers part of the form holds. */
+interface AuthForm {
+  headers: HeaderRow[];
+  authKind: AuthKind;
+  storedAuth: AuthKind;
+  username: string;
+  password: string;
+  token: string;
+  oauth: OAuthInput;
+  tls: TlsInput;
+}
+
+/** How a field shows the API's error about it. */
+interface FieldErrors {
+  error: (field: FormField) => preact.JSX.Element | null;
+  describedBy: (field: FormField) => string | undefined;
 }
 
 export function EndpointForm({ id }: { id?: string }) {
@@ -86,46 +105,17 @@ export function EndpointForm({ id }: { id?: string }) {
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const found: Partial<Record<FormField, string>> = {};
-    let parsedFilter: Record<string, unknown> | null | undefined;
-    if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
-    else {
-      try {
-        parsedFilter = JSON.parse(filter);
-      } catch (err) {
-        found.filter = `filter is not valid JSON: ${(err as Error).message}`;
-      }
-    }
-    const eventTypes = [
-      ...picked,
-      ...others
-        .split(",")
-        .map((t) => t.trim())
-        .filter(Boolean),
-    ];
-    if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+    const { found, body } = configBodyOf({ endpoint, name, picked, others, filter }, current);
     setErrors(found);
-    if (Object.keys(found).length > 0) return;
-    const body: ConfigUser = {
-      endpoint,
-      eventTypes,
-      ...(name ? { name } : {}),
-      ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
-    };
-    const auth = authChange();
+    if (!body) return;
+    const auth = authChangeOf(
+      { headers, authKind, storedAuth, username, password, token, oauth, tls },
+      current,
+    );
     if (auth) body.auth = auth;
     setBusy(true);
     try {
-      if (id) {
-        // PUT replaces the secret too (a new one when absent): resend the current one.
-        const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } })))
-          .data;
-        await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
-        go(href.endpoint(id));
-      } else {
-        const created = await must(client.POST("/configs", { body }));
-        go(href.endpoint(created.data.id));
-      }
+      await saveConfig(client, id, body);
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) setErrors({ [fieldOf(err.message)]: err.message });
       else setErrors({ form: err instanceof Error ? err.message : String(err) });
@@ -133,27 +123,6 @@ export function EndpointForm({ id }: { id?: string }) {
       setBusy(false);
     }
   };
-
-  /** The auth and headers as a merge: only what the user wrote, null for a removed kind. */
-  function authChange(): EndpointAuthChange | undefined {
-    const change: EndpointAuthChange = {};
-    const rows = headers.filter((h) => h.name.trim() !== "");
-    const hadHeaders = (current?.auth?.headers?.length ?? 0) > 0;
-    if (rows.length > 0 || hadHeaders)
-      change.headers =
-        rows.length === 0
-          ? null
-          : rows.map((h) =>
-              h.value === "" && h.stored ? { name: h.name } : { name: h.name, value: h.value },
-            );
-    if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
-    if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
-    if (authKind === "oauth2") change.oauth2 = oauthChange(oauth, current?.auth?.oauth2);
-    if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
-    const tlsChanged = tlsChange(tls, current?.auth?.tls);
-    if (tlsChanged !== undefined) change.tls = tlsChanged;
-    return Object.keys(change).length > 0 ? change : undefined;
-  }
 
   const fieldError = (field: FormField) =>
     errors[field] ? (
@@ -167,132 +136,33 @@ export function EndpointForm({ id }: { id?: string }) {
     <section aria-labelledby="form-title">
       <h1 id="form-title">{id ? "Edit endpoint" : "Add endpoint"}</h1>
       <form class="endpoint-form" onSubmit={submit} noValidate>
-        <label for="endpoint-url">Endpoint URL</label>
-        <input
-          id="endpoint-url"
-          type="url"
-          required
-          placeholder="https://example.com/webhooks"
-          value={endpoint}
-          aria-invalid={errors.endpoint ? "true" : undefined}
-          aria-describedby={describedBy("endpoint")}
-          onInput={(e) => setEndpoint(e.currentTarget.value)}
-        />
-        {fieldError("endpoint")}
-        <label for="endpoint-name">Name (optional)</label>
-        <input
-          id="endpoint-name"
-          type="text"
-          value={name}
-          aria-describedby={describedBy("name")}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-        {fieldError("name")}
-        <EventTypePicker
+        <MainFields
+          value={{ endpoint, name, picked, others, filter }}
+          set={{
+            endpoint: setEndpoint,
+            name: setName,
+            picked: setPicked,
+            others: setOthers,
+            filter: setFilter,
+          }}
           catalog={catalog}
-          picked={picked}
-          others={others}
-          onPick={setPicked}
-          onOthers={setOthers}
-          error={errors.eventTypes}
+          eventTypesError={errors.eventTypes}
+          error={fieldError}
+          describedBy={describedBy}
         />
-        <label for="endpoint-filter">Payload filter (optional JSON)</label>
-        <textarea
-          id="endpoint-filter"
-          rows={4}
-          placeholder='{"payload.amount": {"$gte": 100}}'
-          value={filter}
-          aria-invalid={errors.filter ? "true" : undefined}
-          aria-describedby={describedBy("filter")}
-          onInput={(e) => setFilter(e.currentTarget.value)}
+        <HeaderFields headers={headers} onChange={setHeaders} error={fieldError} describedBy={describedBy} />
+        <AuthFields
+          value={{ kind: authKind, stored: storedAuth, username, password, token, oauth }}
+          set={{
+            kind: setAuthKind,
+            username: setUsername,
+            password: setPassword,
+            token: setToken,
+            oauth: setOauth,
+          }}
+          error={fieldError}
+          describedBy={describedBy}
         />
-        {fieldError("filter")}
-        <fieldset aria-describedby={describedBy("headers")}>
-          <legend>Custom headers</legend>
-          {headers.map((h, i) => (
-            <div class="header-row" key={i}>
-              <label for={`header-name-${i}`}>Header name</label>
-              <input
-                id={`header-name-${i}`}
-                type="text"
-                value={h.name}
-                onInput={(e) => {
-                  const value = e.currentTarget.value;
-                  setHeaders(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
-                }}
-              />
-              <Credential
-                id={`header-value-${i}`}
-                label="Value"
-                stored={h.stored}
-                value={h.value}
-                onInput={(value) => setHeaders(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
-              />
-              <button type="button" onClick={() => setHeaders(headers.filter((_, j) => j !== i))}>
-                Remove header {h.name}
-              </button>
-            </div>
-          ))}
-          <button
-            type="button"
-            onClick={() => setHeaders([...headers, { name: "", value: "", stored: false }])}
-          >
-            Add header
-          </button>
-          {fieldError("headers")}
-        </fieldset>
-        <fieldset aria-describedby={describedBy("auth")}>
-          <legend>Authentication</legend>
-          <label for="auth-kind">Kind</label>
-          <select
-            id="auth-kind"
-            value={authKind}
-            onChange={(e) => setAuthKind(e.currentTarget.value as AuthKind)}
-          >
-            <option value="none">None</option>
-            <option value="basic">HTTP Basic</option>
-            <option value="bearer">Bearer token</option>
-            <option value="oauth2">OAuth 2.0 client credentials</option>
-          </select>
-          {authKind === "basic" ? (
-            <>
-              <label for="auth-username">Username</label>
-              <input
-                id="auth-username"
-                type="text"
-                value={username}
-                onInput={(e) => setUsername(e.currentTarget.value)}
-              />
-              <Credential
-                id="auth-password"
-                label="Password"
-                stored={storedAuth === "basic"}
-                value={password}
-                onInput={setPassword}
-              />
-            </>
-          ) : null}
-          {authKind === "bearer" ? (
-            <Credential
-              id="auth-token"
-              label="Token"
-              stored={storedAuth === "bearer"}
-              value={token}
-              onInput={setToken}
-            />
-          ) : null}
-          {authKind === "oauth2" ? (
-            <OAuthFields
-              value={oauth}
-              stored={storedAuth === "oauth2"}
-              onChange={setOauth}
-              error={fieldError}
-              describedBy={describedBy}
-            />
-          ) : null}
-          <p class="muted small">Credentials are write-only: they are never shown again.</p>
-          {fieldError("auth")}
-        </fieldset>
         <TlsFields
           value={tls}
           stored={Boolean(current?.auth?.tls?.certificate)}
@@ -311,6 +181,255 @@ export function EndpointForm({ id }: { id?: string }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** What the main part of the form holds: where to send, its name, which events, which payloads. */
+interface MainForm {
+  endpoint: string;
+  name: string;
+  picked: string[];
+  others: string;
+  filter: string;
+}
+
+/**
+ * The config to write, or the errors of the fields the API would refuse anyway: a filter
+ * that is not JSON, no event type. A cleared filter removes a stored one.
+ */
+function configBodyOf(
+  f: MainForm,
+  current: Config | null,
+): { found: Partial<Record<FormField, string>>; body?: ConfigUser } {
+  const { endpoint, name, picked, others, filter } = f;
+  const found: Partial<Record<FormField, string>> = {};
+  let parsedFilter: Record<string, unknown> | null | undefined;
+  if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
+  else {
+    try {
+      parsedFilter = JSON.parse(filter);
+    } catch (err) {
+      found.filter = `filter is not valid JSON: ${(err as Error).message}`;
+    }
+  }
+  const eventTypes = [
+    ...picked,
+    ...others
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
+  ];
+  if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+  if (Object.keys(found).length > 0) return { found };
+  const body: ConfigUser = {
+    endpoint,
+    eventTypes,
+    ...(name ? { name } : {}),
+    ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
+  };
+  return { found, body };
+}
+
+/** Writes the config (PUT for an edit, POST for a new one), then opens its page. */
+async function saveConfig(client: Client, id: string | undefined, body: ConfigUser): Promise<void> {
+  if (id) {
+    // PUT replaces the secret too (a new one when absent): resend the current one.
+    const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } }))).data;
+    await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
+    go(href.endpoint(id));
+  } else {
+    const created = await must(client.POST("/configs", { body }));
+    go(href.endpoint(created.data.id));
+  }
+}
+
+/** Endpoint URL, name, event types and payload filter. */
+function MainFields({
+  value,
+  set,
+  catalog,
+  eventTypesError,
+  error,
+  describedBy,
+}: {
+  value: MainForm;
+  set: { [K in keyof MainForm]: (v: MainForm[K]) => void };
+  catalog: EventType[];
+  eventTypesError: string | undefined;
+} & FieldErrors) {
+  return (
+    <>
+      <label for="endpoint-url">Endpoint URL</label>
+      <input
+        id="endpoint-url"
+        type="url"
+        required
+        placeholder="https://example.com/webhooks"
+        value={value.endpoint}
+        aria-invalid={error("endpoint") ? "true" : undefined}
+        aria-describedby={describedBy("endpoint")}
+        onInput={(e) => set.endpoint(e.currentTarget.value)}
+      />
+      {error("endpoint")}
+      <label for="endpoint-name">Name (optional)</label>
+      <input
+        id="endpoint-name"
+        type="text"
+        value={value.name}
+        aria-describedby={describedBy("name")}
+        onInput={(e) => set.name(e.currentTarget.value)}
+      />
+      {error("name")}
+      <EventTypePicker
+        catalog={catalog}
+        picked={value.picked}
+        others={value.others}
+        onPick={set.picked}
+        onOthers={set.others}
+        error={eventTypesError}
+      />
+      <label for="endpoint-filter">Payload filter (optional JSON)</label>
+      <textarea
+        id="endpoint-filter"
+        rows={4}
+        placeholder='{"payload.amount": {"$gte": 100}}'
+        value={value.filter}
+        aria-invalid={error("filter") ? "true" : undefined}
+        aria-describedby={describedBy("filter")}
+        onInput={(e) => set.filter(e.currentTarget.value)}
+      />
+      {error("filter")}
+    </>
+  );
+}
+
+/** The auth and headers as a merge: only what the user wrote, null for a removed kind. */
+function authChangeOf(f: AuthForm, current: Config | null): EndpointAuthChange | undefined {
+  const { headers, authKind, storedAuth, username, password, token, oauth, tls } = f;
+  const change: EndpointAuthChange = {};
+  const rows = headers.filter((h) => h.name.trim() !== "");
+  const hadHeaders = (current?.auth?.headers?.length ?? 0) > 0;
+  if (rows.length > 0 || hadHeaders)
+    change.headers =
+      rows.length === 0
+        ? null
+        : rows.map((h) => (h.value === "" && h.stored ? { name: h.name } : { name: h.name, value: h.value }));
+  if (authKind === "basic") change.basic = { username, ...(password ? { password } : {}) };
+  if (authKind === "bearer" && (token || storedAuth !== "bearer")) change.bearer = { token };
+  if (authKind === "oauth2") change.oauth2 = oauthChange(oauth, current?.auth?.oauth2);
+  if (storedAuth !== "none" && authKind !== storedAuth) change[storedAuth] = null;
+  const tlsChanged = tlsChange(tls, current?.auth?.tls);
+  if (tlsChanged !== undefined) change.tls = tlsChanged;
+  return Object.keys(change).length > 0 ? change : undefined;
+}
+
+/** Custom headers: a stored value is never shown, and kept when its field is left blank. */
+function HeaderFields({
+  headers,
+  onChange,
+  error,
+  describedBy,
+}: { headers: HeaderRow[]; onChange: (rows: HeaderRow[]) => void } & FieldErrors) {
+  return (
+    <fieldset aria-describedby={describedBy("headers")}>
+      <legend>Custom headers</legend>
+      {headers.map((h, i) => (
+        <div class="header-row" key={i}>
+          <label for={`header-name-${i}`}>Header name</label>
+          <input
+            id={`header-name-${i}`}
+            type="text"
+            value={h.name}
+            onInput={(e) => {
+              const value = e.currentTarget.value;
+              onChange(headers.map((r, j) => (j === i ? { ...r, name: value, stored: false } : r)));
+            }}
+          />
+          <Credential
+            id={`header-value-${i}`}
+            label="Value"
+            stored={h.stored}
+            value={h.value}
+            onInput={(value) => onChange(headers.map((r, j) => (j === i ? { ...r, value } : r)))}
+          />
+          <button type="button" onClick={() => onChange(headers.filter((_, j) => j !== i))}>
+            Remove header {h.name}
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...headers, { name: "", value: "", stored: false }])}>
+        Add header
+      </button>
+      {error("headers")}
+    </fieldset>
+  );
+}
+
+/** The Authorization kind (none, basic, bearer, OAuth 2.0) and its credentials. */
+function AuthFields({
+  value,
+  set,
+  error,
+  describedBy,
+}: {
+  value: Pick<AuthForm, "username" | "password" | "token" | "oauth"> & { kind: AuthKind; stored: AuthKind };
+  set: {
+    kind: (kind: AuthKind) => void;
+    username: (v: string) => void;
+    password: (v: string) => void;
+    token: (v: string) => void;
+    oauth: (v: OAuthInput) => void;
+  };
+} & FieldErrors) {
+  return (
+    <fieldset aria-describedby={describedBy("auth")}>
+      <legend>Authentication</legend>
+      <label for="auth-kind">Kind</label>
+      <select id="auth-kind" value={value.kind} onChange={(e) => set.kind(e.currentTarget.value as AuthKind)}>
+        <option value="none">None</option>
+        <option value="basic">HTTP Basic</option>
+        <option value="bearer">Bearer token</option>
+        <option value="oauth2">OAuth 2.0 client credentials</option>
+      </select>
+      {value.kind === "basic" ? (
+        <>
+          <label for="auth-username">Username</label>
+          <input
+            id="auth-username"
+            type="text"
+            value={value.username}
+            onInput={(e) => set.username(e.currentTarget.value)}
+          />
+          <Credential
+            id="auth-password"
+            label="Password"
+            stored={value.stored === "basic"}
+            value={value.password}
+            onInput={set.password}
+          />
+        </>
+      ) : null}
+      {value.kind === "bearer" ? (
+        <Credential
+          id="auth-token"
+          label="Token"
+          stored={value.stored === "bearer"}
+          value={value.token}
+          onInput={set.token}
+        />
+      ) : null}
+      {value.kind === "oauth2" ? (
+        <OAuthFields
+          value={value.oauth}
+          stored={value.stored === "oauth2"}
+          onChange={set.oauth}
+          error={error}
+          describedBy={describedBy}
+        />
+      ) : null}
+      <p class="muted small">Credentials are write-only: they are never shown again.</p>
+      {error("auth")}
+    </fieldset>
   );
 }
 

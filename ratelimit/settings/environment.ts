@@ -500,7 +500,11 @@ export function loadSettings(env: Env = process.env): Settings {
   return settings;
 }
 
-function readAll(r: Reader, env: Env): Settings {
+/**
+ * The counters' backend (BACKEND_TYPE) and its stores: the key-value store and the one of
+ * per-second limits, each address parsed for its type, and the object cache.
+ */
+function backend(r: Reader) {
   const kv = kvStore(r, "KVSTORE", "REDIS");
   const kvPerSecond = kvStore(r, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
   const perSecond = r.bool(false, "KVSTORE_PERSECOND", "REDIS_PERSECOND");
@@ -536,6 +540,11 @@ function readAll(r: Reader, env: Env): Settings {
   };
   if (backendType === "redis" && kv.url) parse(kv, "KVSTORE");
   if (backendType === "redis" && perSecond && kvPerSecond.url) parse(kvPerSecond, "KVSTORE_PERSECOND");
+  return { kv, kvPerSecond, perSecond, backendType, objcache };
+}
+
+function readAll(r: Reader, env: Env): Settings {
+  const { kv, kvPerSecond, perSecond, backendType, objcache } = backend(r);
 
   const configType = r.oneOf("FILE", ["FILE", "GRPC_XDS_SOTW"] as const, true, "CONFIG_TYPE");
 

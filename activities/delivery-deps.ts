@@ -1,0 +1,29 @@
+import type pg from "pg";
+import type { PrismaClient } from "../common/db/database.js";
+import type { Logger } from "../common/logger.js";
+import type { ConfigSecrets } from "../core/config-secrets.js";
+import type { EgressPolicy } from "../core/egress-policy.js";
+import type { LocalFirstSends } from "./local-first.js";
+import type { OAuthTokens } from "./oauth-tokens.js";
+import type { RateLimitGate } from "./rate-limit-gate.js";
+
+/** What the delivery activities send and write with (delivery-activities.ts). */
+export interface DeliveryDeps {
+  prisma: PrismaClient;
+  /** Prisma's pool, for the queries every delivery makes (core/config-rows.ts says why). */
+  pool: pg.Pool;
+  logger: Logger;
+  sendTimeoutMs: number;
+  rateLimit?: RateLimitGate | undefined;
+  egress: EgressPolicy;
+  /** Opens the config's secrets, read from the database at each send. */
+  secrets: ConfigSecrets;
+  /** OAuth tokens of the endpoints that want one, shared by the process's sends. */
+  oauthTokens: OAuthTokens;
+  /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
+  onPost?: (workflowId: string) => void;
+  /** Local first sends of this worker (--send-mode local-first): cool-downs and detached POSTs. */
+  localFirst?: LocalFirstSends;
+  /** Tells a delivery's workflow that its detached first send has written its row. */
+  firstSendSettled?: (workflowId: string) => Promise<void>;
+}

@@ -1,0 +1,54 @@
+import type { Config } from "../generated/prisma/client.js";
+import { firstAttemptAt, requeueClaimed } from "./attempts-store.js";
+import type { DeliveryDeps } from "./delivery-deps.js";
+import type { SendAttemptInput, SendOutcome } from "./delivery-types.js";
+import { endUnsendable, unsentWait } from "./unsendable.js";
+import { recordUnsentWait } from "./unsent-deliveries.js";
+
+/** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
+export function permission(
+  { rateLimit, logger }: DeliveryDeps,
+  configId: string,
+  endpoint: string,
+): Promise<number> {
+  if (!rateLimit) {
+    logger.warn({ configId }, "delivery asks for rate limiting but this worker has no --ratelimit-addr");
+    return Promise.resolve(0);
+  }
+  return rateLimit.acquire(configId, new URL(endpoint).host);
+}
+
+/**
+ * The rate limit service said wait. A wait that would end past the abort-after deadline
+ * (counted from the first attempt, or from acceptance when none was sent yet) closes the
+ * delivery now with the reason. Otherwise the delivery is queued until then: a retry's
+ * claimed row goes back to `to retry`; a first send that has no row yet gets its unsent
+ * row (unsent-deliveries.ts), so it is visible, cancellable and repairable while it waits.
+ */
+export async function waitForPermission(
+  deps: DeliveryDeps,
+  input: SendAttemptInput,
+  config: Config,
+  eventId: string,
+  waitMs: number,
+): Promise<SendOutcome> {
+  const { prisma, pool } = deps;
+  const now = Date.now();
+  const accepted = input.acceptedAt ? Date.parse(input.acceptedAt) : now;
+  const first = (await firstAttemptAt(prisma, input.webhookId))?.getTime() ?? accepted;
+  if (now + waitMs > Math.min(first, accepted) + input.policy.abortAfterMs) {
+    const reason = `abort-after window exhausted while waiting for the rate limit service${
+      input.retryAttempt === 0 ? " (never sent)" : ""
+    }`;
+    await endUnsendable(deps, input, config, reason, eventId);
+    return { skipped: reason };
+  }
+  if (input.retryAttempt > 0)
+    await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(now + waitMs));
+  else
+    await recordUnsentWait(
+      pool,
+      unsentWait(input, config, eventId, "waiting for the rate limit service", now + waitMs),
+    );
+  return { waitMs };
+}
