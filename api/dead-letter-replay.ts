@@ -31,7 +31,7 @@ const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.r
  * reason, and the answer says what still fails: 409 when it cannot start as it
  * is (fix the cause first), 503 when it may pass later.
  */
-export function createDeadLetterReplayer(rt: ProcessContext, prisma: PrismaClient): DeadLetterReplayer {
+export function createDeadLetterReplayer(ctx: ProcessContext, prisma: PrismaClient): DeadLetterReplayer {
   const failed = async (d: DeadLetter, error: ApiError): Promise<never> => {
     await prisma.deadLetter.update({
       where: { id: d.id },
@@ -65,7 +65,7 @@ export function createDeadLetterReplayer(rt: ProcessContext, prisma: PrismaClien
         return failed(d, conflict(`config ${d.configId} is inactive; activate it to replay`));
       configs = [config];
     }
-    const starts = await startEventDeliveries(rt, event, data, configs);
+    const starts = await startEventDeliveries(ctx, event, data, configs);
     if (starts.configs === 0 && starts.failures.length === 0) {
       return failed(
         d,

@@ -19,7 +19,7 @@ const INGEST_LIMIT_BYTES = MAX_EVENT_BYTES + 16 * 1024;
  * workflow ids, bounds): a repeated idempotency key starts nothing new and
  * answers with the deliveries already started (200 instead of 202).
  */
-export function eventIngest(rt: ProcessContext): RequestHandler[] {
+export function eventIngest(ctx: ProcessContext): RequestHandler[] {
   const handler: RequestHandler = async (req, res) => {
     const data = Buffer.from(rawBody(req) ?? "", "utf8");
     let event: ReturnType<typeof parseEventMessage>;
@@ -41,7 +41,7 @@ export function eventIngest(rt: ProcessContext): RequestHandler[] {
       );
     }
     const starts = await withEventSpan(
-      rt.tracing,
+      ctx.tracing,
       "POST /events",
       { "webhooks.event_type": event.type, "webhooks.idempotency_key": event.idempotency_key },
       () => {
@@ -51,7 +51,7 @@ export function eventIngest(rt: ProcessContext): RequestHandler[] {
           ? own
           : { traceparent: req.get("traceparent"), tracestate: req.get("tracestate") };
       },
-      () => startEventDeliveries(rt, event, data),
+      () => startEventDeliveries(ctx, event, data),
     );
     const deliveries = starts.started.map((d) => ({
       configID: d.configId,

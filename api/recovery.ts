@@ -47,7 +47,7 @@ const sameRequest = (r: Recovery, since: Date, until: Date | undefined, types: s
  * and idempotency key (a repeat answers the same recovery and starts nothing), then a
  * recoverDeliveries workflow on the maintenance queue does the work at --recovery-rate.
  */
-export function createRecoveries(rt: ProcessContext, prisma: PrismaClient): Recoveries {
+export function createRecoveries(ctx: ProcessContext, prisma: PrismaClient): Recoveries {
   const get = async (configId: string, recoveryId: string) => {
     const r = await prisma.recovery.findUnique({ where: { id: recoveryId } });
     if (!r || r.configId !== configId)
@@ -112,8 +112,8 @@ export function createRecoveries(rt: ProcessContext, prisma: PrismaClient): Reco
         throw err;
       }
       try {
-        await rt.temporal.workflow.start<typeof recoverDeliveries>("recoverDeliveries", {
-          taskQueue: maintenanceQueue(rt.options.taskQueue),
+        await ctx.temporal.workflow.start<typeof recoverDeliveries>("recoverDeliveries", {
+          taskQueue: maintenanceQueue(ctx.options.taskQueue),
           workflowId: recovery.workflowId,
           args: [{ recoveryId: id }],
         });

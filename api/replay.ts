@@ -20,7 +20,7 @@ export type Replayer = (webhookId: string, idempotencyKey: string | undefined) =
  * through a new workflow whose id derives from the original webhook and the
  * caller's Idempotency-Key: the same key never starts a second replay.
  */
-export function createReplayer(rt: ProcessContext, prisma: PrismaClient): Replayer {
+export function createReplayer(ctx: ProcessContext, prisma: PrismaClient): Replayer {
   return async (webhookId, key) => {
     if (!key) throw validation("the Idempotency-Key header is required to replay a webhook");
     if (key.length > 255) throw validation("Idempotency-Key must be at most 255 characters");
@@ -30,10 +30,10 @@ export function createReplayer(rt: ProcessContext, prisma: PrismaClient): Replay
     if (!config) throw new ApiError(409, "CONFLICT", `config ${first.configId} of this webhook was deleted`);
     if (!config.active)
       throw new ApiError(409, "CONFLICT", `config ${config.id} is inactive; activate it to replay`);
-    const event = await eventOfRow(rt.db.pool, first);
+    const event = await eventOfRow(ctx.db.pool, first);
     if (!event) throw new ApiError(409, "CONFLICT", `the event of webhook ${webhookId} is no longer stored`);
     const workflowId = replayWorkflowId(webhookId, key);
-    const { webhookId: newId, started } = await startDelivery(rt, config, event, workflowId, webhookId);
+    const { webhookId: newId, started } = await startDelivery(ctx, config, event, workflowId, webhookId);
     return { webhookID: newId, replayOf: webhookId, workflowID: workflowId, created: started };
   };
 }

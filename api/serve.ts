@@ -32,43 +32,43 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([registry]);
   }
-  const rt = await startProcessContext(options, "serve");
+  const ctx = await startProcessContext(options, "serve");
   // One cache of endpoints' OAuth tokens for the process: its deliveries and test deliveries.
-  const oauthTokens = new OAuthTokens(rt.egress);
-  const worker = options.worker ? await startDeliveryWorker(rt, oauthTokens) : undefined;
-  const consumer = options.worker && options.consume ? await startEventConsumer(rt) : undefined;
+  const oauthTokens = new OAuthTokens(ctx.egress);
+  const worker = options.worker ? await startDeliveryWorker(ctx, oauthTokens) : undefined;
+  const consumer = options.worker && options.consume ? await startEventConsumer(ctx) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
   if (options.auditTopic) {
-    const publisher = await openPublisher(options, rt.logger);
-    rt.shutdown.add("audit publisher", () => publisher.close());
+    const publisher = await openPublisher(options, ctx.logger);
+    ctx.shutdown.add("audit publisher", () => publisher.close());
     audit = { publisher, topic: options.auditTopic };
   }
-  observeBlockedOrderingKeys(() => countBlockedKeys(rt.db.pool));
+  observeBlockedOrderingKeys(() => countBlockedKeys(ctx.db.pool));
   const app = createApp({
-    prisma: rt.db.prisma,
-    pool: rt.db.pool,
-    dbTimeouts: rt.db.timeouts,
-    logger: rt.logger,
-    checks: healthChecks(rt, worker, consumer),
+    prisma: ctx.db.prisma,
+    pool: ctx.db.pool,
+    dbTimeouts: ctx.db.timeouts,
+    logger: ctx.logger,
+    checks: healthChecks(ctx, worker, consumer),
     auth: options.auth,
     portal: options.portal,
     audit,
-    replay: createReplayer(rt, rt.db.prisma),
-    deliveries: createDeliveryControl(rt.temporal, rt.db.prisma, rt.logger),
-    egress: rt.egress,
-    secrets: rt.secrets,
+    replay: createReplayer(ctx, ctx.db.prisma),
+    deliveries: createDeliveryControl(ctx.temporal, ctx.db.prisma, ctx.logger),
+    egress: ctx.egress,
+    secrets: ctx.secrets,
     oauthTokens,
-    replayDeadLetter: createDeadLetterReplayer(rt, rt.db.prisma),
-    recoveries: createRecoveries(rt, rt.db.prisma),
-    ingest: eventIngest(rt),
-    catalog: rt.catalog,
+    replayDeadLetter: createDeadLetterReplayer(ctx, ctx.db.prisma),
+    recoveries: createRecoveries(ctx, ctx.db.prisma),
+    ingest: eventIngest(ctx),
+    catalog: ctx.catalog,
     sendTimeoutMs: options.sendTimeout,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
   if (options.auth)
-    rt.logger.info({ jwks: withoutCredentials(options.auth.jwksUrl) }, "bearer-token authentication on");
+    ctx.logger.info({ jwks: withoutCredentials(options.auth.jwksUrl) }, "bearer-token authentication on");
   else if (!isLoopback(options.listen.host))
-    rt.logger.warn(
+    ctx.logger.warn(
       { listen: options.listen.host },
       "authentication is OFF and the API listens beyond this machine: anyone who reaches it can read secrets and change configs; pass --auth-jwks-url, or --listen 127.0.0.1:PORT",
     );
@@ -78,13 +78,13 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     contentType: "application/json; charset=utf-8",
     body: JSON.stringify({ errorCode: "VALIDATION", errorMessage: message }),
   }));
-  rt.shutdown.add("http server", () => server.close());
+  ctx.shutdown.add("http server", () => server.close());
   if (cluster.isWorker) {
     process.send?.({ type: READY, port: server.port });
-    rt.logger.info({ port: server.port }, "API process serving");
+    ctx.logger.info({ port: server.port }, "API process serving");
     return;
   }
-  rt.logger.info(
+  ctx.logger.info(
     { listen: `${options.listen.host}:${server.port}`, worker: Boolean(worker) },
     "webhooks API listening",
   );

@@ -139,7 +139,7 @@ export async function connectTemporal(opts: TemporalOptions, logger: Logger): Pr
  * disk because the store refused them (failing while any waits there).
  */
 export function healthChecks(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   worker?: { state(): string },
   consumer?: { healthy(): Promise<void>; deadLettersHealthy(): Promise<void> },
 ): Record<string, HealthCheck> {
@@ -147,8 +147,8 @@ export function healthChecks(
     // On Prisma's pool, without Prisma: its error is a multi-line "Invalid `prisma.$queryRaw()`
     // invocation" dump, where pg's names the cause ("connect ECONNREFUSED …", "the database
     // system is starting up").
-    database: () => rt.db.pool.query("SELECT 1"),
-    temporal: () => rt.temporalConnection.healthService.check({}),
+    database: () => ctx.db.pool.query("SELECT 1"),
+    temporal: () => ctx.temporalConnection.healthService.check({}),
     ...(worker
       ? {
           worker: async () => {

@@ -37,12 +37,12 @@ export function deactivationEvent(
  * safe (only the one whose UPDATE flips the config publishes). `activate` resets it.
  */
 export function startAutoDeactivation(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   afterMs: number,
   audit: { publisher: BrokerPublisher; topic: string } | undefined,
 ): { stop(): Promise<void> } {
-  const { logger } = rt;
-  const prisma = rt.db.prisma;
+  const { logger } = ctx;
+  const prisma = ctx.db.prisma;
   const everyMs = Math.min(30_000, Math.max(1000, afterMs / 4));
 
   const check = async () => {
@@ -60,7 +60,7 @@ export function startAutoDeactivation(
         { configId: c.id, endpoint: c.endpoint, failingSince: c.since },
         "config deactivated automatically",
       );
-      await closeConfigDeliveries(rt.temporal, prisma, logger, c.id, "config deactivated");
+      await closeConfigDeliveries(ctx.temporal, prisma, logger, c.id, "config deactivated");
       if (audit)
         await audit.publisher
           .publish(audit.topic, deactivationEvent(c, reason, c.since, now))

@@ -21,14 +21,14 @@ const WRITE_RETRY_MS = [500, 2000];
  * settled, and the broker delivers it again.
  */
 export async function storeDeadLetter(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   spool: DeadLetterSpool,
   e: DeadLetterEntry,
 ): Promise<"stored" | "parked"> {
   let refusal: Error | undefined;
   for (let tried = 0; ; tried++) {
     try {
-      await recordDeadLetter(rt.db.pool, e);
+      await recordDeadLetter(ctx.db.pool, e);
       return "stored";
     } catch (err) {
       refusal = err as Error;
@@ -37,7 +37,7 @@ export async function storeDeadLetter(
       await new Promise((r) => setTimeout(r, wait));
     }
   }
-  const writeError = explainDatabaseTimeout(refusal, rt.db.timeouts) ?? refusal.message;
+  const writeError = explainDatabaseTimeout(refusal, ctx.db.timeouts) ?? refusal.message;
   let file: string;
   try {
     file = await spool.park(e, writeError);
@@ -47,7 +47,7 @@ export async function storeDeadLetter(
     );
   }
   deadLettersParked.inc({ topic: e.msg.topic });
-  rt.logger.error(
+  ctx.logger.error(
     { topic: e.msg.topic, position: e.msg.position, file, err: writeError },
     "the dead-letter store refused a dead letter: parked on disk, imported once the store accepts it",
   );
@@ -65,17 +65,17 @@ const describe = (f: StartFailure) => (f.configId ? `config ${f.configId}: ${f.r
  * dead letters written (or parked).
  */
 export async function settleStarts(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   spool: DeadLetterSpool,
   msg: BrokerMessage,
   eventType: string,
   starts: EventStarts,
 ): Promise<number> {
-  const lastDelivery = msg.deliveryCount >= rt.options.redelivery.maxBrokerDeliveries;
+  const lastDelivery = msg.deliveryCount >= ctx.options.redelivery.maxBrokerDeliveries;
   const retry = starts.failures.filter((f) => f.permanent === null);
   const now = starts.failures.filter((f) => f.permanent !== null || lastDelivery);
   for (const f of now) {
-    await storeDeadLetter(rt, spool, {
+    await storeDeadLetter(ctx, spool, {
       msg,
       eventType,
       configId: f.configId,
@@ -90,7 +90,7 @@ export async function settleStarts(
     throw new Error(retry.map(describe).join("; "));
   }
   if (now.length > 0) {
-    rt.logger.warn(
+    ctx.logger.warn(
       { topic: msg.topic, position: msg.position, type: eventType, failures: now.map(describe) },
       "dead-lettered: deliveries that could not start",
     );
@@ -100,18 +100,18 @@ export async function settleStarts(
 
 /** Dead-letters a message that is not an event message: it can never be delivered as it is. */
 export async function deadLetterUnparsable(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   spool: DeadLetterSpool,
   msg: BrokerMessage,
   reason: string,
 ): Promise<void> {
-  const where = await storeDeadLetter(rt, spool, {
+  const where = await storeDeadLetter(ctx, spool, {
     msg,
     kind: "permanent",
     cause: "message",
     reason: `not an event message: ${reason}`,
   });
-  rt.logger.warn(
+  ctx.logger.warn(
     { topic: msg.topic, position: msg.position, reason, where },
     "dead-lettered: not an event message",
   );
@@ -119,7 +119,7 @@ export async function deadLetterUnparsable(
 
 /** Dead-letters a message the broker stopped delivering before it was settled. */
 export async function deadLetterAbandoned(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   spool: DeadLetterSpool,
   msg: BrokerMessage,
   reason: string,
@@ -130,6 +130,6 @@ export async function deadLetterAbandoned(
   } catch {
     // kept as it came; its replay will say it does not parse
   }
-  await storeDeadLetter(rt, spool, { msg, eventType, kind: "exhausted", cause: "transient", reason });
-  rt.logger.warn({ topic: msg.topic, position: msg.position, reason }, "dead-lettered: the broker gave up");
+  await storeDeadLetter(ctx, spool, { msg, eventType, kind: "exhausted", cause: "transient", reason });
+  ctx.logger.warn({ topic: msg.topic, position: msg.position, reason }, "dead-lettered: the broker gave up");
 }

@@ -70,16 +70,16 @@ function installSdkLogger(logger: Logger): void {
  * deliveries when both run in one process.
  */
 export async function startDeliveryWorker(
-  rt: ProcessContext,
-  oauthTokens = new OAuthTokens(rt.egress),
+  ctx: ProcessContext,
+  oauthTokens = new OAuthTokens(ctx.egress),
 ): Promise<RunningWorker> {
-  const { options, logger } = rt;
+  const { options, logger } = ctx;
   installSdkLogger(logger);
-  const connection = await connectWorkers(rt);
+  const connection = await connectWorkers(ctx);
   const started = Date.now();
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
   // exporting workflow spans, on every worker of this process.
-  const plugins = rt.tracing ? [rt.tracing.plugin] : [];
+  const plugins = ctx.tracing ? [ctx.tracing.plugin] : [];
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: sdkLogger(logger),
@@ -93,7 +93,7 @@ export async function startDeliveryWorker(
   };
   const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
   const localFirst = new LocalFirstSends(options.maxConcurrentSends);
-  const deps = activityDeps(rt, oauthTokens, inFlight, localFirst);
+  const deps = activityDeps(ctx, oauthTokens, inFlight, localFirst);
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
   const sinks: InjectedSinks<DeliverySinks> = {
@@ -105,10 +105,10 @@ export async function startDeliveryWorker(
   const pollsPerQueue = workflowPollsPerQueue(options.maxConcurrentWorkflowTasks);
   const workers = await Promise.all([
     ...(polls.has("workflows")
-      ? [createWorkflowWorker(rt, base, deps, { workflowBundle, sinks, workflowSlots, pollsPerQueue })]
+      ? [createWorkflowWorker(ctx, base, deps, { workflowBundle, sinks, workflowSlots, pollsPerQueue })]
       : []),
-    ...(polls.has("sends") ? [createSendsWorker(rt, base, deps)] : []),
-    ...(polls.has("maintenance") ? [createMaintenanceWorker(rt, base, deps, workflowBundle)] : []),
+    ...(polls.has("sends") ? [createSendsWorker(ctx, base, deps)] : []),
+    ...(polls.has("maintenance") ? [createMaintenanceWorker(ctx, base, deps, workflowBundle)] : []),
   ]);
   logger.info(
     { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
@@ -118,29 +118,29 @@ export async function startDeliveryWorker(
     // The SDK reserves a slot of a worker on this connection for the same namespace and
     // queue and falls back to a plain start when none is free; the server then hands the
     // first workflow task back in the start's answer instead of queueing it for a poll.
-    rt.eagerStarter = new Client({
+    ctx.eagerStarter = new Client({
       connection,
       namespace: options.temporal.namespace,
-      ...(rt.tracing ? { interceptors: { workflow: [rt.tracing.clientInterceptor] } } : {}),
+      ...(ctx.tracing ? { interceptors: { workflow: [ctx.tracing.clientInterceptor] } } : {}),
     });
     // With no more slots than the polls can hold (two loops, each one slot beyond its
     // polls), a start could wait for nothing.
-    if (options.maxConcurrentWorkflowTasks > 2 * (pollsPerQueue + 1)) rt.startSlots = workflowSlots;
-    rt.inFlight = inFlight;
+    if (options.maxConcurrentWorkflowTasks > 2 * (pollsPerQueue + 1)) ctx.startSlots = workflowSlots;
+    ctx.inFlight = inFlight;
   }
   if (polls.has("workflows")) {
     observeWorkflowTaskSlots(workflowSlots);
     observeDeliveriesInFlight(inFlight);
     observeDetachedFirstSends(localFirst);
   }
-  const running = runWorkers(rt, workers, connection);
-  rt.shutdown.add("workers", () => running.stop());
-  if (polls.has("maintenance")) await startMaintenanceLoops(rt);
+  const running = runWorkers(ctx, workers, connection);
+  ctx.shutdown.add("workers", () => running.stop());
+  if (polls.has("maintenance")) await startMaintenanceLoops(ctx);
   return running;
 }
 
-async function connectWorkers(rt: ProcessContext): Promise<NativeConnection> {
-  const { temporal } = rt.options;
+async function connectWorkers(ctx: ProcessContext): Promise<NativeConnection> {
+  const { temporal } = ctx.options;
   const tls = await temporalTls(temporal);
   return NativeConnection.connect({
     address: temporal.address,
@@ -154,50 +154,50 @@ async function connectWorkers(rt: ProcessContext): Promise<NativeConnection> {
  * OAuth tokens, and the counts of sends in flight and of first sends sent locally.
  */
 function activityDeps(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   oauthTokens: OAuthTokens,
   inFlight: DeliveriesInFlight,
   localFirst: LocalFirstSends,
 ): ActivityDeps {
-  const { options, logger } = rt;
+  const { options, logger } = ctx;
   const rateLimit = options.ratelimitAddr
     ? createRateLimitGate(options.ratelimitAddr, options.ratelimitDomain, logger)
     : undefined;
-  if (rateLimit) rt.shutdown.add("rate limit client", () => rateLimit.close());
+  if (rateLimit) ctx.shutdown.add("rate limit client", () => rateLimit.close());
   // Before the database closes (added later, so it runs sooner): detached first sends write their rows.
-  rt.shutdown.add("detached first sends", () => localFirst.drain());
+  ctx.shutdown.add("detached first sends", () => localFirst.drain());
   return {
     onPost: (workflowId: string) => inFlight.posting(workflowId),
     localFirst,
     firstSendSettled: (workflowId: string) =>
-      rt.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
-    prisma: rt.db.prisma,
-    pool: rt.db.pool,
+      ctx.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
+    prisma: ctx.db.prisma,
+    pool: ctx.db.pool,
     logger,
     sendTimeoutMs: options.sendTimeout,
     rateLimit,
-    egress: rt.egress,
-    secrets: rt.secrets,
+    egress: ctx.egress,
+    secrets: ctx.secrets,
     oauthTokens,
   };
 }
 
 /** Runs the workers until they stop; a crash of one stops the process. */
-function runWorkers(rt: ProcessContext, workers: Worker[], connection: NativeConnection): RunningWorker {
+function runWorkers(ctx: ProcessContext, workers: Worker[], connection: NativeConnection): RunningWorker {
   const done = Promise.all(workers.map((w) => w.run()))
     .then(() => undefined)
     .finally(() => {
-      rt.eagerStarter = undefined;
-      rt.startSlots = undefined;
-      rt.inFlight = undefined;
+      ctx.eagerStarter = undefined;
+      ctx.startSlots = undefined;
+      ctx.inFlight = undefined;
       observeWorkflowTaskSlots(undefined);
       observeDeliveriesInFlight(undefined);
       observeDetachedFirstSends(undefined);
       return connection.close();
     });
   done.catch((err) => {
-    rt.logger.fatal({ err }, "delivery worker crashed");
-    void rt.shutdown.close().then(() => process.exit(1));
+    ctx.logger.fatal({ err }, "delivery worker crashed");
+    void ctx.shutdown.close().then(() => process.exit(1));
   });
   return {
     done,

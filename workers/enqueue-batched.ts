@@ -12,7 +12,7 @@ import { WebhookConfigId, WebhookDeliveryStatus, WebhookTenantId } from "../work
 import { feedCollector } from "./collector-feed.js";
 
 export async function enqueueBatched(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   config: Config,
   batch: Batch,
   event: DeliveryEvent,
@@ -41,9 +41,9 @@ export async function enqueueBatched(
         nextTryAt: new Date(acceptedAt.getTime() + batch.maxWaitMs),
       };
   const collectorId = batchCollectorId(config.id);
-  const started = await feedCollector(rt.db.pool, collectorId, { item, wait }, async (items) => {
-    await rt.temporal.workflow.signalWithStart(collectBatches, {
-      taskQueue: rt.options.taskQueue,
+  const started = await feedCollector(ctx.db.pool, collectorId, { item, wait }, async (items) => {
+    await ctx.temporal.workflow.signalWithStart(collectBatches, {
+      taskQueue: ctx.options.taskQueue,
       workflowId: collectorId,
       args: [
         {

@@ -13,7 +13,7 @@ import { enqueueSignal, orderedDelivery } from "../workflows/ordered-delivery.js
 import { WebhookConfigId, WebhookDeliveryStatus, WebhookTenantId } from "../workflows/search-attributes.js";
 
 export async function enqueueOrdered(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   config: Config,
   ordering: Ordering,
   event: DeliveryEvent,
@@ -27,7 +27,7 @@ export async function enqueueOrdered(
   // first signal may never have left), and its key's workflow ignores what it holds.
   const started = delivery.restored
     ? true
-    : await recordQueued(rt.db.pool, {
+    : await recordQueued(ctx.db.pool, {
         webhookId: delivery.input.webhookId,
         configId: config.id,
         workflowId: delivery.workflowId,
@@ -37,8 +37,8 @@ export async function enqueueOrdered(
         reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
         orderingWorkflowId: keyWorkflowId,
       });
-  await rt.temporal.workflow.signalWithStart(orderedDelivery, {
-    taskQueue: rt.options.taskQueue,
+  await ctx.temporal.workflow.signalWithStart(orderedDelivery, {
+    taskQueue: ctx.options.taskQueue,
     workflowId: keyWorkflowId,
     args: [
       {

@@ -40,15 +40,15 @@ export interface EventConsumer {
  * no type, ...) can never be delivered: it goes to the dead-letter store as it
  * came, with the reason, so that nothing consumed is lost without a trace.
  */
-export async function startEventConsumer(rt: ProcessContext): Promise<EventConsumer> {
-  const { logger, options } = rt;
+export async function startEventConsumer(ctx: ProcessContext): Promise<EventConsumer> {
+  const { logger, options } = ctx;
   const spool = new DeadLetterSpool(
     options.deadLetterSpool,
     databaseIdentity(options.storageSqldbConnString, options.dataDir),
     logger,
   );
   await spool.open();
-  spool.start((e) => recordDeadLetter(rt.db.pool, e));
+  spool.start((e) => recordDeadLetter(ctx.db.pool, e));
   observeParkedDeadLetters(() => spool.parked());
   const consumer = await openConsumer(options, logger, CONCURRENCY);
 
@@ -58,27 +58,27 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
       event = parseEventMessage(msg.data);
     } catch (err) {
       if (!(err instanceof UnparsableMessage)) throw err;
-      await deadLetterUnparsable(rt, spool, msg, err.message);
+      await deadLetterUnparsable(ctx, spool, msg, err.message);
       messagesConsumed.inc({ topic: msg.topic, result: "rejected" });
       return;
     }
     const starts = await withEventSpan(
-      rt.tracing,
+      ctx.tracing,
       `consume ${msg.topic}`,
       {
-        "messaging.system": rt.options.broker,
+        "messaging.system": ctx.options.broker,
         "messaging.destination.name": msg.topic,
         "webhooks.event_type": event.type,
         "webhooks.idempotency_key": event.idempotency_key,
       },
       () => eventTrace(msg.data),
       () =>
-        startEventDeliveries(rt, event, msg.data, undefined, {
-          delayMs: redeliveryDelay(rt.options.redelivery, msg.deliveryCount),
-          last: msg.deliveryCount >= rt.options.redelivery.maxBrokerDeliveries,
+        startEventDeliveries(ctx, event, msg.data, undefined, {
+          delayMs: redeliveryDelay(ctx.options.redelivery, msg.deliveryCount),
+          last: msg.deliveryCount >= ctx.options.redelivery.maxBrokerDeliveries,
         }),
     );
-    const deadLettered = await settleStarts(rt, spool, msg, event.type, starts);
+    const deadLettered = await settleStarts(ctx, spool, msg, event.type, starts);
     const started = starts.started.filter((r) => r.started).length;
     const eager = starts.started.filter((r) => r.eager).length;
     workflowsStarted.inc(started);
@@ -100,10 +100,10 @@ export async function startEventConsumer(rt: ProcessContext): Promise<EventConsu
     );
   };
 
-  await consumer.start(handle, (msg, reason) => deadLetterAbandoned(rt, spool, msg, reason));
+  await consumer.start(handle, (msg, reason) => deadLetterAbandoned(ctx, spool, msg, reason));
   // Stopped after the consumer (added first, closed last): its last handlers may still park.
-  rt.shutdown.add("dead-letter spool", () => spool.stop());
-  rt.shutdown.add("event consumer", () => consumer.stop());
+  ctx.shutdown.add("dead-letter spool", () => spool.stop());
+  ctx.shutdown.add("event consumer", () => consumer.stop());
   return {
     healthy: () => consumer.healthy(),
     deadLettersHealthy: async () => spool.check(),

@@ -53,14 +53,14 @@ export interface EventStarts {
  * delivered to another tenant's configs.
  */
 async function matchingConfigs(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   event: EventMessage,
 ): Promise<{ tenantId: string; configs: Config[] }> {
   const subscriptions = subscriptionsMatching(event.type);
   if (event.tenant === undefined) {
-    return { tenantId: DEFAULT_TENANT_ID, configs: await findActiveConfigs(rt.db.pool, subscriptions) };
+    return { tenantId: DEFAULT_TENANT_ID, configs: await findActiveConfigs(ctx.db.pool, subscriptions) };
   }
-  const found = await findTenantConfigs(rt.db.pool, subscriptions, event.tenant);
+  const found = await findTenantConfigs(ctx.db.pool, subscriptions, event.tenant);
   if (!found) {
     throw new PermanentStartFailure(
       `tenant ${JSON.stringify(event.tenant.slice(0, 200))} does not exist: the event names no tenant's id or uid`,
@@ -81,7 +81,7 @@ async function matchingConfigs(
  * (permanent or not) instead of thrown.
  */
 export async function startEventDeliveries(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   event: EventMessage,
   data: Uint8Array,
   configs?: Config[],
@@ -91,7 +91,7 @@ export async function startEventDeliveries(
   // Synchronously, before any wait: an ordered config's deliveries are enqueued in arrival order.
   const lane = enterLane(event.ordering_key, deliveryKey(event.idempotency_key, data), redelivered);
   try {
-    const starts = await startEvent(rt, event, data, configs, lane);
+    const starts = await startEvent(ctx, event, data, configs, lane);
     // Failed before its configs were known: it may have been bound for an ordered one.
     if (event.ordering_key !== undefined && starts.failures.some((f) => !f.configId && f.permanent === null))
       lane.failed();
@@ -102,7 +102,7 @@ export async function startEventDeliveries(
 }
 
 async function startEvent(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   event: EventMessage,
   data: Uint8Array,
   configs: Config[] | undefined,
@@ -112,7 +112,7 @@ async function startEvent(
     const permanent = permanentFailureOf(err);
     return {
       ...(configId ? { configId } : {}),
-      reason: permanent?.message ?? explainDatabaseTimeout(err, rt.db.timeouts) ?? describeFailure(err),
+      reason: permanent?.message ?? explainDatabaseTimeout(err, ctx.db.timeouts) ?? describeFailure(err),
       permanent: permanent?.source ?? null,
     };
   };
@@ -122,23 +122,23 @@ async function startEvent(
   const withTenant = (starts: EventStarts): EventStarts =>
     tenantId === undefined ? starts : { ...starts, tenantId };
   try {
-    await checkEventSchema(rt.catalog, event, rt.options.enforceEventSchemas);
+    await checkEventSchema(ctx.catalog, event, ctx.options.enforceEventSchemas);
   } catch (err) {
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
   let matched: Config[];
   try {
     if (configs) matched = configs;
-    else ({ configs: matched, tenantId } = await matchingConfigs(rt, event));
+    else ({ configs: matched, tenantId } = await matchingConfigs(ctx, event));
   } catch (err) {
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
-  return withTenant(await startMatched(rt, event, data, matched, failed, lane));
+  return withTenant(await startMatched(ctx, event, data, matched, failed, lane));
 }
 
 /** Starts the deliveries of the event to the configs it matched (their filters applied). */
 async function startMatched(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   event: EventMessage,
   data: Uint8Array,
   matched: Config[],
@@ -160,7 +160,7 @@ async function startMatched(
   // Stored once for all its configs; its deliveries carry the reference.
   let stored: DeliveryEvent;
   try {
-    stored = await storeEvent(rt.db.pool, event);
+    stored = await storeEvent(ctx.db.pool, event);
   } catch (err) {
     return { configs: targets.length + broken.length, filtered, started: [], failures: [failed(err)] };
   }
@@ -171,7 +171,7 @@ async function startMatched(
       return {
         configId: c.id,
         workflowId,
-        ...(await startDelivery(rt, c, stored, workflowId, undefined, undefined, lane)),
+        ...(await startDelivery(ctx, c, stored, workflowId, undefined, undefined, lane)),
       };
     }),
   );

@@ -14,26 +14,26 @@ const SCHEDULE_CHECK_MS = 60_000;
  * now, restored should it vanish), reconciliation (with the sealing of plain secrets), and
  * automatic deactivation when --auto-deactivate-after is set. Each stops with the process.
  */
-export async function startMaintenanceLoops(rt: ProcessContext): Promise<void> {
-  const { options, logger } = rt;
-  await ensureMaintenanceSchedules(rt);
+export async function startMaintenanceLoops(ctx: ProcessContext): Promise<void> {
+  const { options, logger } = ctx;
+  await ensureMaintenanceSchedules(ctx);
   let lastCheck = Date.now();
-  const reconciler = startReconciler(rt, async () => {
+  const reconciler = startReconciler(ctx, async () => {
     // Plain secrets another writer stored (plain SQL, the entity server): a look at an empty index.
-    await sealPlainSecrets(rt.db.pool, rt.secrets, logger);
+    await sealPlainSecrets(ctx.db.pool, ctx.secrets, logger);
     if (Date.now() - lastCheck < SCHEDULE_CHECK_MS) return;
     lastCheck = Date.now();
-    await restoreMaintenanceSchedules(rt);
+    await restoreMaintenanceSchedules(ctx);
   });
-  rt.shutdown.add("reconciliation", () => reconciler.stop());
+  ctx.shutdown.add("reconciliation", () => reconciler.stop());
   if (options.autoDeactivateAfter > 0) {
     let audit: { publisher: BrokerPublisher; topic: string } | undefined;
     if (options.auditTopic) {
       const publisher = await openPublisher(options, logger);
-      rt.shutdown.add("deactivation audit publisher", () => publisher.close());
+      ctx.shutdown.add("deactivation audit publisher", () => publisher.close());
       audit = { publisher, topic: options.auditTopic };
     }
-    const deactivation = startAutoDeactivation(rt, options.autoDeactivateAfter, audit);
-    rt.shutdown.add("automatic deactivation", () => deactivation.stop());
+    const deactivation = startAutoDeactivation(ctx, options.autoDeactivateAfter, audit);
+    ctx.shutdown.add("automatic deactivation", () => deactivation.stop());
   }
 }

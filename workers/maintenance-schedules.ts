@@ -15,8 +15,8 @@ export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-attempts
  */
 const legacyStaleRecoveryScheduleId = (taskQueue: string) => `${taskQueue}-stale-recovery`;
 
-function retentionSchedule(rt: ProcessContext): ScheduleOptions {
-  const { options } = rt;
+function retentionSchedule(ctx: ProcessContext): ScheduleOptions {
+  const { options } = ctx;
   return {
     scheduleId: retentionScheduleId(options.taskQueue),
     spec: { intervals: [{ every: options.retentionPeriod }] },
@@ -36,9 +36,9 @@ function retentionSchedule(rt: ProcessContext): ScheduleOptions {
  * attempts table's retention (every --retention-period). Overlapping runs are
  * skipped, so many workers can call this at start.
  */
-export async function ensureMaintenanceSchedules(rt: ProcessContext): Promise<void> {
-  const { options, temporal, logger } = rt;
-  const schedule = retentionSchedule(rt);
+export async function ensureMaintenanceSchedules(ctx: ProcessContext): Promise<void> {
+  const { options, temporal, logger } = ctx;
+  const schedule = retentionSchedule(ctx);
   await upsertSchedule(temporal, schedule);
   try {
     await temporal.schedule.getHandle(legacyStaleRecoveryScheduleId(options.taskQueue)).delete();
@@ -50,13 +50,13 @@ export async function ensureMaintenanceSchedules(rt: ProcessContext): Promise<vo
 }
 
 /** Creates the schedule again when Temporal lost it (its state was reset); cheap when it exists. */
-export async function restoreMaintenanceSchedules(rt: ProcessContext): Promise<void> {
+export async function restoreMaintenanceSchedules(ctx: ProcessContext): Promise<void> {
   try {
-    await rt.temporal.schedule.getHandle(retentionScheduleId(rt.options.taskQueue)).describe();
+    await ctx.temporal.schedule.getHandle(retentionScheduleId(ctx.options.taskQueue)).describe();
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
-    rt.logger.warn("the retention schedule is gone from Temporal: creating it again");
-    await ensureMaintenanceSchedules(rt);
+    ctx.logger.warn("the retention schedule is gone from Temporal: creating it again");
+    await ensureMaintenanceSchedules(ctx);
   }
 }
 

@@ -19,16 +19,16 @@ import { startDelivery } from "./start-delivery.js";
 type WaitingRow = Omit<UnsentRow, "next_try_at">;
 
 export class OrderedReconciler {
-  constructor(private readonly rt: ProcessContext) {}
+  constructor(private readonly ctx: ProcessContext) {}
 
   /** Keys with deliveries waiting since before `cutoff`, up to --retry-batch-size of them. */
   async tick(cutoff: Date): Promise<Outcome[]> {
-    const { rows } = await this.rt.db.pool.query<{ key: string }>({
+    const { rows } = await this.ctx.db.pool.query<{ key: string }>({
       name: "ordered-reconcile-keys",
       text: `SELECT ordering_workflow_id AS key FROM unsent_deliveries
               WHERE state = 'waiting' AND ordering_workflow_id IS NOT NULL AND updated_at < $1
               GROUP BY ordering_workflow_id ORDER BY min(accepted_at) LIMIT $2`,
-      values: [cutoff, this.rt.options.reconcileBatchSize],
+      values: [cutoff, this.ctx.options.reconcileBatchSize],
     });
     const outcomes: Outcome[] = [];
     for (const { key } of rows) outcomes.push(...(await this.restoreKey(key)));
@@ -38,7 +38,7 @@ export class OrderedReconciler {
   /** What the key's workflow holds; nothing when it is gone. */
   private async known(keyWorkflowId: string): Promise<Set<string>> {
     try {
-      return new Set(await this.rt.temporal.workflow.getHandle(keyWorkflowId).query(orderedKnownQuery));
+      return new Set(await this.ctx.temporal.workflow.getHandle(keyWorkflowId).query(orderedKnownQuery));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return new Set();
       throw err;
@@ -46,7 +46,7 @@ export class OrderedReconciler {
   }
 
   private async restoreKey(keyWorkflowId: string): Promise<Outcome[]> {
-    const { pool } = this.rt.db;
+    const { pool } = this.ctx.db;
     const known = await this.known(keyWorkflowId);
     // A head that had its turn, still queued in attempts, that the workflow no longer holds.
     const { rows: heads } = await pool.query<{ workflow_id: string }>({
@@ -73,14 +73,14 @@ export class OrderedReconciler {
   }
 
   private async restore(row: WaitingRow): Promise<Outcome> {
-    const { pool } = this.rt.db;
+    const { pool } = this.ctx.db;
     const config = await findConfig(pool, row.config_id);
     const event = await eventOfRow(pool, { eventId: row.event_id, payload: row.payload });
     if (!config || !event) {
       await closeUnsent(pool, row.webhook_id, config ? "its event is no longer stored" : "config deleted");
       return "closed";
     }
-    await startDelivery(this.rt, config, event, row.workflow_id, row.replay_of ?? undefined, {
+    await startDelivery(this.ctx, config, event, row.workflow_id, row.replay_of ?? undefined, {
       webhookId: row.webhook_id,
       acceptedAt: row.accepted_at.toISOString(),
       resume: { retryAttempt: 0, attempts: [] },

@@ -31,9 +31,9 @@ export async function repairAll<T, O = Outcome>(rows: T[], repair: (row: T) => P
 }
 
 /** The workflow's status name, or MISSING when Temporal has no such workflow. */
-export async function workflowStatus(rt: ProcessContext, workflowId: string): Promise<string> {
+export async function workflowStatus(ctx: ProcessContext, workflowId: string): Promise<string> {
   try {
-    return (await rt.temporal.workflow.getHandle(workflowId).describe()).status.name;
+    return (await ctx.temporal.workflow.getHandle(workflowId).describe()).status.name;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return "MISSING";
     throw err;
@@ -65,10 +65,10 @@ export interface DeliveryRepair {
 /** The workflow id of a delivery restarted without one of its own to take up again. */
 export const restartWorkflowId = (webhookId: string): string => `delivery-restart:${webhookId}`;
 
-export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Promise<Outcome> {
+export async function repairDelivery(ctx: ProcessContext, d: DeliveryRepair): Promise<Outcome> {
   const close = async (reason: string, workflow: string): Promise<Outcome> => {
     const closed = await d.close(reason);
-    rt.logger.warn(
+    ctx.logger.warn(
       { webhookId: d.webhookId, workflow, reason, closed },
       closed ? `reconciliation closed a ${d.what}` : `reconciliation found the ${d.what} ended meanwhile`,
     );
@@ -76,7 +76,7 @@ export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Pro
   };
   try {
     const found = await d.workflowId();
-    const status = found ? await workflowStatus(rt, found) : "MISSING";
+    const status = found ? await workflowStatus(ctx, found) : "MISSING";
     if (status === "RUNNING") return "running";
     const final = CLOSED_FOR_GOOD[status];
     if (final) return await close(final, status);
@@ -86,7 +86,7 @@ export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Pro
     const restart = await d.restart(workflowId, status);
     if (typeof restart === "object") return await close(restart.close, status);
     if (restart === "ended") return "ended";
-    rt.logger.warn(
+    ctx.logger.warn(
       { webhookId: d.webhookId, workflowId, workflow: status },
       restart === "started"
         ? `reconciliation restarted a ${d.what} whose workflow was not running`
@@ -97,7 +97,7 @@ export async function repairDelivery(rt: ProcessContext, d: DeliveryRepair): Pro
   } catch (err) {
     const permanent = permanentFailureOf(err);
     if (permanent) return close(permanent.message, "NOT RESTARTABLE");
-    rt.logger.warn(
+    ctx.logger.warn(
       { webhookId: d.webhookId, err: describeFailure(err) },
       `reconciliation could not repair a ${d.what}; next round tries again`,
     );

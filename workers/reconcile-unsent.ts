@@ -26,11 +26,11 @@ export interface UnsentRow {
 export class UnsentReconciler {
   private cursor: { at: Date; id: string } | undefined;
 
-  constructor(private readonly rt: ProcessContext) {}
+  constructor(private readonly ctx: ProcessContext) {}
 
   /** Up to --retry-batch-size waiting deliveries overdue by --reconcile-grace, each repaired. */
   async tick(cutoff: Date): Promise<Outcome[]> {
-    const { options, db } = this.rt;
+    const { options, db } = this.ctx;
     const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
     const rows = await db.prisma.$queryRaw<UnsentRow[]>`
       SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, next_try_at
@@ -48,30 +48,30 @@ export class UnsentReconciler {
   }
 
   private repair(row: UnsentRow): Promise<Outcome> {
-    return repairDelivery(this.rt, {
+    return repairDelivery(this.ctx, {
       webhookId: row.webhook_id,
       what: "delivery waiting for its first send",
       workflowId: () => Promise.resolve(row.workflow_id),
-      close: (reason) => closeUnsent(this.rt.db.pool, row.webhook_id, reason),
+      close: (reason) => closeUnsent(this.ctx.db.pool, row.webhook_id, reason),
       restart: (workflowId, status) => this.restart(row, workflowId, status),
     });
   }
 
   /** Starts the delivery again from its first send when config and caps allow, else says why not. */
   private async restart(row: UnsentRow, workflowId: string, status: string): Promise<Restart> {
-    const config = await this.rt.db.prisma.config.findUnique({ where: { id: row.config_id } });
+    const config = await this.ctx.db.prisma.config.findUnique({ where: { id: row.config_id } });
     let reason = whyNoFurtherTry({
       config,
       retryAttempt: 0,
-      policy: deliveryPolicy(this.rt),
+      policy: deliveryPolicy(this.ctx),
       firstAttemptAt: row.accepted_at,
       now: Date.now(),
     });
-    const event = await eventOfRow(this.rt.db.pool, { eventId: row.event_id, payload: row.payload });
+    const event = await eventOfRow(this.ctx.db.pool, { eventId: row.event_id, payload: row.payload });
     if (!event) reason ??= "its event is no longer stored";
     if (reason || !config || !event)
       return { close: `${reason} (never sent; workflow ${status.toLowerCase()})` };
-    const { started } = await startDelivery(this.rt, config, event, workflowId, row.replay_of ?? undefined, {
+    const { started } = await startDelivery(this.ctx, config, event, workflowId, row.replay_of ?? undefined, {
       webhookId: row.webhook_id,
       acceptedAt: row.accepted_at.toISOString(),
       resume: { retryAttempt: 0, attempts: [] },

@@ -46,13 +46,13 @@ export class Reconciler {
   private readonly unsent: UnsentReconciler;
   private readonly ordered: OrderedReconciler;
 
-  constructor(private readonly rt: ProcessContext) {
-    this.unsent = new UnsentReconciler(rt);
-    this.ordered = new OrderedReconciler(rt);
+  constructor(private readonly ctx: ProcessContext) {
+    this.unsent = new UnsentReconciler(ctx);
+    this.ordered = new OrderedReconciler(ctx);
   }
 
   async tick(): Promise<ReconcileReport> {
-    const { options, db } = this.rt;
+    const { options, db } = this.ctx;
     const cutoff = new Date(Date.now() - options.reconcileGrace);
     const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
     const rows = await db.prisma.$queryRaw<QueuedRow[]>`
@@ -89,19 +89,19 @@ export class Reconciler {
       reconciled.inc({ outcome });
     }
     if (report.restarted || report.closed || report.failed)
-      this.rt.logger.info(report, "reconciliation repaired deliveries");
+      this.ctx.logger.info(report, "reconciliation repaired deliveries");
     return report;
   }
 
   private repair(row: QueuedRow): Promise<Outcome> {
-    return repairDelivery(this.rt, {
+    return repairDelivery(this.ctx, {
       webhookId: row.webhook_id,
       what: "delivery",
       workflowId: async () =>
         row.workflow_id ??
         (await this.derivedWorkflowId(row.webhook_id)) ??
         (await this.findWorkflow(row.webhook_id)),
-      close: (reason) => failPending(this.rt.db.prisma, row.webhook_id, reason),
+      close: (reason) => failPending(this.ctx.db.prisma, row.webhook_id, reason),
       restart: (workflowId, status) => this.restart(row.webhook_id, workflowId, status),
     });
   }
@@ -114,13 +114,13 @@ export class Reconciler {
    * (their key hashes the message as published, which the row does not keep).
    */
   private async derivedWorkflowId(webhookId: string): Promise<string | undefined> {
-    const row = await this.rt.db.prisma.attempt.findFirst({
+    const row = await this.ctx.db.prisma.attempt.findFirst({
       where: { webhookId },
       orderBy: { retryAttempt: "asc" },
       select: { configId: true, payload: true, eventId: true, replayOf: true },
     });
     if (!row || row.replayOf) return undefined;
-    const event = await eventOfRow(this.rt.db.pool, row);
+    const event = await eventOfRow(this.ctx.db.pool, row);
     if (!event?.idempotencyKey) return undefined;
     const candidate = deliveryWorkflowId(row.configId, deliveryKey(event.idempotencyKey, Buffer.alloc(0)));
     return webhookIdFor(candidate) === webhookId ? candidate : undefined;
@@ -128,7 +128,7 @@ export class Reconciler {
 
   /** Rows written before attempts recorded their workflow, for other ids: by the WebhookId search attribute. */
   private async findWorkflow(webhookId: string): Promise<string | undefined> {
-    for await (const w of this.rt.temporal.workflow.list({ query: `${WebhookId.name} = "${webhookId}"` })) {
+    for await (const w of this.ctx.temporal.workflow.list({ query: `${WebhookId.name} = "${webhookId}"` })) {
       return w.workflowId;
     }
     return undefined;
@@ -136,7 +136,7 @@ export class Reconciler {
 
   /** Starts the delivery again from its newest row when config and caps allow, else says why not. */
   private async restart(webhookId: string, workflowId: string, workflow: string): Promise<Restart> {
-    const { prisma } = this.rt.db;
+    const { prisma } = this.ctx.db;
     const rows = await prisma.attempt.findMany({ where: { webhookId }, orderBy: { retryAttempt: "asc" } });
     const first = rows[0];
     const last = rows.at(-1);
@@ -146,7 +146,7 @@ export class Reconciler {
       !rows.some((r) => r.status === AttemptStatus.toRetry || r.status === AttemptStatus.retrying)
     )
       return "ended"; // closed meanwhile by its own workflow or another reconciler
-    const policy = deliveryPolicy(this.rt);
+    const policy = deliveryPolicy(this.ctx);
     const config = await prisma.config.findUnique({ where: { id: last.configId } });
     const next = last.retryAttempt + 1;
     let reason = whyNoFurtherTry({
@@ -156,11 +156,11 @@ export class Reconciler {
       firstAttemptAt: first.createdAt,
       now: Date.now(),
     });
-    const event = await eventOfRow(this.rt.db.pool, last);
+    const event = await eventOfRow(this.ctx.db.pool, last);
     if (!event) reason ??= "its event is no longer stored";
     if (reason || !config || !event) return { close: `${reason} (workflow ${workflow.toLowerCase()})` };
     const attempts = rows.map(summarize);
-    const { started } = await startDelivery(this.rt, config, event, workflowId, last.replayOf ?? undefined, {
+    const { started } = await startDelivery(this.ctx, config, event, workflowId, last.replayOf ?? undefined, {
       webhookId,
       resume: { retryAttempt: next, attempts },
     });
@@ -174,10 +174,10 @@ export class Reconciler {
  * only touches rows still queued.
  */
 export function startReconciler(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   everyTick?: () => Promise<void>,
 ): { stop(): Promise<void> } {
-  const reconciler = new Reconciler(rt);
+  const reconciler = new Reconciler(ctx);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -188,15 +188,15 @@ export function startReconciler(
         await everyTick?.();
       } catch (err) {
         const e = err as Error;
-        rt.logger.warn(
+        ctx.logger.warn(
           { err: e.message, ...(e instanceof Prisma.PrismaClientKnownRequestError ? { code: e.code } : {}) },
           "reconciliation tick failed; next one in --retry-period",
         );
       }
-      if (!stopped) timer = setTimeout(loop, rt.options.reconcileEvery);
+      if (!stopped) timer = setTimeout(loop, ctx.options.reconcileEvery);
     })();
   };
-  timer = setTimeout(loop, rt.options.reconcileEvery);
+  timer = setTimeout(loop, ctx.options.reconcileEvery);
   return {
     async stop() {
       stopped = true;

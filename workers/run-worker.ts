@@ -9,13 +9,13 @@ import { startEventConsumer } from "./event-consumer.js";
 
 /** `webhooks worker`: consumes events and runs delivery workflows and activities; serves /_healthcheck and /metrics. */
 export async function runWorker(options: WebhooksOptions): Promise<void> {
-  const rt = await startProcessContext(options, "worker");
-  const worker = await startDeliveryWorker(rt);
-  const consumer = options.consume ? await startEventConsumer(rt) : undefined;
+  const ctx = await startProcessContext(options, "worker");
+  const worker = await startDeliveryWorker(ctx);
+  const consumer = options.consume ? await startEventConsumer(ctx) : undefined;
   const app = express();
-  app.get("/_healthcheck", healthHandler(healthChecks(rt, worker, consumer)));
+  app.get("/_healthcheck", healthHandler(healthChecks(ctx, worker, consumer)));
   app.get("/metrics", metricsHandler);
   const server = await listen(app, options.listen);
-  rt.shutdown.add("http server", () => server.close());
-  rt.logger.info({ listen: `${options.listen.host}:${server.port}` }, "worker health endpoint listening");
+  ctx.shutdown.add("http server", () => server.close());
+  ctx.logger.info({ listen: `${options.listen.host}:${server.port}` }, "worker health endpoint listening");
 }

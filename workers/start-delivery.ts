@@ -32,8 +32,8 @@ const START_SLOT_WAIT_MS = 10_000;
 export const deliveryWorkflowId = (configId: string, key: string) => `delivery:${configId}:${key}`;
 
 /** The policy every new delivery carries, from the worker's flags. */
-export function deliveryPolicy(rt: ProcessContext): DeliveryPolicy {
-  const s = rt.options;
+export function deliveryPolicy(ctx: ProcessContext): DeliveryPolicy {
+  const s = ctx.options;
   return {
     minBackoffMs: s.minBackoffDelay,
     maxBackoffMs: s.maxBackoffDelay,
@@ -54,7 +54,7 @@ export interface RestartOptions {
 
 /** The delivery workflow's input for one stored event to one config. */
 function deliveryInput(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   config: Config,
   event: DeliveryEvent,
   webhookId: string,
@@ -66,13 +66,13 @@ function deliveryInput(
     configId: config.id,
     tenantId: config.tenantId,
     eventRef: event.ref,
-    policy: deliveryPolicy(rt),
-    sendTaskQueue: sendQueue(rt.options.taskQueue),
+    policy: deliveryPolicy(ctx),
+    sendTaskQueue: sendQueue(ctx.options.taskQueue),
     ...(replayOf ? { replayOf } : {}),
     acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
-    ...(rt.options.ratelimitAddr ? { rateLimited: true } : {}),
-    ...(rt.options.sendMode === "local" ? { localSends: true } : {}),
-    ...(rt.options.sendMode === "local-first" ? { localFirstBudgetMs: rt.options.localSendBudget } : {}),
+    ...(ctx.options.ratelimitAddr ? { rateLimited: true } : {}),
+    ...(ctx.options.sendMode === "local" ? { localSends: true } : {}),
+    ...(ctx.options.sendMode === "local-first" ? { localFirstBudgetMs: ctx.options.localSendBudget } : {}),
     ...(restart ? { resume: restart.resume } : {}),
   };
 }
@@ -83,7 +83,7 @@ function deliveryInput(
  * where each runs as this same workflow, under this same id, once the one before it ended.
  */
 export async function startDelivery(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   config: Config,
   event: DeliveryEvent,
   workflowId: string,
@@ -97,10 +97,10 @@ export async function startDelivery(
   const ordering = orderingOf(config);
   // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
   if (ordering) {
-    const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
+    const input = deliveryInput(ctx, config, event, webhookId, replayOf, restart);
     try {
       await lane?.turn;
-      const { started } = await enqueueOrdered(rt, config, ordering, event, {
+      const { started } = await enqueueOrdered(ctx, config, ordering, event, {
         workflowId,
         input,
         host,
@@ -116,8 +116,8 @@ export async function startDelivery(
   // next batch; a replay, and a restart of a batch's retry, go alone (README "Batched delivery").
   const batch = batchOf(config);
   if (batch && !replayOf && (restart?.resume.retryAttempt ?? 0) === 0) {
-    const input = deliveryInput(rt, config, event, webhookId, replayOf, restart);
-    const { started } = await enqueueBatched(rt, config, batch, event, {
+    const input = deliveryInput(ctx, config, event, webhookId, replayOf, restart);
+    const { started } = await enqueueBatched(ctx, config, batch, event, {
       workflowId,
       input,
       host,
@@ -125,9 +125,9 @@ export async function startDelivery(
     });
     return { webhookId, started, eager: false };
   }
-  const eager = rt.eagerStarter;
-  const slots = eager ? rt.startSlots : undefined;
-  const inFlight = eager ? rt.inFlight : undefined;
+  const eager = ctx.eagerStarter;
+  const slots = eager ? ctx.startSlots : undefined;
+  const inFlight = eager ? ctx.inFlight : undefined;
   // First a place among the deliveries in flight, then a slot for the first task: a start
   // let through by its slot should not then hold that slot while it waits for a place.
   // Counted by an earlier start of the same delivery (a redelivered event), the entry is
@@ -136,11 +136,11 @@ export async function startDelivery(
   let keep = false;
   if (slots) await slots.whenFree(START_SLOT_WAIT_MS);
   try {
-    const handle = await (eager ?? rt.temporal).workflow.start(deliverWebhook, {
-      taskQueue: rt.options.taskQueue,
+    const handle = await (eager ?? ctx.temporal).workflow.start(deliverWebhook, {
+      taskQueue: ctx.options.taskQueue,
       workflowId,
       requestEagerStart: eager !== undefined,
-      args: [deliveryInput(rt, config, event, webhookId, replayOf, restart)],
+      args: [deliveryInput(ctx, config, event, webhookId, replayOf, restart)],
       // A restart may reuse the id of its closed workflow; a new delivery never does.
       workflowIdReusePolicy: restart ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
       // Shortened to Temporal's limits; the input carries the event's reference only.

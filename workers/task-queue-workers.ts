@@ -47,12 +47,12 @@ export interface WorkflowWorkerParts {
 
 /** `--task-queue`: delivery workflows, and the sends they run as local activities. */
 export function createWorkflowWorker(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   base: WorkerBase,
   deps: ActivityDeps,
   parts: WorkflowWorkerParts,
 ): Promise<Worker> {
-  const { options } = rt;
+  const { options } = ctx;
   const { workflowBundle, sinks, workflowSlots, pollsPerQueue } = parts;
   return Worker.create({
     ...base,
@@ -86,8 +86,12 @@ export function createWorkflowWorker(
 }
 
 /** `<task-queue>-sends`: HTTP sends (single and batched) as activity tasks. */
-export function createSendsWorker(rt: ProcessContext, base: WorkerBase, deps: ActivityDeps): Promise<Worker> {
-  const { options } = rt;
+export function createSendsWorker(
+  ctx: ProcessContext,
+  base: WorkerBase,
+  deps: ActivityDeps,
+): Promise<Worker> {
+  const { options } = ctx;
   return Worker.create({
     ...base,
     taskQueue: sendQueue(options.taskQueue),
@@ -99,12 +103,12 @@ export function createSendsWorker(rt: ProcessContext, base: WorkerBase, deps: Ac
 
 /** `<task-queue>-maintenance`: the retention schedule's workflows and bulk recovery. */
 export function createMaintenanceWorker(
-  rt: ProcessContext,
+  ctx: ProcessContext,
   base: WorkerBase,
   deps: ActivityDeps,
   workflowBundle: WorkerOptions["workflowBundle"],
 ): Promise<Worker> {
-  const { options } = rt;
+  const { options } = ctx;
   return Worker.create({
     ...base,
     taskQueue: maintenanceQueue(options.taskQueue),
@@ -114,7 +118,7 @@ export function createMaintenanceWorker(
       ...createRecoveryActivities({
         ...deps,
         startReplay: (config, event, workflowId, replayOf) =>
-          startDelivery(rt, config, event, workflowId, replayOf),
+          startDelivery(ctx, config, event, workflowId, replayOf),
         ratePerSecond: options.recoveryRate,
       }),
     },
