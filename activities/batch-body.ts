@@ -1,4 +1,4 @@
-// What one POST of a batch carries (README "Batched delivery"): the events' bodies as one
+// What one POST of a batch carries (docs/webhooks/ordering-and-batching.md#batched-delivery): the events' bodies as one
 // JSON array, in acceptance order, signed as one body under the batch's own id (a UUID
 // the collecting workflow draws, the same on every retry of the batch).
 

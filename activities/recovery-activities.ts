@@ -83,7 +83,7 @@ const candidates = (
 /**
  * The same deliveries of an ordered config in the order they were first sent (its
  * attempt 0), which for one ordering key is the order they were accepted: replayed in
- * that order, they join their keys' queues in it (README "Ordered delivery").
+ * that order, they join their keys' queues in it (docs/webhooks/ordering-and-batching.md#ordered-delivery).
  */
 const candidatesInOrder = (
   prisma: PrismaClient,

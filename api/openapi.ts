@@ -25,7 +25,7 @@ const SECRET = {
 const TIME = { type: "string", format: "date-time" } as const;
 const UUID = { type: "string", format: "uuid" } as const;
 
-/** A config's ordered delivery settings (README "Ordered delivery"). */
+/** A config's ordered delivery settings (docs/webhooks/ordering-and-batching.md#ordered-delivery). */
 const ORDERING = {
   type: "object",
   required: ["enabled"],
@@ -44,7 +44,7 @@ const ORDERING = {
     },
   },
 } as const;
-/** A config's batched delivery settings (README "Batched delivery"). */
+/** A config's batched delivery settings (docs/webhooks/ordering-and-batching.md#batched-delivery). */
 const BATCH = {
   type: "object",
   required: ["maxEvents", "maxWaitMs"],
@@ -156,13 +156,13 @@ export const openapi = {
             ...ORDERING,
             type: ["object", "null"],
             description:
-              'ordered delivery per ordering key (README "Ordered delivery"); null turns it off; on update, absent keeps the current setting',
+              "ordered delivery per ordering key (docs/webhooks/ordering-and-batching.md#ordered-delivery); null turns it off; on update, absent keeps the current setting",
           },
           batch: {
             ...BATCH,
             type: ["object", "null"],
             description:
-              'send up to maxEvents events in one POST as a JSON array (README "Batched delivery"); an ordered config sends the events of each ordering key in batches, one after the other; null turns it off; on update, absent keeps the current setting',
+              "send up to maxEvents events in one POST as a JSON array (docs/webhooks/ordering-and-batching.md#batched-delivery); an ordered config sends the events of each ordering key in batches, one after the other; null turns it off; on update, absent keeps the current setting",
           },
         },
       },
@@ -282,7 +282,7 @@ export const openapi = {
           batchID: {
             ...UUID,
             description:
-              "the batch this attempt was sent in (its POST's svc-webhook-id, README \"Batched delivery\"); absent when sent alone; payload is then this event's element of the array",
+              "the batch this attempt was sent in (its POST's svc-webhook-id, docs/webhooks/ordering-and-batching.md#batched-delivery); absent when sent alone; payload is then this event's element of the array",
           },
           createdAt: TIME,
           updatedAt: TIME,

@@ -8,7 +8,7 @@ import { ApiError, notFound, validation } from "./errors.js";
 import { cursorJson } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
-// An ordered config's keys (README "Ordered delivery"): which are running or blocked, and
+// An ordered config's keys (docs/webhooks/ordering-and-batching.md#ordered-delivery): which are running or blocked, and
 // the operator's skip of a blocked key's failed head. Tenant-scoped by api/tenant-scope.ts
 // (every /configs/{id} path).
 

@@ -48,7 +48,7 @@ const uidTaken = (uid: string) =>
   new ApiError(409, "CONFLICT", `a tenant with uid ${JSON.stringify(uid)} exists`);
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === "23505";
 
-/** Tenants: the customers of the deployment, each owning its configs (see the README's Tenants). */
+/** Tenants: the customers of the deployment, each owning its configs (docs/webhooks/tenants-and-portal.md#tenants). */
 export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router {
   const r = Router();
   listRoute(r, pool);

@@ -8,7 +8,7 @@ import { ApiError, notFound } from "./errors.js";
 // tenant's resource answers 404 exactly as an unknown id does (no existence leak); a
 // route that spans tenants (the tenants list, tenant writes, event catalog writes)
 // answers 403. A token without the claim keeps the deployment-wide scopes. The table of
-// routes is in the README (Tenants).
+// routes is in docs/webhooks/tenants-and-portal.md#tenants.
 
 /** The tenant a request's token is scoped to; undefined for deployment-wide tokens (or auth off). */
 export const tenantScopeOf = (res: Response): TenantRow | undefined =>

@@ -1,5 +1,5 @@
 // `ratelimit`: the Envoy-compatible rate limit decision service. Configured only by
-// environment variables (see ratelimit/README.md). The serving code (gRPC, counter stores)
+// environment variables (docs/ratelimit/configuration.md#settings). The serving code (gRPC, counter stores)
 // is imported only where calls are served, so the primary of RATELIMIT_PROCESSES stays small.
 
 import cluster from "node:cluster";

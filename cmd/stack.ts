@@ -207,7 +207,7 @@ async function secretsKeyFile(postgres: string | undefined): Promise<string | un
     const { created } = await ensureKeyFile(keyFile);
     logger.warn(
       { file: keyFile },
-      `secrets at rest are sealed with a local key ${created ? "generated now" : "generated earlier"}; for anything beyond a local stack make a key file (README, Secrets at rest) and set SECRETS_KEY_FILE`,
+      `secrets at rest are sealed with a local key ${created ? "generated now" : "generated earlier"}; for anything beyond a local stack make a key file (docs/webhooks/security.md#secrets-at-rest) and set SECRETS_KEY_FILE`,
     );
   }
   return keyFile;

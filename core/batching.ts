@@ -1,4 +1,4 @@
-// Batched delivery (README "Batched delivery"): what a config's `batch` column holds.
+// Batched delivery (docs/webhooks/ordering-and-batching.md#batched-delivery): what a config's `batch` column holds.
 
 /** A config's batching as stored (null in the column when every event goes alone). */
 export interface Batch {

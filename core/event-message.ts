@@ -18,7 +18,7 @@ export interface EventMessage {
    */
   tenant?: string;
   /**
-   * Orders the event among its key's (README "Ordered delivery"): an ordered config
+   * Orders the event among its key's (docs/webhooks/ordering-and-batching.md#ordered-delivery): an ordered config
    * delivers one key's events one at a time. Part of the body sent.
    */
   ordering_key?: string;

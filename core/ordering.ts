@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 
-// Ordered delivery (README "Ordered delivery"): what a config's `ordering` column holds
+// Ordered delivery (docs/webhooks/ordering-and-batching.md#ordered-delivery): what a config's `ordering` column holds
 // and how an event's ordering key names the workflow that delivers its key in order.
 
 export type OrderingFailure = "skip" | "block";

@@ -11,7 +11,7 @@ import { KEY_BYTES, KEY_ID_RE, KeyRing } from "./sealing.js";
 
 const HEADER =
   "# webhooks secrets key ring: one key a line, `<id> <base64 of 32 random bytes>`.\n" +
-  "# The last key seals new secrets; older ones open what they sealed. See README, Secrets at rest.\n";
+  "# The last key seals new secrets; older ones open what they sealed. See docs/webhooks/security.md#secrets-at-rest.\n";
 
 /** A new key line: the id (UTC time when none is given) and 32 random bytes. */
 export function newKeyLine(id = `k${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}`): string {

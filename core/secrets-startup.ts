@@ -53,7 +53,7 @@ export async function loadKeyRing(
   if (!embedded)
     throw new Error(
       "signing secrets are sealed at rest and PostgreSQL needs a key ring: pass --secrets-key-file FILE " +
-        "(or SECRETS_KEY_FILE; README, Secrets at rest, says how to make one), or accept plain-text secrets " +
+        "(or SECRETS_KEY_FILE; docs/webhooks/security.md#secrets-at-rest says how to make one), or accept plain-text secrets " +
         "explicitly with --insecure-plaintext-secrets",
     );
   const file = generatedKeyFile(opts.dataDir);
@@ -62,7 +62,7 @@ export async function loadKeyRing(
     { file },
     `secrets at rest are sealed with a key ${created ? "generated now" : "generated earlier"} in the data dir; ` +
       "it is lost with the data dir and sits next to the data it protects: for anything beyond a local stack, " +
-      "make a key file (README, Secrets at rest) and pass --secrets-key-file FILE or SECRETS_KEY_FILE",
+      "make a key file (docs/webhooks/security.md#secrets-at-rest) and pass --secrets-key-file FILE or SECRETS_KEY_FILE",
   );
   return ring;
 }

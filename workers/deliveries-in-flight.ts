@@ -5,8 +5,8 @@
 // through sinks (workflows/delivery.ts). Without the bound a burst starts workflows far
 // faster than their sends finish: hundreds of send tasks pile up in the server's matching,
 // which stores them as backlog and dispatches them one by one instead of handing each to
-// a waiting poll (measured on the production server in bench/delivery; README "Delivery
-// throughput").
+// a waiting poll (measured on the production server in bench/delivery;
+// docs/performance/delivery.md).
 //
 // What the bound is for is the sends waiting in Temporal, not a receiver taking its time.
 // So a send stops counting once its POST has been out for a second, when it runs here, and

@@ -5,7 +5,7 @@ import { isBatchWorkflowId } from "../core/batching.js";
 // the other, in the order their events were accepted: a batch lost while retrying restarts
 // each event alone through the start path, and an ordered config's key queues each restart
 // as it arrives, so restarts racing one another could send a later event of the batch before
-// an earlier one (README "Ordered delivery", batched ordered configs).
+// an earlier one (docs/webhooks/ordering-and-batching.md, batched ordered configs).
 
 interface Row {
   webhook_id: string;

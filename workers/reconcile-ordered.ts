@@ -8,7 +8,7 @@ import type { Outcome } from "./reconcile-repairs.js";
 import type { UnsentRow } from "./reconcile-unsent.js";
 import { startDelivery } from "./start-delivery.js";
 
-// Reconciliation of ordered configs' queues (README "Ordered delivery"): the deliveries
+// Reconciliation of ordered configs' queues (docs/webhooks/ordering-and-batching.md#ordered-delivery): the deliveries
 // waiting in a key's queue live in its workflow's state, with a row each
 // (unsent_deliveries.ordering_workflow_id). When that workflow no longer holds a waiting
 // delivery (Temporal lost its state), the key's waiting deliveries go back to it in the

@@ -113,7 +113,7 @@ export async function startDelivery(
     }
   }
   // A batched config's new deliveries, and restarts of deliveries never sent, go to its
-  // next batch; a replay, and a restart of a batch's retry, go alone (README "Batched delivery").
+  // next batch; a replay, and a restart of a batch's retry, go alone (docs/webhooks/ordering-and-batching.md#batched-delivery).
   const batch = batchOf(config);
   if (batch && !replayOf && (restart?.resume.retryAttempt ?? 0) === 0) {
     const input = deliveryInput(ctx, config, event, webhookId, replayOf, restart);

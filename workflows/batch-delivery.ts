@@ -21,7 +21,7 @@ import { LEGACY_SEND_BUDGET_MS, sendBudgetMs } from "../activities/send-budget.j
 import { batchWorkflowId } from "../core/batching.js";
 import { WebhookDeliveryStatus } from "./search-attributes.js";
 
-// Batched delivery (README "Batched delivery"): one collector workflow per batched config
+// Batched delivery (docs/webhooks/ordering-and-batching.md#batched-delivery): one collector workflow per batched config
 // (id batch:<configId>) gathers the config's new events, fed by signal-with-start from the
 // one start path, and hands each batch (maxEvents events, or fewer once the first waited
 // maxWaitMs) to a child workflow that POSTs it and retries it as a unit. The collector

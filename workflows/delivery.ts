@@ -45,7 +45,7 @@ export const closeDeliverySignal = defineSignal<[reason: string]>("close");
 export const firstSendSettledSignal = defineSignal("first-send-settled");
 
 /**
- * Patch ids (see "Changing the delivery workflow" in the README). Workflows
+ * Patch ids (docs/webhooks/changing-the-workflow.md). Workflows
  * started before a patch replay their old branch; remove a branch with
  * deprecatePatch once no delivery started before it can still be running.
  */

@@ -13,7 +13,7 @@ import type { DeliveryInput } from "../activities/delivery-types.js";
 import { batchWorkflowId } from "../core/batching.js";
 import { closeBatchesSignal, deliverBatch } from "./batch-delivery.js";
 
-// An ordered config that batches (README "Ordered delivery", "Batched delivery"): its key's
+// An ordered config that batches (docs/webhooks/ordering-and-batching.md): its key's
 // workflow sends the head of its queue as one batch through the batched configs' own batch
 // workflow (same POST, signing, batch id, attempt rows, retried as a unit), as a child it
 // awaits, so a key's batches go one after the other in acceptance order, never overlapping.

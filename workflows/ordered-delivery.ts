@@ -24,7 +24,7 @@ import { sendFirstLocal } from "./first-send.js";
 import { batchable, type OrderedBatching, runBatch } from "./ordered-batches.js";
 import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
 
-// Ordered delivery (README "Ordered delivery"): one long-lived workflow per (config,
+// Ordered delivery (docs/webhooks/ordering-and-batching.md#ordered-delivery): one long-lived workflow per (config,
 // ordering key) holds the key's queue. Each queued event runs as a child that is the
 // delivery workflow unchanged, under the event's own deterministic workflow id, and the
 // next starts only once it has ended: its webhook id, attempt rows, replay and cancel are
@@ -33,7 +33,7 @@ import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.j
 // (the delivery workflow's own local-first send) and starts the child only when the delivery
 // goes on after it: most events then cost the key's workflow one local activity, no child.
 
-/** Patch ids of this workflow (README "Changing the delivery workflow safely"). */
+/** Patch ids of this workflow (docs/webhooks/changing-the-workflow.md). */
 export const ORDERED_PATCHES = {
   /** v2: the head's first send runs here; a child only for what follows it. */
   firstSendHere: "ordered-first-send-here",
@@ -61,7 +61,7 @@ export interface OrderedInput {
   tenantId: string;
   orderingKey: string;
   onFailure: "skip" | "block";
-  /** The config batches (README "Batched delivery"): the head goes as one batch of up to maxEvents. */
+  /** The config batches (docs/webhooks/ordering-and-batching.md#batched-delivery): the head goes as one batch of up to maxEvents. */
   batch?: OrderedBatching;
   /** Carried over by continue-as-new. */
   queue?: OrderedItem[];

@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from "@temporalio/commo
 
 // Custom search attributes of delivery workflows, so the Temporal Web UI can
 // filter deliveries (e.g. `WebhookEventType = "ledger.committed"`). The dev
-// server registers them at start; a real cluster needs the command in the README.
+// server registers them at start; a real cluster needs the command in docs/webhooks/production-temporal.md.
 
 export const WebhookConfigId = defineSearchAttributeKey("WebhookConfigId", SearchAttributeType.KEYWORD);
 export const WebhookId = defineSearchAttributeKey("WebhookId", SearchAttributeType.KEYWORD);

@@ -8,7 +8,7 @@ import { startWebhooks } from "../../test/support/webhooks-server.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
 import { writeResults } from "../support/results.js";
 
-// bench/delivery/batched: batched delivery (README "Batched delivery") against unbatched
+// bench/delivery/batched: batched delivery (docs/webhooks/ordering-and-batching.md#batched-delivery) against unbatched
 // delivery of the same events in the same run: events/s from the first publish to the last
 // event's arrival, and the POSTs the receiver got. Each scenario has its own config and
 // event type; events are posted to POST /events, 32 requests at a time, one scenario after the

@@ -10,7 +10,7 @@ import { startWebhooks } from "../../test/support/webhooks-server.js";
 import { CpuMeter } from "../support/cpu-by-process.js";
 import { type HistoryShape, historyShape } from "./history-shape.js";
 
-// bench/delivery/ordered: ordered delivery (README "Ordered delivery") against unordered
+// bench/delivery/ordered: ordered delivery (docs/webhooks/ordering-and-batching.md#ordered-delivery) against unordered
 // delivery of the same events in the same run: events/s (first publish to last arrival) and
 // p99 latency (publish to arrival) for an unordered config, then ordered configs whose
 // events spread over 1, 10 and 100 ordering keys. Each scenario has its own config and

@@ -703,7 +703,7 @@ async function main(): Promise<void> {
     { name: "v8heap-redis-1desc", backend: "redis", descriptors: 1, nodeArgs: v8Heap },
     { name: "1proc-v8heap-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess, nodeArgs: v8Heap },
     // A process serving by itself started with the serving processes' young generation, as
-    // ratelimit/README.md suggests (it cannot size its own after start).
+    // docs/ratelimit/operations.md#several-processes suggests (it cannot size its own after start).
     {
       name: "1proc-young4-redis-1desc",
       backend: "redis",

@@ -11,7 +11,7 @@
 // connections, and the next turn those that arrived while this one answered the batch.
 // Both join the batch instead of waiting a round trip for one of their own. While a batch
 // waits, turns poll without blocking (setImmediate), so a quiet process loses a few
-// microseconds, and a busy one sends fewer, larger batches (README, Coalesced increments).
+// microseconds, and a busy one sends fewer, larger batches (docs/performance/ratelimit.md#coalesced-increments-and-shared-writes).
 // The batches that leave in one turn share one connection and one write when the store
 // allows it (`together`), each with its own INCRBY, reply and failure: a request that
 // counts on several hot limits costs one write and one reply to read, not one per limit.

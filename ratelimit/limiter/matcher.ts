@@ -3,7 +3,7 @@
 // entry (config order) whose pattern matches, then the entry with the key alone.
 // A rule applies only at the level of the descriptor's last entry.
 // A rule matched without wildcard sharing or runtime stat names gets the same answer on
-// every call, made once per rule: the hot path builds nothing for it (README, Memory).
+// every call, made once per rule: the hot path builds nothing for it (docs/performance/ratelimit.md#memory-of-a-serving-process).
 
 import type {
   RateLimitDescriptor,
@@ -199,7 +199,7 @@ function walk(level: DescriptorLevel, entries: RateLimitDescriptor_Entry[]): Des
 function limitOf(rule: RateLimitRule, domain: string, entries: RateLimitDescriptor_Entry[]): MatchedLimit {
   const depth = entries.length;
   // Stat names follow the reference service exactly (dashboards are built on them),
-  // quirks included: see "Statistic names" in ratelimit/README.md.
+  // quirks included: see docs/ratelimit/operations.md#statistics.
   let statsKey = rule.fullKey;
   let sharePatterns: (string | undefined)[] | undefined;
   let custom = false;

@@ -4,8 +4,8 @@
 // per call there, with native memory of its streams that is freed only with it). V8's own
 // sizing lets the old generation grow to several times what survives before collecting it.
 // Two flags bound both: semi-spaces of 4 MB (Node's: 16 MB), and an old generation that may
-// grow by 70 % over what survived the last mark-compact (ratelimit/README.md, Memory of a
-// serving process). An operator's own value of either, on node's command line or in
+// grow by 70 % over what survived the last mark-compact
+// (docs/performance/ratelimit.md#memory-of-a-serving-process). An operator's own value of either, on node's command line or in
 // NODE_OPTIONS, is kept as given.
 // The serving processes of a primary get both on their command line. A process that serves
 // by itself sets the old-generation flag when it starts (V8 reads it at every mark-compact);

@@ -16,7 +16,7 @@
 // uncorked after, so Node writes them with one writev. This is
 // what ioredis's auto-pipelining achieves too, but without its Pipeline object and
 // promise chain per batch, whose garbage survived into the old generation and caused
-// the mark-compact pauses that set the p99 (README, Performance). A cluster client keeps
+// the mark-compact pauses that set the p99 (docs/performance/ratelimit.md#where-the-p99-came-from). A cluster client keeps
 // ioredis's auto-pipelining, which groups commands by node.
 // A "connection" is one client of the store's topology (client.ts): with
 // KVSTORE_TYPE=cluster each pooled client holds a connection to every node.

@@ -2,7 +2,7 @@
 // gRPC listener, on the ts-proto code generated from proto/grpc/health/v1/health.proto.
 // Not grpc-health-check: that package parses its .proto with protobufjs when it is
 // imported, and protobufjs's parser and reflection objects stayed in every serving
-// process's heap (ratelimit/README.md, "Memory of a serving process").
+// process's heap (docs/performance/ratelimit.md#memory-of-a-serving-process).
 
 import * as grpc from "@grpc/grpc-js";
 import {

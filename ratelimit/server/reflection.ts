@@ -1,7 +1,7 @@
 // gRPC server reflection (v1 and v1alpha) for the gRPC listener, loaded on its first call.
 // @grpc/reflection parses its own .proto files with protobufjs, and the descriptor set is
 // read with @bufbuild/protobuf: loaded at start they held about 6 MB more in every serving
-// process at 5 000 calls/s (ratelimit/README.md, "Memory of a serving process"), for a
+// process at 5 000 calls/s (docs/performance/ratelimit.md#memory-of-a-serving-process), for a
 // service that grpcurl and ghz ask now and then. Until then the server knows the two
 // methods by path only, passing messages through as bytes; the first call loads the real
 // implementation, whose own codecs then decode and encode every message.

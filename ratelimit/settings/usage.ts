@@ -21,5 +21,5 @@ reference service it is configured by environment variables, for example
   RATELIMIT_PROCESSES                   serving processes: a count or auto (default: auto, one per usable core)
   LOG_LEVEL, LOG_FORMAT                 logging (text or json)
 
-Every variable, its default and what it does: ratelimit/README.md.
+Every variable, its default and what it does: docs/ratelimit/configuration.md#settings.
 `;

@@ -4,7 +4,7 @@
 // observation must agree: decisions, limits, remaining hits, reset times, response
 // headers, gRPC errors, /json and /healthcheck statuses, gRPC health, and the statistics
 // (names and values). The only differences allowed are those in INTENDED, each with its
-// reason (and in ratelimit/README.md); a listed difference that disappears fails too, so
+// reason (and in docs/ratelimit/configuration.md#conformance-with-the-reference); a listed difference that disappears fails too, so
 // the list stays true. Skipped only where Go is missing and the reference cannot be built.
 
 import path from "node:path";
@@ -206,7 +206,7 @@ const HTTP_STEPS: Http[] = [
 
 /**
  * Differences allowed, by observation, with why. `reference version` ones come from the
- * proxy's version of the reference predating fixes this service follows (see README).
+ * proxy's version of the reference predating fixes this service follows (docs/ratelimit/configuration.md#conformance-with-the-reference).
  */
 const QUOTA_FIX =
   "reference version: the proxy's reference reports a quota-mode descriptor over its limit as OK; since #1059 (2026-03) it stays OVER_LIMIT and the overall code is OVER_LIMIT when every quota descriptor is over, which this service follows";
@@ -371,7 +371,7 @@ describe("ratelimit conformance with the Go reference", function () {
     ).to.deep.equal([]);
     expect(
       vanished,
-      "intended differences that no longer occur (update INTENDED and the README)",
+      "intended differences that no longer occur (update INTENDED and docs/ratelimit/configuration.md)",
     ).to.deep.equal([]);
   });
 });

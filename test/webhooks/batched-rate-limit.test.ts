@@ -13,7 +13,7 @@ descriptors:
 `;
 
 /**
- * A batched config's POSTs through the real rate limit service (README "Batched delivery"):
+ * A batched config's POSTs through the real rate limit service (docs/webhooks/ordering-and-batching.md#batched-delivery):
  * a batch asks once and counts one hit, whatever its events, and waits without a row.
  */
 describe("batched delivery through the rate limit service", function () {

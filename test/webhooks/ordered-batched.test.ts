@@ -14,7 +14,7 @@ const eventsOf = (r: Received): Sent[] => {
 };
 
 /**
- * Ordered configs that batch (README "Ordered delivery", "Batched delivery"), over NATS
+ * Ordered configs that batch (docs/webhooks/ordering-and-batching.md), over NATS
  * published at full speed and POST /events: per key the POSTed arrays concatenate to the
  * acceptance order, a failing batch is retried whole before the key's next batch goes, and
  * `block` holds a key after a batch failed for good until skip releases the whole batch.
@@ -106,7 +106,7 @@ describe("ordered batched delivery", function () {
       }
     }
     expect(c.posts().length).to.be.at.most(25 + 15);
-    // The README's measurement: POSTs per key.
+    // The measurement in docs/webhooks/ordering-and-batching.md: POSTs per key.
     process.stderr.write(
       `ordered batched, 4 keys x 250: POSTs per key ${KEYS.map((k) => c.postsOf(k).length).join(", ")}\n`,
     );

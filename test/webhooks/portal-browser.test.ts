@@ -15,7 +15,7 @@ import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-serve
 // The consumer portal as a tenant's user sees it: the page served by `serve` under /portal,
 // its API calls made with the session token only, in Debian's Chromium. Screenshots of the
 // main screens go to test-output/portal/; with UPDATE_PORTAL_SCREENSHOTS=1 to docs/portal/
-// (committed, shown in the README), so a test run leaves the working tree as it was.
+// (committed, shown in docs/webhooks/tenants-and-portal.md), so a test run leaves the working tree as it was.
 
 const SHOTS = process.env.UPDATE_PORTAL_SCREENSHOTS
   ? fromRoot("docs", "portal")
