@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import pg from "pg";
+import { batchCarriers, waitForSuccessRows } from "../support/batch-receipts.js";
 import { signedWith } from "../support/receiver.js";
 import { KilledWorkerStack } from "../support/worker-process.js";
 
@@ -27,15 +27,7 @@ describe("batched delivery survives a worker killed -9 twice", function () {
   after(() => stack.stop());
 
   /** Each event received, by its sequence number, with the batch ids of the POSTs that carried it. */
-  const carriers = () => {
-    const bySeq = new Map<number, string[]>();
-    for (const r of stack.receiver.requests) {
-      const batchId = String(r.headers["svc-webhook-id"]);
-      for (const e of JSON.parse(r.body) as { payload: { seq: number } }[])
-        bySeq.set(e.payload.seq, [...(bySeq.get(e.payload.seq) ?? []), batchId]);
-    }
-    return bySeq;
-  };
+  const carriers = () => batchCarriers(stack.receiver.requests);
 
   it("delivers every event whatever the kills cut off, each in one batch only and ending with a success row", async () => {
     const created = await stack.api.call("POST", "/configs", {
@@ -78,24 +70,6 @@ describe("batched delivery survives a worker killed -9 twice", function () {
       expect(new Set(batches).size, `batches that carried event ${seq}: ${batches.join(", ")}`).to.equal(1);
 
     // Every event's delivery ends with one success row.
-    const db = new pg.Client({ connectionString: stack.api.db.url });
-    await db.connect();
-    try {
-      const successes = async () =>
-        (
-          await db.query<{ n: number }>(
-            "SELECT count(DISTINCT webhook_id)::int AS n FROM attempts WHERE config_id = $1 AND status = 'success'",
-            [config.id],
-          )
-        ).rows[0]!.n;
-      const until = Date.now() + 60_000;
-      while ((await successes()) < EVENTS) {
-        if (Date.now() > until)
-          throw new Error(`${await successes()} of ${EVENTS} deliveries have a success row`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    } finally {
-      await db.end();
-    }
+    await waitForSuccessRows(stack.api.db.url, config.id, EVENTS);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import pg from "pg";
+import { batchCarriers, waitForSuccessRows } from "../support/batch-receipts.js";
 import { signedWith } from "../support/receiver.js";
 import { KilledWorkerStack } from "../support/worker-process.js";
 
@@ -31,15 +31,7 @@ describe("ordered batched delivery survives a worker killed -9 twice", function 
   after(() => stack.stop());
 
   /** Each event received, by its sequence number, with the batch ids of the POSTs that carried it. */
-  const carriers = () => {
-    const bySeq = new Map<number, string[]>();
-    for (const r of receiver().requests) {
-      const batchId = String(r.headers["svc-webhook-id"]);
-      for (const e of JSON.parse(r.body) as { payload: { seq: number } }[])
-        bySeq.set(e.payload.seq, [...(bySeq.get(e.payload.seq) ?? []), batchId]);
-    }
-    return bySeq;
-  };
+  const carriers = () => batchCarriers(receiver().requests);
   /** A key's events in the order they first arrived (its events are seq = key + KEYS * n). */
   const firstArrivals = (key: number) => {
     const seen: number[] = [];
@@ -100,24 +92,6 @@ describe("ordered batched delivery survives a worker killed -9 twice", function 
     }
 
     // Every event's delivery ends with one success row.
-    const db = new pg.Client({ connectionString: stack.api.db.url });
-    await db.connect();
-    try {
-      const successes = async () =>
-        (
-          await db.query<{ n: number }>(
-            "SELECT count(DISTINCT webhook_id)::int AS n FROM attempts WHERE config_id = $1 AND status = 'success'",
-            [config.id],
-          )
-        ).rows[0]!.n;
-      const until = Date.now() + 60_000;
-      while ((await successes()) < EVENTS) {
-        if (Date.now() > until)
-          throw new Error(`${await successes()} of ${EVENTS} deliveries have a success row`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    } finally {
-      await db.end();
-    }
+    await waitForSuccessRows(stack.api.db.url, config.id, EVENTS);
   });
 });
