@@ -116,169 +116,218 @@ const { recordOrderingKey } = proxyLocalActivities<OrderingActivities>({
 const releasesKey = (r: DeliveryResult) =>
   r.status === "success" || r.attempts === 0 || /^(cancelled|config (deactivated|deleted))/.test(r.reason);
 
-export async function orderedDelivery(input: OrderedInput): Promise<void> {
-  const queue = [...(input.queue ?? [])];
-  const recent = [...(input.recent ?? [])];
-  let blocked = input.blocked;
-  let head: string | undefined;
-  // The workflow ids of the batch being sent (ordered-known answers them while it runs).
-  let batchHeads: string[] = [];
-  let closing: string | undefined;
-  // A head's first send past its budget: its POST, still out in the worker, signals here.
-  let firstSendSettled = false;
-  // The workflow task of the last first send (its history length) and the sends made in it.
-  let task = { at: -1, sends: 0 };
-  const ids = new Set([...queue.map((i) => i.workflowId), ...recent]);
-  // When each queued event arrived in this run (a batch waits maxWaitMs from its oldest);
-  // events carried over by continue-as-new have waited already.
-  const arrivedAt = new Map<string, number>();
-  let lastBatchEnd = 0;
+/** What the key's workflow holds between its steps: its signal handlers and its loop share it. */
+class KeyQueue {
+  readonly queue: OrderedItem[];
+  readonly recent: string[];
+  readonly ids: Set<string>;
+  blocked: Blocked | undefined;
+  head: string | undefined;
+  /** The workflow ids of the batch being sent (ordered-known answers them while it runs). */
+  batchHeads: string[] = [];
+  closing: string | undefined;
+  /** A head's first send past its budget: its POST, still out in the worker, signals here. */
+  firstSendSettled = false;
+  /** The workflow task of the last first send (its history length) and the sends made in it. */
+  task = { at: -1, sends: 0 };
+  /**
+   * When each queued event arrived in this run (a batch waits maxWaitMs from its oldest);
+   * events carried over by continue-as-new have waited already.
+   */
+  readonly arrivedAt = new Map<string, number>();
+  lastBatchEnd = 0;
 
-  setHandler(enqueueSignal, (item) => {
+  constructor(input: OrderedInput) {
+    this.queue = [...(input.queue ?? [])];
+    this.recent = [...(input.recent ?? [])];
+    this.blocked = input.blocked;
+    this.ids = new Set([...this.queue.map((i) => i.workflowId), ...this.recent]);
+  }
+
+  /** The signals and queries of the key's workflow. */
+  listen(): void {
+    setHandler(enqueueSignal, (item) => this.enqueue(item));
+    setHandler(firstSendSettledSignal, () => {
+      this.firstSendSettled = true;
+    });
+    setHandler(orderedKnownQuery, () => [...this.ids, ...(this.head ? [this.head] : []), ...this.batchHeads]);
+    setHandler(skipHeadSignal, () => {
+      this.blocked = undefined;
+    });
+    setHandler(closeOrderedSignal, (reason) => {
+      this.closing ??= reason;
+      this.blocked = undefined;
+    });
+    setHandler(orderedStateQuery, () => ({
+      queued: this.queue.length,
+      ...(this.head ? { head: this.head } : {}),
+      ...(this.blocked ? { blocked: this.blocked } : {}),
+    }));
+  }
+
+  private enqueue(item: OrderedItem): void {
     // A replay of the blocked head is the operator's retry: it goes first and releases the key.
     const replayOf = item.input.replayOf;
     const ofBlocked =
-      replayOf !== undefined && (replayOf === blocked?.webhookId || blocked?.batch?.includes(replayOf));
-    if (blocked && ofBlocked && !ids.has(item.workflowId)) {
-      ids.add(item.workflowId);
-      queue.unshift(item);
-      blocked = undefined;
+      replayOf !== undefined &&
+      (replayOf === this.blocked?.webhookId || this.blocked?.batch?.includes(replayOf));
+    if (this.blocked && ofBlocked && !this.ids.has(item.workflowId)) {
+      this.ids.add(item.workflowId);
+      this.queue.unshift(item);
+      this.blocked = undefined;
       return;
     }
-    if (ids.has(item.workflowId) || item.workflowId === head || batchHeads.includes(item.workflowId)) return;
-    ids.add(item.workflowId);
-    arrivedAt.set(item.workflowId, Date.now());
+    if (
+      this.ids.has(item.workflowId) ||
+      item.workflowId === this.head ||
+      this.batchHeads.includes(item.workflowId)
+    )
+      return;
+    this.ids.add(item.workflowId);
+    this.arrivedAt.set(item.workflowId, Date.now());
     const at = item.restored
-      ? queue.findIndex((q) => (q.input.acceptedAt ?? "") > (item.input.acceptedAt ?? ""))
+      ? this.queue.findIndex((q) => (q.input.acceptedAt ?? "") > (item.input.acceptedAt ?? ""))
       : -1;
-    if (at >= 0) queue.splice(at, 0, item);
-    else queue.push(item);
-  });
-  setHandler(firstSendSettledSignal, () => {
-    firstSendSettled = true;
-  });
-  setHandler(orderedKnownQuery, () => [...ids, ...(head ? [head] : []), ...batchHeads]);
-  setHandler(skipHeadSignal, () => {
-    blocked = undefined;
-  });
-  setHandler(closeOrderedSignal, (reason) => {
-    closing ??= reason;
-    blocked = undefined;
-  });
-  setHandler(orderedStateQuery, () => ({
-    queued: queue.length,
-    ...(head ? { head } : {}),
-    ...(blocked ? { blocked } : {}),
-  }));
+    if (at >= 0) this.queue.splice(at, 0, item);
+    else this.queue.push(item);
+  }
 
-  const record = (state: "active" | "blocked" | "gone") =>
+  /** An ended delivery: a redelivery of it is ignored while it is among the last RECENT_IDS. */
+  remember(workflowId: string): void {
+    this.recent.push(workflowId);
+    while (this.recent.length > RECENT_IDS) this.ids.delete(this.recent.shift()!);
+  }
+}
+
+type RecordState = (state: "active" | "blocked" | "gone") => Promise<void>;
+
+const status = (value: string) => upsertSearchAttributes([{ key: WebhookDeliveryStatus, value }]);
+
+const historyFull = () => {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS;
+};
+
+export async function orderedDelivery(input: OrderedInput): Promise<void> {
+  const k = new KeyQueue(input);
+  k.listen();
+  const record: RecordState = (state) =>
     recordOrderingKey({
       configId: input.configId,
       orderingKey: input.orderingKey,
       workflowId: workflowInfo().workflowId,
       state,
-      ...(state === "blocked" && blocked ? { headWebhookId: blocked.webhookId, reason: blocked.reason } : {}),
+      ...(state === "blocked" && k.blocked
+        ? { headWebhookId: k.blocked.webhookId, reason: k.blocked.reason }
+        : {}),
     });
-  const status = (value: string) => upsertSearchAttributes([{ key: WebhookDeliveryStatus, value }]);
-  const historyFull = () => {
-    const info = workflowInfo();
-    return info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS;
-  };
-  const remember = (workflowId: string) => {
-    recent.push(workflowId);
-    while (recent.length > RECENT_IDS) ids.delete(recent.shift()!);
-  };
 
-  await record(blocked ? "blocked" : "active");
+  await record(k.blocked ? "blocked" : "active");
   for (;;) {
-    if (blocked) {
-      status("blocked");
-      setCurrentDetails(
-        `blocked by webhook ${blocked.webhookId} (${blocked.reason}); ${queue.length} queued behind it. ` +
-          "Release: POST /configs/{id}/ordering-keys/{key}/skip, or replay the webhook",
-      );
-      await record("blocked");
-      await condition(() => blocked === undefined);
-      status("active");
-      await record("active");
-    }
-    if (queue.length === 0) {
+    if (k.blocked) await holdWhileBlocked(k, record);
+    if (k.queue.length === 0) {
       setCurrentDetails("idle: nothing queued");
-      if (!(await condition(() => queue.length > 0, IDLE_MS))) {
+      if (!(await condition(() => k.queue.length > 0, IDLE_MS))) {
         await record("gone");
-        if (queue.length === 0) return;
+        if (k.queue.length === 0) return;
         await record("active");
       }
     }
     if (historyFull()) {
-      return continueAsNew<typeof orderedDelivery>({ ...input, queue, recent, blocked });
+      return continueAsNew<typeof orderedDelivery>({
+        ...input,
+        queue: k.queue,
+        recent: k.recent,
+        blocked: k.blocked,
+      });
     }
-    if (input.batch && batchable(queue[0]!) && patched(ORDERED_PATCHES.batches)) {
-      const batch = input.batch;
-      // As the collector does: up to maxWaitMs from when this batch began to collect, that
-      // is its oldest event's arrival or the end of the key's previous batch, the later.
-      const since = Math.max(arrivedAt.get(queue[0]!.workflowId) ?? 0, lastBatchEnd);
-      const waitMs = since + batch.maxWaitMs - Date.now();
-      if (waitMs > 0 && queue.length < batch.maxEvents) {
-        setCurrentDetails(`collecting: ${queue.length} of ${batch.maxEvents} events`);
-        await condition(() => queue.length >= batch.maxEvents || closing !== undefined, waitMs);
-      }
-      // Up to maxEvents in acceptance order; a replay or a retry's restart goes alone after them.
-      const end = queue.findIndex((q, i) => i >= batch.maxEvents || !batchable(q));
-      const members = queue.splice(0, end < 0 ? queue.length : end);
-      for (const m of members) arrivedAt.delete(m.workflowId);
-      batchHeads = members.map((m) => m.workflowId);
-      setCurrentDetails(`delivering a batch of ${members.length} events; ${queue.length} queued behind it`);
-      const failed = await runBatch(members, input, () => closing);
-      batchHeads = [];
-      lastBatchEnd = Date.now();
-      for (const m of members) remember(m.workflowId);
-      if (failed && input.onFailure === "block" && !closing) blocked = failed;
-      continue;
+    if (input.batch && batchable(k.queue[0]!) && patched(ORDERED_PATCHES.batches))
+      await sendHeadBatch(k, input, input.batch);
+    else await deliverHead(k, input);
+  }
+}
+
+/** A blocked key waits for an operator (skip, a replay of its head, or its config closing). */
+async function holdWhileBlocked(k: KeyQueue, record: RecordState): Promise<void> {
+  status("blocked");
+  setCurrentDetails(
+    `blocked by webhook ${k.blocked!.webhookId} (${k.blocked!.reason}); ${k.queue.length} queued behind it. ` +
+      "Release: POST /configs/{id}/ordering-keys/{key}/skip, or replay the webhook",
+  );
+  await record("blocked");
+  await condition(() => k.blocked === undefined);
+  status("active");
+  await record("active");
+}
+
+/** A batched key: its queue's head (up to maxEvents) goes as one batch, awaited before the next. */
+async function sendHeadBatch(k: KeyQueue, input: OrderedInput, batch: OrderedBatching): Promise<void> {
+  const { queue } = k;
+  // As the collector does: up to maxWaitMs from when this batch began to collect, that
+  // is its oldest event's arrival or the end of the key's previous batch, the later.
+  const since = Math.max(k.arrivedAt.get(queue[0]!.workflowId) ?? 0, k.lastBatchEnd);
+  const waitMs = since + batch.maxWaitMs - Date.now();
+  if (waitMs > 0 && queue.length < batch.maxEvents) {
+    setCurrentDetails(`collecting: ${queue.length} of ${batch.maxEvents} events`);
+    await condition(() => queue.length >= batch.maxEvents || k.closing !== undefined, waitMs);
+  }
+  // Up to maxEvents in acceptance order; a replay or a retry's restart goes alone after them.
+  const end = queue.findIndex((q, i) => i >= batch.maxEvents || !batchable(q));
+  const members = queue.splice(0, end < 0 ? queue.length : end);
+  for (const m of members) k.arrivedAt.delete(m.workflowId);
+  k.batchHeads = members.map((m) => m.workflowId);
+  setCurrentDetails(`delivering a batch of ${members.length} events; ${queue.length} queued behind it`);
+  const failed = await runBatch(members, input, () => k.closing);
+  k.batchHeads = [];
+  k.lastBatchEnd = Date.now();
+  for (const m of members) k.remember(m.workflowId);
+  if (failed && input.onFailure === "block" && !k.closing) k.blocked = failed;
+}
+
+/** The queue's head, to its end: its first send here when it may, a child for what follows. */
+async function deliverHead(k: KeyQueue, input: OrderedInput): Promise<void> {
+  const item = k.queue.shift()!;
+  k.arrivedAt.delete(item.workflowId);
+  k.head = item.workflowId;
+  // Its turn starts now: caps count from here, not from a wait behind a failing head (a
+  // restart resumes with its own).
+  const turn = item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() };
+  let result: DeliveryResult | undefined;
+  if (turn.localFirstBudgetMs && !turn.resume && patched(ORDERED_PATCHES.firstSendHere)) {
+    if (workflowInfo().historyLength !== k.task.at) k.task = { at: workflowInfo().historyLength, sends: 0 };
+    // A 1 ms timer ends this task; the next one starts with the signals that came meanwhile.
+    if (++k.task.sends > SENDS_PER_TASK) {
+      await sleep(1);
+      k.task = { at: workflowInfo().historyLength, sends: 1 };
     }
-    const item = queue.shift()!;
-    arrivedAt.delete(item.workflowId);
-    head = item.workflowId;
-    // Its turn starts now: caps count from here, not from a wait behind a failing head (a
-    // restart resumes with its own).
-    const turn = item.input.resume ? item.input : { ...item.input, acceptedAt: new Date().toISOString() };
-    let result: DeliveryResult | undefined;
-    if (turn.localFirstBudgetMs && !turn.resume && patched(ORDERED_PATCHES.firstSendHere)) {
-      if (workflowInfo().historyLength !== task.at) task = { at: workflowInfo().historyLength, sends: 0 };
-      // A 1 ms timer ends this task; the next one starts with the signals that came meanwhile.
-      if (++task.sends > SENDS_PER_TASK) {
-        await sleep(1);
-        task = { at: workflowInfo().historyLength, sends: 1 };
-      }
-      setCurrentDetails(
-        `sending webhook ${item.input.webhookId} (first attempt); ${queue.length} queued behind it`,
-      );
-      firstSendSettled = false;
-      const first = await sendFirstLocal(
-        turn,
-        turn.localFirstBudgetMs,
-        Boolean(turn.rateLimited),
-        item.workflowId,
-      );
-      result = endedBy(turn, first);
-      if (!result) {
-        // Past its budget the POST goes on in the worker: wait for its row (at most a send's
-        // own time), so the child's send on the queue finds it instead of waiting out its claim.
-        if ("handedOver" in first && first.detached)
-          await condition(() => firstSendSettled, sendBudgetOf(turn));
-        setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
-        const firstSend = "handedOver" in first ? { ...first, detached: false } : first;
-        result = await runChild(item, { ...turn, firstSend }, input);
-      }
-    } else {
-      setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${queue.length} queued behind it`);
-      result = await runChild(item, turn, input);
+    setCurrentDetails(
+      `sending webhook ${item.input.webhookId} (first attempt); ${k.queue.length} queued behind it`,
+    );
+    k.firstSendSettled = false;
+    const first = await sendFirstLocal(
+      turn,
+      turn.localFirstBudgetMs,
+      Boolean(turn.rateLimited),
+      item.workflowId,
+    );
+    result = endedBy(turn, first);
+    if (!result) {
+      // Past its budget the POST goes on in the worker: wait for its row (at most a send's
+      // own time), so the child's send on the queue finds it instead of waiting out its claim.
+      if ("handedOver" in first && first.detached)
+        await condition(() => k.firstSendSettled, sendBudgetOf(turn));
+      setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${k.queue.length} queued behind it`);
+      const firstSend = "handedOver" in first ? { ...first, detached: false } : first;
+      result = await runChild(item, { ...turn, firstSend }, input);
     }
-    head = undefined;
-    remember(item.workflowId);
-    if (result && !releasesKey(result) && input.onFailure === "block" && !closing) {
-      blocked = { webhookId: item.input.webhookId, reason: result.reason };
-    }
+  } else {
+    setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${k.queue.length} queued behind it`);
+    result = await runChild(item, turn, input);
+  }
+  k.head = undefined;
+  k.remember(item.workflowId);
+  if (result && !releasesKey(result) && input.onFailure === "block" && !k.closing) {
+    k.blocked = { webhookId: item.input.webhookId, reason: result.reason };
   }
 }
 

@@ -39,9 +39,6 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
  * budget is lowered to match (or the entry removed, once it is at most MAX_LINES).
  */
 const BACKLOG: ReadonlyMap<string, number> = new Map([
-  // Its state (queue, head, blocked, batch) is shared with the signal handlers; splitting it
-  // means a state object first, a change to make with the recorded histories at hand.
-  ["workflows/ordered-delivery.ts › orderedDelivery", 165],
   // Its fields, the submission and the auth merge are split out; the loading and state are left.
   ["portal/src/endpoint-form.tsx › EndpointForm", 129],
 ]);
