@@ -54,8 +54,8 @@ interface FieldErrors {
   describedBy: (field: FormField) => string | undefined;
 }
 
-export function EndpointForm({ id }: { id?: string }) {
-  const { client } = usePortal();
+/** The form's state, filled from the catalog and, when editing, from the stored config. */
+function useEndpointFormState(client: Client, id: string | undefined) {
   const [catalog, setCatalog] = useState<EventType[] | null>(null);
   const [current, setCurrent] = useState<Config | null>(null);
   const [loadError, setLoadError] = useState<ApiError | undefined>(undefined);
@@ -99,80 +99,125 @@ export function EndpointForm({ id }: { id?: string }) {
       setTls(tlsInputOf(auth.tls));
     })().catch((err: unknown) => setLoadError(asApiError(err)));
   }, [client, id]);
+  return {
+    catalog,
+    setCatalog,
+    current,
+    setCurrent,
+    loadError,
+    setLoadError,
+    endpoint,
+    setEndpoint,
+    name,
+    setName,
+    picked,
+    setPicked,
+    others,
+    setOthers,
+    filter,
+    setFilter,
+    headers,
+    setHeaders,
+    authKind,
+    setAuthKind,
+    storedAuth,
+    setStoredAuth,
+    username,
+    setUsername,
+    password,
+    setPassword,
+    token,
+    setToken,
+    oauth,
+    setOauth,
+    tls,
+    setTls,
+    errors,
+    setErrors,
+    busy,
+    setBusy,
+  };
+}
 
-  if (loadError) return <LoadFailure error={loadError} what="This endpoint" />;
-  if (!catalog || (id && !current)) return <p>Loading…</p>;
+export function EndpointForm({ id }: { id?: string }) {
+  const { client } = usePortal();
+  const f = useEndpointFormState(client, id);
+
+  if (f.loadError) return <LoadFailure error={f.loadError} what="This endpoint" />;
+  if (!f.catalog || (id && !f.current)) return <p>Loading…</p>;
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    const { found, body } = configBodyOf({ endpoint, name, picked, others, filter }, current);
-    setErrors(found);
+    const { found, body } = configBodyOf(f, f.current);
+    f.setErrors(found);
     if (!body) return;
-    const auth = authChangeOf(
-      { headers, authKind, storedAuth, username, password, token, oauth, tls },
-      current,
-    );
+    const auth = authChangeOf(f, f.current);
     if (auth) body.auth = auth;
-    setBusy(true);
+    f.setBusy(true);
     try {
       await saveConfig(client, id, body);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 400) setErrors({ [fieldOf(err.message)]: err.message });
-      else setErrors({ form: err instanceof Error ? err.message : String(err) });
+      if (err instanceof ApiError && err.status === 400) f.setErrors({ [fieldOf(err.message)]: err.message });
+      else f.setErrors({ form: err instanceof Error ? err.message : String(err) });
     } finally {
-      setBusy(false);
+      f.setBusy(false);
     }
   };
 
   const fieldError = (field: FormField) =>
-    errors[field] ? (
+    f.errors[field] ? (
       <p class="field-error" id={`${field}-error`} role="alert">
-        {errors[field]}
+        {f.errors[field]}
       </p>
     ) : null;
-  const describedBy = (field: FormField) => (errors[field] ? `${field}-error` : undefined);
+  const describedBy = (field: FormField) => (f.errors[field] ? `${field}-error` : undefined);
 
   return (
     <section aria-labelledby="form-title">
       <h1 id="form-title">{id ? "Edit endpoint" : "Add endpoint"}</h1>
       <form class="endpoint-form" onSubmit={submit} noValidate>
         <MainFields
-          value={{ endpoint, name, picked, others, filter }}
+          value={f}
           set={{
-            endpoint: setEndpoint,
-            name: setName,
-            picked: setPicked,
-            others: setOthers,
-            filter: setFilter,
+            endpoint: f.setEndpoint,
+            name: f.setName,
+            picked: f.setPicked,
+            others: f.setOthers,
+            filter: f.setFilter,
           }}
-          catalog={catalog}
-          eventTypesError={errors.eventTypes}
+          catalog={f.catalog}
+          eventTypesError={f.errors.eventTypes}
           error={fieldError}
           describedBy={describedBy}
         />
-        <HeaderFields headers={headers} onChange={setHeaders} error={fieldError} describedBy={describedBy} />
+        <HeaderFields
+          headers={f.headers}
+          onChange={f.setHeaders}
+          error={fieldError}
+          describedBy={describedBy}
+        />
         <AuthFields
-          value={{ kind: authKind, stored: storedAuth, username, password, token, oauth }}
+          value={{ ...f, kind: f.authKind, stored: f.storedAuth }}
           set={{
-            kind: setAuthKind,
-            username: setUsername,
-            password: setPassword,
-            token: setToken,
-            oauth: setOauth,
+            kind: f.setAuthKind,
+            username: f.setUsername,
+            password: f.setPassword,
+            token: f.setToken,
+            oauth: f.setOauth,
           }}
           error={fieldError}
           describedBy={describedBy}
         />
         <TlsFields
-          value={tls}
-          stored={Boolean(current?.auth?.tls?.certificate)}
-          onChange={setTls}
+          value={f.tls}
+          stored={Boolean(f.current?.auth?.tls?.certificate)}
+          onChange={f.setTls}
           error={fieldError}
           describedBy={describedBy}
         />
         {fieldError("form")}
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
+          <button type="submit" class="primary" disabled={f.busy}>
             {id ? "Save endpoint" : "Create endpoint"}
           </button>
           <a class="button" href={id ? href.endpoint(id) : href.endpoints()}>
