@@ -18,7 +18,7 @@ export function splitAuth(auth: string): { username?: string; password?: string 
 }
 
 /** Reconnecting after a connection was lost: quickly, since decisions fail meanwhile. */
-const retry = (times: number) => Math.min(100 * times, 2000);
+export const reconnectDelay = (times: number) => Math.min(100 * times, 2000);
 
 /**
  * Before the first connection (KVSTORE_STARTUP_*): the wait doubles from the initial
@@ -35,7 +35,7 @@ function withStartupBackoff<C extends RedisClient>(
   make: (strategy: (times: number) => number) => C,
 ): C {
   let connected = false;
-  const client = make((times) => (connected ? retry(times) : startupDelay(b, times)));
+  const client = make((times) => (connected ? reconnectDelay(times) : startupDelay(b, times)));
   client.once("ready", () => {
     connected = true;
   });

@@ -27,7 +27,13 @@ import type { Logger } from "../../common/logger.js";
 import { CacheError } from "../limiter/counter-store.js";
 import { describeAddress, parseRedisAddress, type RedisAddress } from "../settings/addresses.js";
 import type { KvStoreSettings } from "../settings/environment.js";
-import { clientConnected, probeCluster, type RedisClient, redisClientFactory } from "./client.js";
+import {
+  clientConnected,
+  probeCluster,
+  type RedisClient,
+  reconnectDelay,
+  redisClientFactory,
+} from "./client.js";
 
 interface Waiter {
   resolve: (conn: RedisClient) => void;
@@ -95,8 +101,35 @@ export class RedisPool {
         this.logger.info({ store: this.label, address: this.address }, "redis connection ready");
       this.lastError = "";
     });
+    this.reopenWhenEnded(conn);
     this.all.add(conn);
     return conn;
+  }
+
+  /**
+   * ioredis ends a client for good when one of its connects is cut short: a sentinel
+   * client's failover detector disconnects while a reconnect is still asking the
+   * sentinels, and the connect fails with "Connection is closed." The pool opens such a
+   * client again (a client it let go itself has left `all` first), with the reconnect
+   * waits of a lost connection, so the process never stays without Redis after a failover.
+   */
+  private reopenWhenEnded(conn: RedisClient): void {
+    let ends = 0;
+    conn.on("ready", () => {
+      ends = 0;
+    });
+    conn.on("end", () => {
+      if (this.closed || !this.all.has(conn)) return;
+      ends++;
+      setTimeout(() => {
+        if (this.closed || !this.all.has(conn) || conn.status !== "end") return;
+        this.logger.info(
+          { store: this.label, address: this.address },
+          "redis client ended; opening it again",
+        );
+        conn.connect().catch(() => {}); // its "error" event already told
+      }, reconnectDelay(ends)).unref();
+    });
   }
 
   private probe: { timer: NodeJS.Timeout; healthy: boolean | undefined } | undefined;
