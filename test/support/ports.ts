@@ -3,6 +3,17 @@ import { createServer } from "node:net";
 const handedOut = new Set<number>();
 
 /**
+ * The ports this process takes from: a --parallel worker (mocha sets MOCHA_WORKER_ID) a
+ * quarter of 10000-19999 of its own, so that two workers never pick the same port
+ * between one's probe and its bind.
+ */
+const PORTS = (() => {
+  const worker = process.env.MOCHA_WORKER_ID;
+  if (worker === undefined) return { from: 10_000, size: 10_000 };
+  return { from: 10_000 + (Number(worker) % 4) * 2_500, size: 2_500 };
+})();
+
+/**
  * A TCP port free on loopback right now, for a server a test starts later. Taken from
  * 10000-19999, below Linux's ephemeral range (32768+): a port the kernel handed out
  * would be free now and may be an outgoing connection's local port by the time the
@@ -11,12 +22,12 @@ const handedOut = new Set<number>();
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 1000; attempt++) {
-    const port = 10_000 + Math.floor(Math.random() * 10_000);
+    const port = PORTS.from + Math.floor(Math.random() * PORTS.size);
     if (handedOut.has(port) || !(await portIsFree(port))) continue;
     handedOut.add(port);
     return port;
   }
-  throw new Error("no free loopback port in 10000-19999");
+  throw new Error(`no free loopback port in ${PORTS.from}-${PORTS.from + PORTS.size - 1}`);
 }
 
 /** Whether `port` on loopback can be bound right now. */

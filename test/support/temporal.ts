@@ -31,6 +31,23 @@ export function testTemporal(): Promise<TestTemporal> {
   return server;
 }
 
+/**
+ * Kills the dev server at once (synchronous, for a process "exit" listener): a --parallel
+ * worker keeps its server across the files it runs and has no later hook to stop it in.
+ */
+export function killTestDevServerNow(): void {
+  if (devServerPid !== undefined) {
+    try {
+      process.kill(devServerPid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  devServerPid = undefined;
+}
+
+let devServerPid: number | undefined;
+
 export async function stopTestTemporal(): Promise<void> {
   if (server) await (await server).stop();
   server = undefined;
@@ -44,7 +61,15 @@ async function startTestDevServer(): Promise<TestTemporal> {
     headless: true,
     logFile: path.join(dir, "server.log"),
   });
-  return { address: server.address, pids: async () => [server.process.pid!], stop: () => server.stop() };
+  devServerPid = server.process.pid;
+  return {
+    address: server.address,
+    pids: async () => [server.process.pid!],
+    stop: async () => {
+      devServerPid = undefined;
+      await server.stop();
+    },
+  };
 }
 
 const run = promisify(execFile);

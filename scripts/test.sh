@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# npm test: every test, on two cores at once. Setup (SETUP_TESTS=1: also what only the
+# tests use), the build and lint, then two halves side by side:
+# - the main suite on the Temporal dev server, two files at a time (.mocharc.json:
+#   --parallel; each worker has its own dev server and its own share of the test ports);
+# - the production Temporal server's half (npm run test:temporal-server), whose server is
+#   built from source with Go first (minutes on a fresh machine, nothing once built): the
+#   build overlaps the main suite instead of coming before it. Its output is kept in
+#   test-output/temporal-server-half.log and printed when it ends.
+# The rate limit service's Go reference builds while TypeScript compiles.
+# The exit status is non-zero when either half failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p test-output
+
+SETUP_TESTS=1 SETUP_TEMPORAL_SERVER=0 SETUP_RATELIMIT_REFERENCE=0 bash scripts/setup.sh
+reference_log=test-output/ratelimit-reference-build.log
+bash scripts/ratelimit-reference.sh build > "$reference_log" 2>&1 &
+reference=$!
+npm run build
+npm run lint
+wait "$reference" || {
+  cat "$reference_log"
+  echo "[test] WARNING: the rate limit service's Go reference did not build; its conformance test will fail"
+}
+
+half_log=test-output/temporal-server-half.log
+echo "[test] the production-server half runs beside the main suite; its output: $half_log"
+npm run --silent test:temporal-server > "$half_log" 2>&1 &
+half=$!
+trap 'kill "$half" 2>/dev/null || true' INT TERM
+
+main_status=0
+npx mocha || main_status=$?
+if kill -0 "$half" 2>/dev/null; then
+  echo "[test] main suite done; waiting for the production-server half (tail -f $half_log)"
+fi
+half_status=0
+wait "$half" || half_status=$?
+
+echo
+echo "[test] ---- the production-server half (npm run test:temporal-server) ----"
+cat "$half_log"
+echo "[test] main suite: exit $main_status; production-server half: exit $half_status"
+[ "$main_status" -eq 0 ] && [ "$half_status" -eq 0 ]
