@@ -39,6 +39,13 @@ export class HealthWatch {
     await this.loop;
   }
 
+  /** Stops polling once health answered 200 after `since`, or after `timeoutMs` at most. */
+  async stopOnceHealthy(since: number, timeoutMs: number): Promise<void> {
+    for (const deadline = Date.now() + timeoutMs; !this.firstHealthy(since) && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 200));
+    await this.stop();
+  }
+
   /** The first answer from `since` on that is a 503 whose `check` failed. */
   firstFailure(check: string, since: number): HealthSample | undefined {
     return this.samples.find(

@@ -64,6 +64,12 @@ export class PrivateNats {
     clearTimeout(timer);
   }
 
+  /** Sends a signal to the server (SIGSTOP / SIGCONT: a hanging broker). */
+  signal(signal: NodeJS.Signals): void {
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+
   /** Stops it for good and removes its store. */
   async destroy(): Promise<void> {
     await this.stop();

@@ -1,6 +1,6 @@
 // tags: @needs-services (starts PostgreSQL servers of its own)
 import { execFile } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -50,6 +50,28 @@ export class PrivatePostgres {
   /** A fast shutdown, as `pg_ctlcluster … stop` does: sessions are cut, in-flight statements fail. */
   stop(): Promise<void> {
     return this.asPostgres(`${BIN}/pg_ctl`, "-D", this.dataDir, "-m", "fast", "-w", "stop");
+  }
+
+  /**
+   * Stops every process of the cluster (SIGSTOP): the postmaster, so that no connection
+   * is accepted, and each backend, so that no open session answers. `resume` lets them go.
+   */
+  async pause(): Promise<void> {
+    for (const pid of await this.processes()) process.kill(pid, "SIGSTOP");
+  }
+
+  async resume(): Promise<void> {
+    for (const pid of (await this.processes()).reverse()) process.kill(pid, "SIGCONT");
+  }
+
+  /** The postmaster first, then the processes it started. */
+  private async processes(): Promise<number[]> {
+    const postmaster = Number(readFileSync(path.join(this.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    const children = await run("pgrep", ["-P", String(postmaster)]).then(
+      ({ stdout }) => stdout.split("\n").filter(Boolean).map(Number),
+      () => [] as number[], // pgrep exits 1 when it finds none
+    );
+    return [postmaster, ...children];
   }
 
   /** Stops it if it runs and removes its directory (some 40 MB). */

@@ -33,6 +33,12 @@ export class WipeableTemporal {
     this.server = await this.launch();
   }
 
+  /** Sends a signal to the server (SIGSTOP / SIGCONT: a hanging Temporal). */
+  signal(signal: NodeJS.Signals): void {
+    const child = this.server.process;
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+
   async stop(): Promise<void> {
     await this.server?.stop();
   }
