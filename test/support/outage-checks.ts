@@ -3,10 +3,46 @@ import { expect } from "chai";
 import type { JetStreamClient } from "nats";
 import { type DeliveryAudit, workflowsNotSucceeded } from "./delivery-audit.js";
 import type { HealthWatch } from "./health-watch.js";
+import type { PrivateNats } from "./private-nats.js";
+import type { PrivatePostgres } from "./private-postgres.js";
 import type { Received, Receiver } from "./receiver.js";
 
 // What the outage tests (failure-postgres, failure-nats, failure-temporal) share: a receiver
 // whose answers make deliveries straddle the outage, and the delivery promise checked after it.
+
+/** How long a restarted component stays down: sends, retries and consumer starts all run into it. */
+export const DOWN_MS = 3000;
+/** How long a hung one hangs: past the health check's 2 s, short of the send's 20 s heartbeat. */
+export const HUNG_MS = 10_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A database outage by name: a fast shutdown and a start, or every process stopped (SIGSTOP). */
+export const POSTGRES_OUTAGES: Record<string, (pg: PrivatePostgres) => Promise<void>> = {
+  restarted: async (pg) => {
+    await pg.stop();
+    await sleep(DOWN_MS);
+    await pg.start();
+  },
+  "hung (SIGSTOP)": async (pg) => {
+    await pg.pause();
+    await sleep(HUNG_MS);
+    await pg.resume();
+  },
+};
+
+/** A broker outage by name: a clean shutdown and a start with the store kept, or SIGSTOP. */
+export const NATS_OUTAGES: Record<string, (nats: PrivateNats) => Promise<void>> = {
+  restarted: async (nats) => {
+    await nats.stop();
+    await sleep(DOWN_MS);
+    await nats.start();
+  },
+  "hung (SIGSTOP)": async (nats) => {
+    nats.signal("SIGSTOP");
+    await sleep(HUNG_MS);
+    nats.signal("SIGCONT");
+  },
+};
 
 export interface FlakyReceipts {
   /** Receipts answered 200. */
@@ -58,7 +94,7 @@ export async function publishThroughOutage(
         return { stop, up: Date.now() };
       })();
     await js.publish(topic, JSON.stringify({ idempotency_key: key, app: "ledger", type, payload: { i } }));
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   return window!;
 }

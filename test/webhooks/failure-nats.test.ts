@@ -4,33 +4,13 @@ import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
 import { auditDeliveries, waitUntilDelivered } from "../support/delivery-audit.js";
 import { HealthWatch } from "../support/health-watch.js";
-import { expectDeliveredThroughOutage, outageFigures } from "../support/outage-checks.js";
+import { expectDeliveredThroughOutage, NATS_OUTAGES, outageFigures } from "../support/outage-checks.js";
 import { PrivateNats } from "../support/private-nats.js";
 import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 const EVENTS = 300;
-/** How long NATS stays down: publishes, fetches and acknowledgements all run into it. */
-const DOWN_MS = 3000;
-/** How long it hangs: past the health check's 2 s and the consumer's fetch expiry. */
-const HUNG_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** What happens to the server, between the two instants the test records. */
-const OUTAGES = {
-  /** A clean shutdown and a start, store kept. */
-  restarted: async (nats: PrivateNats) => {
-    await nats.stop();
-    await sleep(DOWN_MS);
-    await nats.start();
-  },
-  /** The server stopped (SIGSTOP): connections stay open, nothing answers. */
-  "hung (SIGSTOP)": async (nats: PrivateNats) => {
-    nats.signal("SIGSTOP");
-    await sleep(HUNG_MS);
-    nats.signal("SIGCONT");
-  },
-};
 
 /**
  * The broker (a NATS JetStream server of the test's own, so the shared one stays up for
@@ -59,7 +39,7 @@ describe("NATS restarted (store kept) or hung while events are being published",
     await nats?.destroy();
   });
 
-  for (const [outage, runOutage] of Object.entries(OUTAGES))
+  for (const [outage, runOutage] of Object.entries(NATS_OUTAGES))
     it(`${outage}: loses nothing, duplicates no attempt, ends every delivery, and health reports the broker`, () =>
       survives(runOutage));
 

@@ -8,6 +8,7 @@ import {
   expectDeliveredThroughOutage,
   failEvenEventsOnce,
   outageFigures,
+  POSTGRES_OUTAGES,
   publishThroughOutage,
 } from "../support/outage-checks.js";
 import { PrivatePostgres } from "../support/private-postgres.js";
@@ -15,27 +16,6 @@ import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 const EVENTS = 200;
-/** How long the database stays down: long enough for sends, retries and consumer starts to hit it. */
-const DOWN_MS = 3000;
-/** How long it hangs: past the health check's 2 s, the send's heartbeat (20 s) not. */
-const HUNG_MS = 10_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** What happens to the database, between the two instants the test records. */
-const OUTAGES = {
-  /** A fast shutdown and a start: sessions cut, new connections refused meanwhile. */
-  restarted: async (pg: PrivatePostgres) => {
-    await pg.stop();
-    await sleep(DOWN_MS);
-    await pg.start();
-  },
-  /** Every process of the cluster stopped (SIGSTOP): connections stay open, nothing answers. */
-  "hung (SIGSTOP)": async (pg: PrivatePostgres) => {
-    await pg.pause();
-    await sleep(HUNG_MS);
-    await pg.resume();
-  },
-};
 
 /**
  * The database the service uses (a PostgreSQL cluster of the test's own, so the shared
@@ -64,7 +44,7 @@ describe("PostgreSQL restarted or hung under 200 deliveries in flight", function
     await postgres?.destroy();
   });
 
-  for (const [outage, runOutage] of Object.entries(OUTAGES))
+  for (const [outage, runOutage] of Object.entries(POSTGRES_OUTAGES))
     it(`${outage}: loses nothing, duplicates no attempt, ends every delivery, and health reports the outage`, () =>
       survives(runOutage));
 

@@ -7,6 +7,7 @@ import { HealthWatch } from "../support/health-watch.js";
 import {
   expectDeliveredThroughOutage,
   failEvenEventsOnce,
+  HUNG_MS,
   outageFigures,
   publishThroughOutage,
 } from "../support/outage-checks.js";
@@ -15,8 +16,6 @@ import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-serve
 import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 const EVENTS = 200;
-/** How long Temporal hangs: past the health check's 2 s and the SDK's poll and call deadlines' first tries. */
-const HUNG_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**

@@ -1,30 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { connect, type NatsConnection } from "nats";
+import { POSTGRES_OUTAGES } from "../support/outage-checks.js";
 import { PrivatePostgres } from "../support/private-postgres.js";
 import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 const KEYS = 6;
 const PER_KEY = 40;
-const DOWN_MS = 3000;
-/** How long it hangs: hand-overs meanwhile wait on open connections rather than fail. */
-const HUNG_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** What happens to the database while half the events are out. */
-const OUTAGES = {
-  restart: async (pg: PrivatePostgres) => {
-    await pg.stop();
-    await sleep(DOWN_MS);
-    await pg.start();
-  },
-  "hang (SIGSTOP)": async (pg: PrivatePostgres) => {
-    await pg.pause();
-    await sleep(HUNG_MS);
-    await pg.resume();
-  },
-};
 
 /**
  * The database restarted while an ordered config's events are consumed: the events whose
@@ -59,7 +43,7 @@ describe("ordered delivery keeps each key's order across a PostgreSQL restart or
     return seen;
   };
 
-  for (const [outage, runOutage] of Object.entries(OUTAGES))
+  for (const [outage, runOutage] of Object.entries(POSTGRES_OUTAGES))
     it(`${outage}: hands every key's events over in stream order, none lost`, () => inOrder(runOutage));
 
   async function inOrder(runOutage: (pg: PrivatePostgres) => Promise<void>): Promise<void> {
