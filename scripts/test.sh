@@ -26,7 +26,8 @@ wait "$reference" || {
 
 half_log=test-output/temporal-server-half.log
 echo "[test] the production-server half runs beside the main suite; its output: $half_log"
-npm run --silent test:temporal-server > "$half_log" 2>&1 &
+# (Its test ports are a range of their own: test/support/ports.ts.)
+TEST_PORTS_BESIDE_WORKERS=1 npm run --silent test:temporal-server > "$half_log" 2>&1 &
 half=$!
 trap 'kill "$half" 2>/dev/null || true' INT TERM
 

@@ -3,14 +3,17 @@ import { createServer } from "node:net";
 const handedOut = new Set<number>();
 
 /**
- * The ports this process takes from: a --parallel worker (mocha sets MOCHA_WORKER_ID) a
- * quarter of 10000-19999 of its own, so that two workers never pick the same port
- * between one's probe and its bind.
+ * The ports this process takes from, so that processes running at once never pick the same
+ * port between one's probe and its bind: a --parallel worker (mocha sets MOCHA_WORKER_ID)
+ * takes one of three slices of 10000-17499 by its id; a process that runs beside such
+ * workers (scripts/test.sh sets TEST_PORTS_BESIDE_WORKERS=1 for the production-server half)
+ * takes 17500-19999; any other process all of 10000-19999.
  */
 const PORTS = (() => {
   const worker = process.env.MOCHA_WORKER_ID;
-  if (worker === undefined) return { from: 10_000, size: 10_000 };
-  return { from: 10_000 + (Number(worker) % 4) * 2_500, size: 2_500 };
+  if (worker !== undefined) return { from: 10_000 + (Number(worker) % 3) * 2_500, size: 2_500 };
+  if (process.env.TEST_PORTS_BESIDE_WORKERS === "1") return { from: 17_500, size: 2_500 };
+  return { from: 10_000, size: 10_000 };
 })();
 
 /**
