@@ -17,7 +17,7 @@ const accepts = (port: number) =>
 /**
  * A JetStream NATS server of the test's own (`nats-server -js`, as scripts/setup.sh
  * starts the shared one) on its own port and store directory, so that a test may stop
- * and restart it, store kept, without disturbing the tests that use the shared server.
+ * and restart it, store kept, or hang it, without disturbing the tests that use the shared server.
  */
 export class PrivateNats {
   private child?: ChildProcess;

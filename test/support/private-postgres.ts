@@ -11,7 +11,7 @@ const run = promisify(execFile);
 
 /**
  * A PostgreSQL cluster of its own (Debian's binaries, run as the postgres
- * user) that a test may stop and restart without touching the shared server.
+ * user) that a test may stop and restart, or hang, without touching the shared server.
  */
 export class PrivatePostgres {
   private constructor(

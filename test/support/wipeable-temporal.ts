@@ -9,7 +9,8 @@ import { freePort } from "./ports.js";
 /**
  * A Temporal dev server of a test's own (in memory, our search attributes registered) that
  * the test can wipe: stopped and started again on the same address with empty state, as a
- * namespace recreated or a cluster restored from an old backup would leave it.
+ * namespace recreated or a cluster restored from an old backup would leave it; or hang
+ * (SIGSTOP) and let go again.
  */
 export class WipeableTemporal {
   private server!: DevServer;
