@@ -7,8 +7,9 @@ import type { PrivateNats } from "./private-nats.js";
 import type { PrivatePostgres } from "./private-postgres.js";
 import type { Received, Receiver } from "./receiver.js";
 
-// What the outage tests (failure-postgres, failure-nats, failure-temporal) share: a receiver
-// whose answers make deliveries straddle the outage, and the delivery promise checked after it.
+// What the outage tests (failure-postgres, failure-nats, failure-temporal, and the outages of
+// ordered-failure-postgres) share: the outages by name, a receiver whose answers make
+// deliveries straddle the outage, publishing through it, and the delivery promise after it.
 
 /** How long a restarted component stays down: sends, retries and consumer starts all run into it. */
 export const DOWN_MS = 3000;
