@@ -11,8 +11,13 @@
 // the last of them should have come back (plus a margin), so a message lost elsewhere (a
 // dead letter, another process) cannot hold a key for good.
 
-/** Beyond a message's redelivery delay, for the broker to hand it out again. */
-const HOLD_MARGIN_MS = 2_000;
+/**
+ * Beyond a message's redelivery delay, for the broker to hand it out again and this process
+ * to take it: on a loaded machine naked messages came back up to 5 s after their delay, and
+ * a hold that lapses before its event is back lets a later event of the key go first. A
+ * hold that lapses late only slows its key, and only where a message went to another process.
+ */
+export const HOLD_MARGIN_MS = 30_000;
 
 /** A later event of a held key: it fails, transiently, and its message comes back after the earlier one. */
 export class LaneHeld extends Error {
@@ -51,7 +56,7 @@ export interface Lane {
   turn: Promise<void>;
   /** Marks that an ordered config's hand-over of this event failed. */
   failed(): void;
-  /** Ends its place: the next event of the lane may go. */
+  /** Ends its place: the next event of the lane may go once this one's turn has come. */
   leave(): void;
 }
 
@@ -98,9 +103,15 @@ export function enterLane(
       failed = true;
     },
     leave() {
-      settle(state, eventKey, failed, redelivered);
-      release();
-      if (state.tail === done && !state.hold) lanes.delete(name);
+      // Only at its turn, even when it failed before awaiting it (its configs could not be
+      // read): then it settles after every earlier event of its lane and passes the hold's
+      // check at its place, so neither a later event nor the hold's order can overtake them.
+      const finish = () => {
+        settle(state, eventKey, failed, redelivered);
+        release();
+        if (state.tail === done && !state.hold) lanes.delete(name);
+      };
+      turn.then(finish, finish);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { enterLane, LaneHeld, type Redelivered } from "../../workers/ordered-lanes.js";
+import { enterLane, HOLD_MARGIN_MS, LaneHeld, type Redelivered } from "../../workers/ordered-lanes.js";
 
 const BACK: Redelivered = { delayMs: 5_000, last: false };
 
@@ -69,8 +69,42 @@ describe("ordered lanes: a failed hand-over holds its key until it comes back", 
 
   it("lets the key go once the hold lapses (the event came back elsewhere)", async () => {
     const key = "lane-lapse";
-    await pass(key, "l1", "fail", { delayMs: -3_000, last: false });
+    await pass(key, "l1", "fail", { delayMs: -(HOLD_MARGIN_MS + 1_000), last: false });
     expect(await pass(key, "l2", "ok")).to.equal("handed over");
+  });
+
+  it("keeps the place of an event that failed before its turn (its configs could not be read)", async () => {
+    const key = "lane-early";
+    const order: string[] = [];
+    const e1 = enterLane(key, "e1", BACK);
+    const e2 = enterLane(key, "e2", BACK);
+    const e3 = enterLane(key, "e3", BACK);
+    // e2 fails at once, while e1 still hands over.
+    e2.failed();
+    e2.leave();
+    const third = (async () => {
+      try {
+        await e3.turn;
+        order.push("e3 handed over");
+      } catch {
+        e3.failed();
+        order.push("e3 held");
+      } finally {
+        e3.leave();
+      }
+    })();
+    await e1.turn;
+    await new Promise((r) => setTimeout(r, 20));
+    e1.failed();
+    order.push("e1 failed");
+    e1.leave();
+    await third;
+    expect(order).to.deep.equal(["e1 failed", "e3 held"]);
+    // They come back; e2 first is held behind e1, then e1, e2, e3 go in arrival order.
+    expect(await pass(key, "e2", "ok")).to.equal("held");
+    expect(await pass(key, "e1", "ok")).to.equal("handed over");
+    expect(await pass(key, "e2", "ok")).to.equal("handed over");
+    expect(await pass(key, "e3", "ok")).to.equal("handed over");
   });
 
   it("holds nothing where a failure goes back to the caller (the API)", async () => {
