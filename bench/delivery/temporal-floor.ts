@@ -25,7 +25,7 @@ import type { FloorActivities, FloorSinks } from "./floor-workflows.js";
 // to a verifying receiver in this process, attempt row). What they lose against the
 // plain floor is that work's share; what deliveries lose beyond it is the broker, the
 // consumer and the delivery workflow's own code.
-// Usage: node dist/bench/delivery/temporal-floor.js [workflows-per-variant]
+// Usage: node dist/bench/delivery/temporal-floor.js [workflows-per-variant] [variant indexes, e.g. 3,6,7,3,6,7]
 // (TEST_TEMPORAL=server: on the production Temporal server instead of the dev server)
 
 const N = Number(process.argv[2] ?? 400);
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
           : undefined,
   );
 
-  const variants = [
+  const allVariants = [
     { name: "activity on a second queue (as deliveries)", workflow: "floorRemote", eager: false },
     { name: "same, eager workflow start", workflow: "floorRemote", eager: true },
     { name: "local activity", workflow: "floorLocal", eager: false },
@@ -100,7 +100,20 @@ async function main(): Promise<void> {
       eager: true,
       io: true,
     },
+    // What the Web UI's view of a delivery costs Temporal: the final upsert, then every
+    // search attribute (the floor's own shape otherwise, eager and local).
+    { name: "local eager, without the final upsert", workflow: "floorLocalNoUpsert", eager: true },
+    {
+      name: "local eager, no search attributes at all",
+      workflow: "floorLocalNoUpsert",
+      eager: true,
+      bare: true,
+    },
   ];
+  // An optional list of variant indexes runs just those, in that order (repeat them to
+  // interleave: the dev server slows as its in-memory history grows, so order matters).
+  const picked = process.argv[3]?.split(",").map(Number);
+  const variants = picked ? picked.map((i) => allVariants[i]!) : allVariants;
   /** The consumer's query for an event, and the send of its one config (the event in its input). */
   const ioSend = async (workflowId: string) => {
     const [config] = await io.matchConfigs(IO_EVENT_TYPE);
@@ -136,14 +149,16 @@ async function main(): Promise<void> {
             workflowId,
             args: v.workflow === "floorRemote" ? ["floor-sends", ...sendArgs] : sendArgs,
             requestEagerStart: v.eager,
-            typedSearchAttributes: [
-              { key: WebhookConfigId, value: "config" },
-              { key: WebhookId, value: `${tag}-${i}` },
-              { key: WebhookEventType, value: "bench.floor" },
-              { key: WebhookEndpointHost, value: "127.0.0.1:1" },
-              { key: WebhookDeliveryStatus, value: "pending" },
-              { key: WebhookAttemptCount, value: 0 },
-            ],
+            typedSearchAttributes: v.bare
+              ? []
+              : [
+                  { key: WebhookConfigId, value: "config" },
+                  { key: WebhookId, value: `${tag}-${i}` },
+                  { key: WebhookEventType, value: "bench.floor" },
+                  { key: WebhookEndpointHost, value: "127.0.0.1:1" },
+                  { key: WebhookDeliveryStatus, value: "pending" },
+                  { key: WebhookAttemptCount, value: 0 },
+                ],
           });
           await finished;
         }
@@ -178,12 +193,14 @@ async function main(): Promise<void> {
       `| ${r.name} | ${r.perSecond.toFixed(0)} | ${r.serverMs.toFixed(1)} | ${r.workerMs.toFixed(1)} | ${r.postgresMs.toFixed(1)} | ${r.ceiling.toFixed(0)} |`,
     );
   }
-  console.log(
-    `\nratio of the eager local variant to the delivery shape: ${(rows[3]!.perSecond / rows[0]!.perSecond).toFixed(2)}`,
-  );
-  console.log(
-    `with a delivery's I/O, against the same shape without: queue ${(rows[4]!.perSecond / rows[1]!.perSecond).toFixed(2)}, local ${(rows[5]!.perSecond / rows[3]!.perSecond).toFixed(2)} (bad signatures: ${io.badSignatures()}, POSTs received: ${io.received()})`,
-  );
+  if (!picked) {
+    console.log(
+      `\nratio of the eager local variant to the delivery shape: ${(rows[3]!.perSecond / rows[0]!.perSecond).toFixed(2)}`,
+    );
+    console.log(
+      `with a delivery's I/O, against the same shape without: queue ${(rows[4]!.perSecond / rows[1]!.perSecond).toFixed(2)}, local ${(rows[5]!.perSecond / rows[3]!.perSecond).toFixed(2)} (bad signatures: ${io.badSignatures()}, POSTs received: ${io.received()})`,
+    );
+  }
   await mkdir(fromRoot("bench", "results"), { recursive: true });
   const suffix = process.env.TEST_TEMPORAL === "server" ? "-server" : "";
   const out = fromRoot("bench", "results", `delivery-temporal-floor${suffix}.json`);
