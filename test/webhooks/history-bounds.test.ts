@@ -25,6 +25,10 @@ describe("history stays bounded on every path", function () {
   const env = new DeliveryEnv();
   let receiver: Receiver;
 
+  // Both deliveries wait a second between attempts: they run at once, each test checks one.
+  let running:
+    | { byReference: ReturnType<typeof byReference>; byValue: ReturnType<typeof byValue> }
+    | undefined;
   before(async () => {
     receiver = await new Receiver().start();
     receiver.respond = (_req, res) => res.writeHead(503).end();
@@ -32,6 +36,9 @@ describe("history stays bounded on every path", function () {
       ...["--min-backoff-delay", "1s", "--max-backoff-delay", "1s"],
       ...["--max-attempts", String(ATTEMPTS), "--abort-after", "1h"],
     ]);
+    running = { byReference: byReference(), byValue: byValue() };
+    // Each is awaited by its test; a failure before then must not go unhandled.
+    for (const p of Object.values(running)) p.catch(() => {});
   });
   after(async () => {
     await receiver?.stop();
@@ -60,28 +67,19 @@ describe("history stays bounded on every path", function () {
     expect(rows.at(-1)!.error).to.equal(`max attempts (${ATTEMPTS}) reached`);
   };
 
-  it(`${ATTEMPTS} attempts of a 200 KiB event by reference: one run whose history never holds the event`, async () => {
+  /** The delivery by reference, started in `before`: the config and its result. */
+  const byReference = async () => {
     const config = await env.createConfig({ endpoint: receiver.url });
     const event = env.event({ payload: { blob: "x".repeat(200 * 1024) } });
     await env.publish(event);
     const result = await env.result(config.id, event.idempotency_key, 200_000);
-    expect(result).to.include({
-      status: "failed",
-      attempts: ATTEMPTS,
-      reason: `max attempts (${ATTEMPTS}) reached`,
-    });
-    const sizes = await runSizes(env.workflowId(config.id, event.idempotency_key));
-    // 60 sends of 200 KiB by value made one history of 24 MiB: by reference the whole
-    // delivery stays under one copy of its event.
-    expect(sizes).to.have.length(1);
-    expect(sizes[0])
-      .to.be.greaterThan(0)
-      .and.below(200 * 1024);
-    await expectClosedAtCap(config.id);
-  });
+    return { config, event, result };
+  };
 
-  it(`${ATTEMPTS} attempts of a 200 KiB event carried by value (deliveries started before events were stored): every run under 2 MiB`, async () => {
-    const config = await env.createConfig({ endpoint: receiver.url });
+  /** The delivery by value, started in `before` as the previous version started it. */
+  const byValue = async () => {
+    // Its own event type: the event published meanwhile for the other delivery must not match it.
+    const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.by_value"] });
     const event = parseEventMessage(
       Buffer.from(JSON.stringify(env.event({ payload: { blob: "x".repeat(200 * 1024) } }))),
     );
@@ -107,6 +105,28 @@ describe("history stays bounded on every path", function () {
       args: [input],
     });
     const result = await env.result(config.id, event.idempotency_key, 200_000);
+    return { config, event, workflowId, result };
+  };
+
+  it(`${ATTEMPTS} attempts of a 200 KiB event by reference: one run whose history never holds the event`, async () => {
+    const { config, event, result } = await running!.byReference;
+    expect(result).to.include({
+      status: "failed",
+      attempts: ATTEMPTS,
+      reason: `max attempts (${ATTEMPTS}) reached`,
+    });
+    const sizes = await runSizes(env.workflowId(config.id, event.idempotency_key));
+    // 60 sends of 200 KiB by value made one history of 24 MiB: by reference the whole
+    // delivery stays under one copy of its event.
+    expect(sizes).to.have.length(1);
+    expect(sizes[0])
+      .to.be.greaterThan(0)
+      .and.below(200 * 1024);
+    await expectClosedAtCap(config.id);
+  });
+
+  it(`${ATTEMPTS} attempts of a 200 KiB event carried by value (deliveries started before events were stored): every run under 2 MiB`, async () => {
+    const { config, event, workflowId, result } = await running!.byValue;
     expect(result).to.include({
       status: "failed",
       attempts: ATTEMPTS,
@@ -117,7 +137,10 @@ describe("history stays bounded on every path", function () {
     for (const size of sizes) expect(size).to.be.greaterThan(0).and.below(TWO_MIB);
     await expectClosedAtCap(config.id);
     // Every send POSTed the event as carried; the first stored it, and every row references it.
-    const bodies = new Set(receiver.requests.slice(-ATTEMPTS).map((r) => r.body));
+    // (The delivery by reference POSTs to the same receiver meanwhile: its webhook id differs.)
+    const own = receiver.requests.filter((r) => r.headers["svc-webhook-id"] === webhookIdFor(workflowId));
+    expect(own).to.have.length(ATTEMPTS);
+    const bodies = new Set(own.map((r) => r.body));
     expect([...bodies]).to.deep.equal([JSON.stringify(event)]);
     const db = new pg.Client({ connectionString: env.api.db.url });
     await db.connect();
