@@ -4,7 +4,7 @@ import { findConfig } from "../core/config-rows.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { orderedKnownQuery } from "../workflows/ordered-delivery.js";
-import type { Outcome } from "./reconcile-repairs.js";
+import type { Outcome, Tally } from "./reconcile-repairs.js";
 import type { UnsentRow } from "./reconcile-unsent.js";
 import { startDelivery } from "./start-delivery.js";
 
@@ -18,11 +18,18 @@ import { startDelivery } from "./start-delivery.js";
 
 type WaitingRow = Omit<UnsentRow, "next_try_at">;
 
+/**
+ * How long a key's workflow may take to say what it holds. A workflow no worker runs
+ * never answers, and the walk must not wait on it: that key waits for a later round,
+ * the other keys and the rest of reconciliation go on.
+ */
+export const KEY_QUERY_DEADLINE_MS = 5_000;
+
 export class OrderedReconciler {
   constructor(private readonly ctx: ProcessContext) {}
 
   /** Keys with deliveries waiting since before `cutoff`, up to --retry-batch-size of them. */
-  async tick(cutoff: Date): Promise<Outcome[]> {
+  async tick(cutoff: Date, tally: Tally): Promise<void> {
     const { rows } = await this.ctx.db.pool.query<{ key: string }>({
       name: "ordered-reconcile-keys",
       text: `SELECT ordering_workflow_id AS key FROM unsent_deliveries
@@ -30,22 +37,34 @@ export class OrderedReconciler {
               GROUP BY ordering_workflow_id ORDER BY min(accepted_at) LIMIT $2`,
       values: [cutoff, this.ctx.options.reconcileBatchSize],
     });
-    const outcomes: Outcome[] = [];
-    for (const { key } of rows) outcomes.push(...(await this.restoreKey(key)));
-    return outcomes;
+    for (const { key } of rows) {
+      try {
+        await this.restoreKey(key, tally);
+      } catch (err) {
+        this.ctx.logger.warn(
+          { key, err: (err as Error).message },
+          "reconciliation could not check an ordered key; it is tried again next round",
+        );
+      }
+    }
   }
 
   /** What the key's workflow holds; nothing when it is gone. */
   private async known(keyWorkflowId: string): Promise<Set<string>> {
     try {
-      return new Set(await this.ctx.temporal.workflow.getHandle(keyWorkflowId).query(orderedKnownQuery));
+      const handle = this.ctx.temporal.workflow.getHandle(keyWorkflowId);
+      return new Set(
+        await this.ctx.temporal.withDeadline(Date.now() + KEY_QUERY_DEADLINE_MS, () =>
+          handle.query(orderedKnownQuery),
+        ),
+      );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return new Set();
       throw err;
     }
   }
 
-  private async restoreKey(keyWorkflowId: string): Promise<Outcome[]> {
+  private async restoreKey(keyWorkflowId: string, tally: Tally): Promise<void> {
     const { pool } = this.ctx.db;
     const known = await this.known(keyWorkflowId);
     // A head that had its turn, still queued in attempts, that the workflow no longer holds.
@@ -57,7 +76,7 @@ export class OrderedReconciler {
                              WHERE a.webhook_id = u.webhook_id AND a.status IN ('to retry', 'retrying'))`,
       values: [keyWorkflowId],
     });
-    if (heads.some((h) => !known.has(h.workflow_id))) return [];
+    if (heads.some((h) => !known.has(h.workflow_id))) return;
     const { rows } = await pool.query<WaitingRow>({
       name: "ordered-reconcile-waiting",
       text: `SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at
@@ -65,11 +84,9 @@ export class OrderedReconciler {
               ORDER BY accepted_at, webhook_id`,
       values: [keyWorkflowId],
     });
-    const outcomes: Outcome[] = [];
     // One after the other: each joins the queue after the one accepted before it. Those the
     // workflow holds are not counted (they wait, as they should).
-    for (const row of rows) if (!known.has(row.workflow_id)) outcomes.push(await this.restore(row));
-    return outcomes;
+    for (const row of rows) if (!known.has(row.workflow_id)) tally(await this.restore(row));
   }
 
   private async restore(row: WaitingRow): Promise<Outcome> {

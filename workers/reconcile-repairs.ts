@@ -11,6 +11,11 @@ import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 // there first) is `ended`.
 
 export type Outcome = "running" | "restarted" | "closed" | "ended" | "failed";
+/**
+ * Counts one repair's outcome the moment it is known, so the metric never lags a row a
+ * repair just closed (a tick may take long: each repair asks Temporal).
+ */
+export type Tally = (outcome: Outcome) => void;
 
 /** Why a workflow that is no longer running left its delivery queued, when that rules out a restart. */
 export const CLOSED_FOR_GOOD: Record<string, string> = {

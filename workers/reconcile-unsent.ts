@@ -2,7 +2,7 @@ import { whyNoFurtherTry } from "../activities/delivery-policy.js";
 import { closeUnsent } from "../activities/unsent-deliveries.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
-import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery, type Tally } from "./reconcile-repairs.js";
 import { deliveryPolicy, startDelivery } from "./start-delivery.js";
 
 // Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
@@ -29,7 +29,7 @@ export class UnsentReconciler {
   constructor(private readonly ctx: ProcessContext) {}
 
   /** Up to --retry-batch-size waiting deliveries overdue by --reconcile-grace, each repaired. */
-  async tick(cutoff: Date): Promise<Outcome[]> {
+  async tick(cutoff: Date, tally: Tally): Promise<void> {
     const { options, db } = this.ctx;
     const after = this.cursor ?? { at: new Date(0), id: "00000000-0000-0000-0000-000000000000" };
     const rows = await db.prisma.$queryRaw<UnsentRow[]>`
@@ -44,7 +44,7 @@ export class UnsentReconciler {
       rows.length < options.reconcileBatchSize || !last
         ? undefined
         : { at: last.next_try_at, id: last.webhook_id };
-    return repairAll(rows, (row) => this.repair(row));
+    await repairAll(rows, async (row) => tally(await this.repair(row)));
   }
 
   private repair(row: UnsentRow): Promise<Outcome> {

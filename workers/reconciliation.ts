@@ -8,7 +8,7 @@ import { AttemptStatus, Prisma } from "../generated/prisma/client.js";
 import { WebhookId } from "../workflows/search-attributes.js";
 import { lostBatchesInOrder } from "./reconcile-batches.js";
 import { OrderedReconciler } from "./reconcile-ordered.js";
-import { type Outcome, type Restart, repairAll, repairDelivery } from "./reconcile-repairs.js";
+import { type Outcome, type Restart, repairAll, repairDelivery, type Tally } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
 import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
 
@@ -69,25 +69,22 @@ export class Reconciler {
         ? undefined
         : { at: last.next_retry_after, id: last.id };
     const report: ReconcileReport = { checked: 0, running: 0, restarted: 0, closed: 0, ended: 0, failed: 0 };
+    const tally: Tally = (outcome) => {
+      report.checked++;
+      report[outcome]++;
+      reconciled.inc({ outcome });
+    };
     // One row per delivery (a queued delivery has one queued row; older versions could leave two).
     const deliveries = [...new Map(rows.map((r) => [r.webhook_id, r])).values()];
     // A lost batch's events one after the other (workers/reconcile-batches.ts).
     const groups = await lostBatchesInOrder(db.pool, deliveries);
-    const outcomes = (
-      await repairAll(groups, async (group) => {
-        const done: Outcome[] = [];
-        for (const row of group) done.push(await this.repair(row));
-        return done;
-      })
-    ).flat();
+    await repairAll(groups, async (group) => {
+      for (const row of group) tally(await this.repair(row));
+    });
     // Deliveries whose first send waits have no attempt row: walked apart.
     // And ordered configs' queued deliveries, put back in their keys' order.
-    const waiting = [...(await this.unsent.tick(cutoff)), ...(await this.ordered.tick(cutoff))];
-    for (const outcome of [...outcomes, ...waiting]) {
-      report.checked++;
-      report[outcome]++;
-      reconciled.inc({ outcome });
-    }
+    await this.unsent.tick(cutoff, tally);
+    await this.ordered.tick(cutoff, tally);
     if (report.restarted || report.closed || report.failed)
       this.ctx.logger.info(report, "reconciliation repaired deliveries");
     return report;

@@ -226,4 +226,43 @@ describe("delivery authority: the attempts table never disagrees with the workfl
     const metrics = await (await fetch(`${env.api.url}/metrics`)).text();
     expect(metrics).to.match(/webhooks_reconciliation_total\{outcome="closed"\} [1-9]/);
   });
+
+  it("counts a repair as it happens, while the rest of the walk is still waiting on Temporal", async () => {
+    const closedCount = async () => {
+      const text = await (await fetch(`${env.api.url}/metrics`)).text();
+      return Number(/webhooks_reconciliation_total\{outcome="closed"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    // An ordered key whose workflow no worker runs: the walk's query to it waits, so every
+    // tick ends seconds after its repairs (a loaded CI run saw the same with slow describes).
+    const key = await env.temporal.workflow.start("nobodyRunsThis", {
+      taskQueue: `no-worker-${Date.now()}`,
+      workflowId: `ordered-key-nobody-${Date.now()}`,
+    });
+    const { config, handle } = await deliver(later(1));
+    await db.query(
+      `INSERT INTO unsent_deliveries (webhook_id, config_id, workflow_id, payload, reason, accepted_at,
+                                      next_try_at, updated_at, ordering_workflow_id)
+       VALUES (gen_random_uuid(), $1, 'delivery:never', '{}', 'test', now() - interval '1 hour',
+               now() - interval '1 hour', now() - interval '1 hour', $2)`,
+      [config.id, key.workflowId],
+    );
+    try {
+      await until(
+        "the first attempt",
+        () => rows(config.id),
+        (r) => r[0]?.status === "to retry",
+      );
+      const before = await closedCount();
+      await handle.terminate("operator stopped it");
+      await until(
+        "reconciliation of the terminated delivery",
+        () => rows(config.id),
+        (r) => r[0]?.status === "failed",
+      );
+      expect(await closedCount()).to.equal(before + 1);
+    } finally {
+      await db.query("DELETE FROM unsent_deliveries WHERE ordering_workflow_id = $1", [key.workflowId]);
+      await key.terminate("test over");
+    }
+  });
 });
