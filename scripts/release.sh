@@ -20,6 +20,10 @@ echo "[release] compiling (tsc) and building the consumer portal page (dist/port
 npx --no-install tsc -p tsconfig.json
 node portal/build.mjs
 
+echo "[release] bundling the workflow code once (workers read it instead of bundling at each start)"
+rm -rf dist/.workflow-bundles
+node --input-type=module -e 'await (await import("./dist/workers/workflow-bundle.js")).prebuildWorkflowBundle()'
+
 echo "[release] writing $out"
 rm -rf "$out"
 mkdir -p "$out/prisma" "$out/proto/gen" "$out/ratelimit"

@@ -1,7 +1,5 @@
-import { fileURLToPath } from "node:url";
 import { Client } from "@temporalio/client";
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   type InjectedSinks,
   type LogLevel,
@@ -32,6 +30,7 @@ import {
   type WorkerBase,
   workflowPollsPerQueue,
 } from "./task-queue-workers.js";
+import { savedWorkflowBundle } from "./workflow-bundle.js";
 import { WorkflowTaskSlots } from "./workflow-task-slots.js";
 
 export interface RunningWorker {
@@ -40,8 +39,6 @@ export interface RunningWorker {
   state(): string;
   stop(): Promise<void>;
 }
-
-const WORKFLOWS_PATH = fileURLToPath(new URL("../workflows/index.js", import.meta.url));
 
 /** The SDK's logs (worker, bundler, workflow code) as our structured logs; chatty below WARN unless debugging. */
 function sdkLogger(logger: Logger): DefaultLogger {
@@ -80,11 +77,7 @@ export async function startDeliveryWorker(
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
   // exporting workflow spans, on every worker of this process.
   const plugins = ctx.tracing ? [ctx.tracing.plugin] : [];
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: sdkLogger(logger),
-    plugins,
-  });
+  const workflowBundle = await savedWorkflowBundle(logger, sdkLogger(logger), plugins);
   const base: WorkerBase = {
     connection,
     namespace: options.temporal.namespace,

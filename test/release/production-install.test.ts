@@ -1,7 +1,7 @@
 // A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
 // --omit=dev` installs it without the development dependencies, and each service command
 // runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -48,6 +48,8 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     expect(existsSync(path.join(dir, "dist", "bench"))).to.equal(false);
     for (const dev of ["mocha", "chai", "@biomejs/biome", "ts-proto", "playwright-core"])
       expect(existsSync(path.join(dir, "node_modules", dev)), dev).to.equal(false);
+    // The workflow code comes bundled once, for workers to read instead of bundling at start.
+    expect(readdirSync(path.join(dir, "dist", ".workflow-bundles"))).to.have.length(1);
   });
 
   it("webhooks serve --worker migrates a fresh database, takes a config and stops on SIGTERM", async () => {
@@ -68,6 +70,8 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     const listed = await webhooks.call("GET", "/configs");
     expect(listed.body.cursor.data.map((c: { id: string }) => c.id)).to.deep.equal([created.body.data.id]);
     expect(await webhooks.process.stop(), webhooks.process.output).to.equal(0);
+    // Its worker read the release's bundle: none was made at start.
+    expect(webhooks.process.output).not.to.include("workflow code bundled");
   });
 
   it("entity-server serves the configs table of that database", async () => {
