@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 // A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
 // --omit=dev` installs it without the development dependencies, and each service command
 // runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).

@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 // The command line, spawned as a user runs it: corpus, exit codes, formats, errors, --help.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";

@@ -5,7 +5,8 @@ import path from "node:path";
 // sources themselves, so that no mocha config keeps a list of paths by hand (files move
 // and appear in parallel branches). The mocha configs call `selectTests`:
 // `.mocharc.fast.cjs` (npm run test:fast) takes the service-free files,
-// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server.
+// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server, and
+// `.mocharc.cjs` (the main suite) every other file, those tagged @long first.
 //
 // A tag is a line `// tags: @name @other …` (free text may follow the tags). A test-side
 // module (under test/ or bench/) needs services when it carries @needs-services, imports
@@ -121,6 +122,25 @@ export function selectTests(root: string, selection: Selection): string[] {
       return inFolder || (selection.tags?.some((t) => f.tags.has(t)) ?? false);
     })
     .map((f) => f.compiled);
+}
+
+export const LONG = "@long";
+
+/**
+ * Every compiled file but those under `exceptFolders`, in the order a parallel run should
+ * start them: files tagged @long first (a long file started last would end the run alone),
+ * then the other files needing services, then the service-free ones, which are short and
+ * fill the workers' last minutes. Alphabetical within each.
+ */
+export function parallelOrder(root: string, exceptFolders: readonly string[]): string[] {
+  const files = readTestFiles(root).filter(
+    (f) => !exceptFolders.some((d) => f.source.startsWith(`test/${d}/`)),
+  );
+  const rank = (f: TestFile) => (f.tags.has(LONG) ? 0 : f.needsServices ? 1 : 2);
+  return files
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .map(({ f }) => f.compiled);
 }
 
 /** The test-side source file a relative specifier of `from` names, or undefined (product code, assets). */

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
-import { readTestFiles, selectTests, tagsOf } from "../support/test-groups.js";
+import { parallelOrder, readTestFiles, selectTests, tagsOf } from "../support/test-groups.js";
 
 describe("test groups read from the sources", () => {
   describe("on a small tree", () => {
@@ -86,6 +86,23 @@ describe("test groups read from the sources", () => {
       ]);
     });
 
+    it("orders a parallel run: @long files first, then service files, then service-free ones", () => {
+      write("test/d/slow.test.ts", "// tags: @long\n");
+      try {
+        expect(parallelOrder(root, ["c"])).to.deep.equal([
+          "dist/test/d/slow.test.js",
+          "dist/test/a/client.test.js",
+          "dist/test/a/direct.test.js",
+          "dist/test/a/subpath.test.js",
+          "dist/test/a/through.test.js",
+          "dist/test/b/pure.test.js",
+          "dist/test/b/tagged.test.js",
+        ]);
+      } finally {
+        rmSync(path.join(root, "test/d"), { recursive: true, force: true });
+      }
+    });
+
     it("reads every tag of a tag line and nothing else", () => {
       expect([
         ...tagsOf("// tags: @a @b-2 (not @c)\n// tags: @d\n  // tags: @e\n/* tags: @f */"),
@@ -110,6 +127,17 @@ describe("test groups read from the sources", () => {
       expect(selected).to.include("dist/test/production/temporal-cluster.test.js");
       expect(selected).to.include("dist/test/webhooks/delivery.test.js");
       expect(selected).to.not.include("dist/test/webhooks/tenants.test.js");
+    });
+
+    it("runs every other file in the main suite, the long ones first and a service-free one last", () => {
+      const order = parallelOrder(fromRoot("."), ["production"]).map((c) =>
+        bySource.get(c.replace(/^dist\//, "").replace(/\.js$/, ".ts")),
+      );
+      expect(order).to.have.length(files.filter((f) => !f.source.startsWith("test/production/")).length);
+      const long = order.filter((f) => f?.tags.has("@long"));
+      expect(long.map((f) => f?.source)).to.include("test/webhooks/poison-messages.test.ts");
+      expect(order.slice(0, long.length)).to.deep.equal(long);
+      expect(order.at(-1)?.needsServices).to.equal(undefined);
     });
   });
 });

@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";

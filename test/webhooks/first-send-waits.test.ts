@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { expect } from "chai";
 import { webhookIdFor } from "../../core/event-message.js";
 import { DeliveryEnv } from "../support/delivery-env.js";

@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { expect } from "chai";
 import { batchCarriers, waitForSuccessRows } from "../support/batch-receipts.js";
 import { signedWith } from "../support/receiver.js";

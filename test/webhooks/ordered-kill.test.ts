@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { Client, Connection } from "@temporalio/client";
 import { defaultPayloadConverter } from "@temporalio/common";
 import { expect } from "chai";

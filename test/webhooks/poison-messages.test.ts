@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -1,3 +1,4 @@
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";

@@ -1,4 +1,5 @@
-// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
+// tags: @temporal-server @long (also run on the production Temporal server: npm run test:temporal-server;
+// over 45 s: among the first files the parallel suite starts)
 import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";

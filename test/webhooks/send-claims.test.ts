@@ -1,4 +1,5 @@
-// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
+// tags: @temporal-server @long (also run on the production Temporal server: npm run test:temporal-server;
+// over 45 s: among the first files the parallel suite starts)
 import type { ServerResponse } from "node:http";
 import { expect } from "chai";
 import pg from "pg";
