@@ -166,7 +166,8 @@ describe("inspecting deliveries in the Temporal Web UI (Chromium)", function () 
         )
       ).join(" ");
     let shown = "";
-    for (let i = 0; i < 40 && !/→/.test(shown); i++) {
+    // The summary and the current details may render apart (a loaded run saw the details late).
+    for (let i = 0; i < 40 && !(/→/.test(shown) && shown.includes("success: HTTP 200")); i++) {
       await page.waitForTimeout(250);
       shown = await everyFrameText();
     }
