@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm test: every test, on two cores at once. Setup (SETUP_TESTS=1: also what only the
 # tests use), the build and lint, then two halves side by side:
-# - the main suite on the Temporal dev server, three files at a time, the long ones first
+# - the main suite on the Temporal dev server, two files at a time, the long ones first
 #   (.mocharc.cjs: --parallel; each worker has its own dev server and its own share of
 #   the test ports);
 # - the production Temporal server's half (npm run test:temporal-server), whose server is
