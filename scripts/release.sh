@@ -4,32 +4,49 @@
 # generates the Prisma client: both need the dev dependencies). In that tree
 # `npm ci --omit=dev` installs only what the services run on, and every bin/ command works.
 #
-#   bash scripts/release.sh [OUT]        # default OUT: dist-release/
+#   bash scripts/release.sh [--prebuilt] [OUT]   # default OUT: dist-release/
+#
+# --prebuilt packages dist/ as the last `npm run build` left it instead of compiling
+# first (the release test uses it: other tests are running from that dist/ meanwhile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-case "${1:-}" in
-  -h | --help)
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-esac
-out="${1:-dist-release}"
+prebuilt=0
+out=dist-release
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help)
+      sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    --prebuilt) prebuilt=1 ;;
+    -*)
+      echo "release.sh: unknown option $arg (see --help)" >&2
+      exit 2
+      ;;
+    *) out="$arg" ;;
+  esac
+done
 
-echo "[release] compiling (tsc) and building the consumer portal page (dist/portal)"
-npx --no-install tsc -p tsconfig.json
-node portal/build.mjs
-
-echo "[release] bundling the workflow code once (workers read it instead of bundling at each start)"
-rm -rf dist/.workflow-bundles
-node --input-type=module -e 'await (await import("./dist/workers/workflow-bundle.js")).prebuildWorkflowBundle()'
+if [ "$prebuilt" = 1 ]; then
+  [ -f dist/workers/workflow-bundle.js ] && [ -f dist/portal/index.html ] || {
+    echo "release.sh: --prebuilt, but dist/ holds no complete build: run npm run build first" >&2
+    exit 1
+  }
+else
+  echo "[release] compiling (tsc) and building the consumer portal page (dist/portal)"
+  npx --no-install tsc -p tsconfig.json
+  node portal/build.mjs
+fi
 
 echo "[release] writing $out"
 rm -rf "$out"
 mkdir -p "$out/prisma" "$out/proto/gen" "$out/ratelimit"
 cp -r dist "$out/dist"
-# Tests, benchmarks and development scripts are not part of a release.
-rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/scripts" "$out/dist/.tsbuildinfo"
+# Tests, benchmarks, development scripts and the development bundles are not part of a release.
+rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/scripts" "$out/dist/.tsbuildinfo" "$out/dist/.workflow-bundles"
+echo "[release] bundling the workflow code once (workers read it instead of bundling at each start)"
+node --input-type=module -e 'await (await import("./dist/workers/workflow-bundle.js")).prebuildWorkflowBundle(process.argv[1])' "$out/dist/.workflow-bundles"
 cp -r bin "$out/bin"
 cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-migrate reads them
 cp proto/gen/ratelimit-service.binpb "$out/proto/gen/"                 # gRPC reflection

@@ -32,8 +32,9 @@ TEST_PORTS_BESIDE_WORKERS=1 npm run --silent test:temporal-server > "$half_log" 
 half=$!
 trap 'kill "$half" 2>/dev/null || true' INT TERM
 
+main_log=test-output/main-suite.log
 main_status=0
-npx mocha || main_status=$?
+npx mocha 2>&1 | tee "$main_log" || main_status=$?
 if kill -0 "$half" 2>/dev/null; then
   echo "[test] main suite done; waiting for the production-server half (tail -f $half_log)"
 fi
@@ -43,5 +44,11 @@ wait "$half" || half_status=$?
 echo
 echo "[test] ---- the production-server half (npm run test:temporal-server) ----"
 cat "$half_log"
+if [ "$main_status" -ne 0 ]; then
+  # Repeated last, where a reader of the log's tail looks: mocha's account of each failure.
+  echo
+  echo "[test] ---- the main suite's failures again (whole output: $main_log) ----"
+  awk '/^  [0-9]+ failing/ { on = 1 } /Slowest test files/ { on = 0 } on' "$main_log"
+fi
 echo "[test] main suite: exit $main_status; production-server half: exit $half_status"
 [ "$main_status" -eq 0 ] && [ "$half_status" -eq 0 ]

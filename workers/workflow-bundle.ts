@@ -16,9 +16,7 @@ import { createLogger, type Logger } from "../common/logger.js";
 // A release carries the bundle without plugins (scripts/release.sh); where dist/ cannot be
 // written (a read-only install), a worker that finds none bundles in memory.
 
-const WORKFLOWS_PATH = fileURLToPath(new URL("../workflows/index.js", import.meta.url));
-const DIST = dirname(dirname(WORKFLOWS_PATH));
-const BUNDLES = join(DIST, ".workflow-bundles");
+const DIST = dirname(dirname(fileURLToPath(import.meta.url)));
 /** Not code a workflow can import, and not in a release: left out of the hash. */
 const SKIPPED = new Set(["test", "bench", "scripts", ".workflow-bundles"]);
 /** Bundles of earlier builds are removed once this old (a process of that build may still be reading one). */
@@ -26,12 +24,21 @@ const STALE_MS = 60 * 60 * 1000;
 
 type Plugins = NonNullable<WorkerOptions["plugins"]>;
 
-async function jsFiles(dir: string): Promise<string[]> {
+/** The compiled tree a bundle is made from, and the folder bundles are saved in. */
+export interface BundlePlace {
+  dist: string;
+  bundles: string;
+}
+
+/** This build's own: dist/ and dist/.workflow-bundles (a test passes a copy of its own). */
+const BUILT: BundlePlace = { dist: DIST, bundles: join(DIST, ".workflow-bundles") };
+
+async function jsFiles(dist: string, dir = dist): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
     entries.map(async (e) => {
       const path = join(dir, e.name);
-      if (e.isDirectory()) return SKIPPED.has(e.name) && dir === DIST ? [] : jsFiles(path);
+      if (e.isDirectory()) return SKIPPED.has(e.name) && dir === dist ? [] : jsFiles(dist, path);
       return e.name.endsWith(".js") ? [path] : [];
     }),
   );
@@ -39,21 +46,21 @@ async function jsFiles(dir: string): Promise<string[]> {
 }
 
 /** The hash that names this build's bundle for these plugins. */
-async function bundleKey(plugins: Plugins): Promise<string> {
+async function bundleKey(dist: string, plugins: Plugins): Promise<string> {
   const hash = createHash("sha256");
   const sdk = createRequire(import.meta.url)("@temporalio/worker/package.json") as { version: string };
   hash.update(`sdk ${sdk.version}\nplugins ${plugins.map((p) => p.name).join(",")}\n`);
-  for (const file of (await jsFiles(DIST)).sort()) {
-    hash.update(`${relative(DIST, file)}\n`);
+  for (const file of (await jsFiles(dist)).sort()) {
+    hash.update(`${relative(dist, file)}\n`);
     hash.update(await readFile(file));
   }
   return hash.digest("hex").slice(0, 32);
 }
 
 /** Removes other builds' bundles that no process of theirs can still be starting with. */
-async function removeStale(keep: string): Promise<void> {
-  for (const name of await readdir(BUNDLES).catch(() => [] as string[])) {
-    const path = join(BUNDLES, name);
+async function removeStale(bundles: string, keep: string): Promise<void> {
+  for (const name of await readdir(bundles).catch(() => [] as string[])) {
+    const path = join(bundles, name);
     if (name === keep) continue;
     const s = await stat(path).catch(() => undefined);
     if (s && Date.now() - s.mtimeMs > STALE_MS) await rm(path, { force: true });
@@ -65,20 +72,25 @@ export async function savedWorkflowBundle(
   logger: Logger,
   sdkLogger: DefaultLogger,
   plugins: Plugins,
+  { dist, bundles }: BundlePlace = BUILT,
 ): Promise<{ code: string }> {
-  const key = await bundleKey(plugins);
-  const path = join(BUNDLES, `${key}.js`);
+  const key = await bundleKey(dist, plugins);
+  const path = join(bundles, `${key}.js`);
   const saved = await readFile(path, "utf8").catch(() => undefined);
   if (saved) return { code: saved };
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: sdkLogger, plugins });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: join(dist, "workflows", "index.js"),
+    logger: sdkLogger,
+    plugins,
+  });
   try {
-    await mkdir(BUNDLES, { recursive: true });
+    await mkdir(bundles, { recursive: true });
     // Written aside and renamed: a process starting meanwhile reads a whole bundle or none.
     const partial = `${path}.${process.pid}.partial`;
     await writeFile(partial, code);
     await rename(partial, path);
-    await removeStale(`${key}.js`);
+    await removeStale(bundles, `${key}.js`);
     logger.info({ ms: Date.now() - started, path }, "workflow code bundled and saved for later starts");
   } catch (err) {
     logger.info(
@@ -89,7 +101,11 @@ export async function savedWorkflowBundle(
   return { code };
 }
 
-/** For a release (scripts/release.sh): this build's bundle without plugins, saved under dist/. */
-export async function prebuildWorkflowBundle(): Promise<void> {
-  await savedWorkflowBundle(createLogger("release"), new DefaultLogger("WARN"), []);
+/**
+ * For a release (scripts/release.sh): this build's bundle without plugins, saved in the
+ * release's bundle folder. The release's dist/ is this one less what the key leaves out, so
+ * its workers find the bundle under the same key; the bundler resolves the SDK from here.
+ */
+export async function prebuildWorkflowBundle(bundles: string): Promise<void> {
+  await savedWorkflowBundle(createLogger("release"), new DefaultLogger("WARN"), [], { dist: DIST, bundles });
 }

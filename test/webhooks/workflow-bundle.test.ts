@@ -1,66 +1,74 @@
-import { readdir, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DefaultLogger } from "@temporalio/worker";
 import { expect } from "chai";
 import { createLogger } from "../../common/logger.js";
-import { savedWorkflowBundle } from "../../workers/workflow-bundle.js";
+import { type BundlePlace, savedWorkflowBundle } from "../../workers/workflow-bundle.js";
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url));
-const BUNDLES = join(DIST, ".workflow-bundles");
+const NODE_MODULES = fileURLToPath(new URL("../../../node_modules", import.meta.url));
+/** What a release leaves out of dist/, and so what a copy of it can leave out too. */
+const NOT_COPIED = new Set(["test", "bench", "scripts", ".workflow-bundles"]);
 
 /**
  * Workers bundle the workflow code once per build and plugin set, not at every start
- * (workers/workflow-bundle.ts). A plugin with a name of the test's own makes a key no
- * other process uses, so the first call here always bundles.
+ * (workers/workflow-bundle.ts). The test works on a copy of dist/ with a bundle folder of
+ * its own: a file it adds to the compiled code, and the bundles it counts, then touch no
+ * process of the other test files running beside it (nor a release built meanwhile).
  */
 describe("the workflow bundle saved per build", function () {
   this.timeout(60_000);
   const logger = createLogger("workflow-bundle-test", "silent");
   const sdkLogger = new DefaultLogger("WARN");
-  const name = `bundle-test-${process.pid}-${Date.now()}`;
-  const plugin = { name } as never;
-  const saved = async () => new Set(await readdir(BUNDLES).catch(() => [] as string[]));
+  const plugin = { name: "bundle-test" } as never;
+  let root: string;
+  let place: BundlePlace;
+  const saved = async () => (await readdir(place.bundles).catch(() => [] as string[])).sort();
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "workflow-bundle-test-"));
+    place = { dist: join(root, "dist"), bundles: join(root, "bundles") };
+    await cp(DIST, place.dist, {
+      recursive: true,
+      filter: (src) => !NOT_COPIED.has(src.slice(DIST.length).split("/")[0]!),
+    });
+    // The bundler resolves @temporalio/workflow from the workflow files upwards.
+    await symlink(NODE_MODULES, join(root, "node_modules"));
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
 
   it("bundles once, saves it, and the next start reads the saved bundle", async () => {
-    const before = await saved();
     let started = Date.now();
-    const first = await savedWorkflowBundle(logger, sdkLogger, [plugin]);
+    const first = await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
     const bundling = Date.now() - started;
-    const added = [...(await saved())].filter((n) => !before.has(n));
+    const added = await saved();
     expect(added).to.have.length(1);
-    const path = join(BUNDLES, added[0]!);
-    expect((await stat(path)).size).to.equal(Buffer.byteLength(first.code));
+    expect((await stat(join(place.bundles, added[0]!))).size).to.equal(Buffer.byteLength(first.code));
     expect(first.code).to.include("deliverWebhook");
 
     started = Date.now();
-    const second = await savedWorkflowBundle(logger, sdkLogger, [plugin]);
+    const second = await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
     console.log(`      bundled in ${bundling} ms, read back in ${Date.now() - started} ms`);
     expect(second.code).to.equal(first.code);
-    expect([...(await saved())].filter((n) => !before.has(n))).to.deep.equal(added);
-    await rm(path, { force: true });
+    expect(await saved()).to.deep.equal(added);
   });
 
   it("bundles again when the compiled code changes, or the plugins do", async () => {
-    const before = await saved();
-    const count = async () => [...(await saved())].filter((n) => !before.has(n)).length;
-    try {
-      await savedWorkflowBundle(logger, sdkLogger, [plugin]);
-      expect(await count()).to.equal(1);
-      // Another plugin set: another bundle.
-      await savedWorkflowBundle(logger, sdkLogger, [plugin, { name: `${name}-2` } as never]);
-      expect(await count()).to.equal(2);
-      // A new compiled file under dist/ (as a build adds one): another bundle again.
-      const extra = join(DIST, "workers", `bundle-test-${process.pid}.js`);
-      await writeFile(extra, "export const changed = true;\n");
-      try {
-        await savedWorkflowBundle(logger, sdkLogger, [plugin]);
-        expect(await count()).to.equal(3);
-      } finally {
-        await rm(extra, { force: true });
-      }
-    } finally {
-      for (const n of await saved()) if (!before.has(n)) await rm(join(BUNDLES, n), { force: true });
-    }
+    await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
+    expect(await saved()).to.have.length(1);
+    // Another plugin set: another bundle.
+    await savedWorkflowBundle(logger, sdkLogger, [plugin, { name: "bundle-test-2" } as never], place);
+    expect(await saved()).to.have.length(2);
+    // A new compiled file (as a build adds one): another bundle again.
+    await writeFile(join(place.dist, "workers", "added-by-a-build.js"), "export const changed = true;\n");
+    await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
+    expect(await saved()).to.have.length(3);
+    // Tests are not part of the key: adding one reads the saved bundle.
+    await mkdir(join(place.dist, "test"));
+    await writeFile(join(place.dist, "test", "added.test.js"), "export {};\n");
+    await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
+    expect(await saved()).to.have.length(3);
   });
 });
