@@ -1,14 +1,12 @@
-// The main suite (`npx mocha`, called by `npm test`): the webhook service's files
-// (test/webhooks, the bulk of the time), two at a time (three measured faster but failed a
-// test in each of four runs: the machine at its limit). Each worker keeps its own Temporal
-// dev server and its own share of the test ports (test/support/hooks.ts,
-// test/support/ports.ts). Files start in the order of test/support/test-groups.ts
-// `parallelOrder`: those tagged @long first. The other folders run beside it
-// (.mocharc.others.cjs), and test/production in the production-server half.
+// The main suite (`npx mocha`, called by `npm test`): every test file but test/production,
+// two files at a time (three measured faster but failed a test in each of four runs: the
+// machine at its limit). Each worker keeps its own Temporal dev server and its own share
+// of the test ports (test/support/hooks.ts, test/support/ports.ts). Files start in the
+// order of test/support/test-groups.ts `parallelOrder`: those tagged @long first.
 const { parallelOrder } = require("./dist/test/support/test-groups.js");
 
 module.exports = {
-  spec: parallelOrder(__dirname, { folders: ["webhooks"] }),
+  spec: parallelOrder(__dirname, ["production"]),
   timeout: 60000,
   "enable-source-maps": true,
   exit: true,

@@ -5,9 +5,8 @@ import path from "node:path";
 // sources themselves, so that no mocha config keeps a list of paths by hand (files move
 // and appear in parallel branches). The mocha configs call `selectTests`:
 // `.mocharc.fast.cjs` (npm run test:fast) takes the service-free files,
-// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server,
-// `.mocharc.cjs` (the main suite) test/webhooks, those tagged @long first (`parallelOrder`),
-// and `.mocharc.others.cjs` every folder but those two.
+// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server, and
+// `.mocharc.cjs` (the main suite) every other file, those tagged @long first.
 //
 // A tag is a line `// tags: @name @other …` (free text may follow the tags). A test-side
 // module (under test/ or bench/) needs services when it carries @needs-services, imports
@@ -48,8 +47,6 @@ export interface Selection {
   serviceFree?: boolean;
   /** Folders under test/ (e.g. "production"), any of which admits a file. */
   folders?: readonly string[];
-  /** Folders under test/ whose files are never admitted (applied after the rest). */
-  exceptFolders?: readonly string[];
   /** Tags (e.g. "@temporal-server"), any of which admits a file. */
   tags?: readonly string[];
 }
@@ -115,35 +112,30 @@ export function readTestFiles(root: string): TestFile[] {
   }));
 }
 
-const inFolders = (f: TestFile, folders: readonly string[] | undefined) =>
-  folders?.some((d) => f.source.startsWith(`test/${d}/`)) ?? false;
-
-/** The files (sorted by source) that `selection` admits. */
-function admitted(root: string, selection: Selection): TestFile[] {
+/** The compiled files (relative to root, sorted) that `selection` admits. */
+export function selectTests(root: string, selection: Selection): string[] {
   return readTestFiles(root)
     .filter((f) => selection.serviceFree === undefined || selection.serviceFree === !f.needsServices)
     .filter((f) => {
       if (!selection.folders && !selection.tags) return true;
-      return inFolders(f, selection.folders) || (selection.tags?.some((t) => f.tags.has(t)) ?? false);
+      const inFolder = selection.folders?.some((d) => f.source.startsWith(`test/${d}/`)) ?? false;
+      return inFolder || (selection.tags?.some((t) => f.tags.has(t)) ?? false);
     })
-    .filter((f) => !inFolders(f, selection.exceptFolders));
-}
-
-/** The compiled files (relative to root, sorted) that `selection` admits. */
-export function selectTests(root: string, selection: Selection): string[] {
-  return admitted(root, selection).map((f) => f.compiled);
+    .map((f) => f.compiled);
 }
 
 export const LONG = "@long";
 
 /**
- * The compiled files `selection` admits, in the order a parallel run should start them:
- * files tagged @long first (a long file started last would end the run alone), then the
- * other files needing services, then the service-free ones, which are short and fill the
- * workers' last minutes. Alphabetical within each.
+ * Every compiled file but those under `exceptFolders`, in the order a parallel run should
+ * start them: files tagged @long first (a long file started last would end the run alone),
+ * then the other files needing services, then the service-free ones, which are short and
+ * fill the workers' last minutes. Alphabetical within each.
  */
-export function parallelOrder(root: string, selection: Selection): string[] {
-  const files = admitted(root, selection);
+export function parallelOrder(root: string, exceptFolders: readonly string[]): string[] {
+  const files = readTestFiles(root).filter(
+    (f) => !exceptFolders.some((d) => f.source.startsWith(`test/${d}/`)),
+  );
   const rank = (f: TestFile) => (f.tags.has(LONG) ? 0 : f.needsServices ? 1 : 2);
   return files
     .map((f, i) => ({ f, i }))

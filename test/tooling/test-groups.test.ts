@@ -84,16 +84,12 @@ describe("test groups read from the sources", () => {
       expect(selectTests(root, { serviceFree: true, tags: ["@other"] })).to.deep.equal([
         "dist/test/b/tagged.test.js",
       ]);
-      expect(selectTests(root, { exceptFolders: ["a", "c"] })).to.deep.equal([
-        "dist/test/b/pure.test.js",
-        "dist/test/b/tagged.test.js",
-      ]);
     });
 
     it("orders a parallel run: @long files first, then service files, then service-free ones", () => {
       write("test/d/slow.test.ts", "// tags: @long\n");
       try {
-        expect(parallelOrder(root, { exceptFolders: ["c"] })).to.deep.equal([
+        expect(parallelOrder(root, ["c"])).to.deep.equal([
           "dist/test/d/slow.test.js",
           "dist/test/a/client.test.js",
           "dist/test/a/direct.test.js",
@@ -133,26 +129,15 @@ describe("test groups read from the sources", () => {
       expect(selected).to.not.include("dist/test/webhooks/tenants.test.js");
     });
 
-    it("runs test/webhooks in the main suite, the long ones first and a service-free one last", () => {
-      const order = parallelOrder(fromRoot("."), { folders: ["webhooks"] }).map((c) =>
+    it("runs every other file in the main suite, the long ones first and a service-free one last", () => {
+      const order = parallelOrder(fromRoot("."), ["production"]).map((c) =>
         bySource.get(c.replace(/^dist\//, "").replace(/\.js$/, ".ts")),
       );
-      expect(order).to.have.length(files.filter((f) => f.source.startsWith("test/webhooks/")).length);
+      expect(order).to.have.length(files.filter((f) => !f.source.startsWith("test/production/")).length);
       const long = order.filter((f) => f?.tags.has("@long"));
       expect(long.map((f) => f?.source)).to.include("test/webhooks/poison-messages.test.ts");
       expect(order.slice(0, long.length)).to.deep.equal(long);
       expect(order.at(-1)?.needsServices).to.equal(undefined);
-    });
-
-    it("runs every file in one of npm test's runs: main suite, other folders or production-server half", () => {
-      const root = fromRoot(".");
-      const main = parallelOrder(root, { folders: ["webhooks"] });
-      const others = selectTests(root, { exceptFolders: ["webhooks", "production"] });
-      const production = selectTests(root, { folders: ["production"] });
-      expect(others).to.include("dist/test/ratelimit/counters.test.js");
-      expect(others).to.include("dist/test/release/production-install.test.js");
-      expect(others.filter((f) => main.includes(f))).to.deep.equal([]);
-      expect([...main, ...others, ...production].sort()).to.deep.equal(files.map((f) => f.compiled).sort());
     });
   });
 });
