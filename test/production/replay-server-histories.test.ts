@@ -3,6 +3,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver } from "../support/receiver.js";
+import { replaySinks } from "../support/replay-sinks.js";
 
 /**
  * Histories written by the production server (not the dev server) replay with
@@ -74,7 +75,11 @@ describe("replaying histories recorded on the production Temporal server", funct
       logger: new DefaultLogger("WARN"),
     });
     const results = [];
-    for await (const r of Worker.runReplayHistories({ workflowBundle: { code } }, histories)) results.push(r);
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { code }, sinks: replaySinks },
+      histories,
+    ))
+      results.push(r);
     expect(results).to.have.length(ids.length);
     for (const r of results) expect(r.error, `${r.workflowId}: ${r.error}`).to.equal(undefined);
   });

@@ -27,13 +27,22 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
   };
 }
 
+/** How long a drop waits for the file's own connections to finish closing before forcing them. */
+const CLOSING_GRACE_MS = 1_000;
+
 /**
- * DROP DATABASE … WITH (FORCE). PostgreSQL 15 refuses it while an autovacuum worker is in
- * the database (our role may not terminate that process: "must be a member of the role
- * whose process is being terminated"); the worker is done within moments, so that one
- * refusal is tried again, for up to 10 s.
+ * DROP DATABASE … WITH (FORCE), once the file's connections are gone or after a grace. A
+ * pool's `end()` resolves before its sockets have closed: forced at that moment, a closing
+ * connection gets "terminating connection due to administrator command" with no listener
+ * left, an uncaught error in the test process. PostgreSQL 15 also refuses the drop while an
+ * autovacuum worker is in the database (our role may not terminate that process: "must be
+ * a member of the role whose process is being terminated"); the worker is done within
+ * moments, so that one refusal is tried again, for up to 10 s.
  */
 async function dropDatabase(name: string): Promise<void> {
+  const graceEnds = Date.now() + CLOSING_GRACE_MS;
+  while (Date.now() < graceEnds && (await connectionsTo(name)) > 0)
+    await new Promise((r) => setTimeout(r, 50));
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
@@ -47,12 +56,21 @@ async function dropDatabase(name: string): Promise<void> {
   }
 }
 
-async function adminQuery(sql: string): Promise<void> {
+async function adminQuery(sql: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
-    await client.query(sql);
+    return await client.query(sql, values);
   } finally {
     await client.end();
   }
+}
+
+/** Client connections (not autovacuum) open to database `name`. */
+async function connectionsTo(name: string): Promise<number> {
+  const { rows } = await adminQuery(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
+    [name],
+  );
+  return rows[0].n;
 }

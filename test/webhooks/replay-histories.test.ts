@@ -8,6 +8,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from "@temporalio/
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
 import { BATCHED_SCENARIOS, BATCHED_SET, CURRENT_SET, SCENARIOS } from "../support/history-sets.js";
+import { replaySinks } from "../support/replay-sinks.js";
 
 const HISTORIES = fromRoot("test", "histories");
 /** Every recorded history of every set, named `<set>/<scenario>`. */
@@ -26,7 +27,10 @@ const histories = () =>
 async function replayAll(workflowsPath: string, plugins: OpenTelemetryPlugin[] = []) {
   const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger("WARN"), plugins });
   const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: { code }, plugins }, histories()))
+  for await (const r of Worker.runReplayHistories(
+    { workflowBundle: { code }, plugins, sinks: replaySinks },
+    histories(),
+  ))
     results.push(r);
   return results;
 }
