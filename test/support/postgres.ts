@@ -40,37 +40,44 @@ const CLOSING_GRACE_MS = 1_000;
  * moments, so that one refusal is tried again, for up to 10 s.
  */
 async function dropDatabase(name: string): Promise<void> {
-  const graceEnds = Date.now() + CLOSING_GRACE_MS;
-  while (Date.now() < graceEnds && (await connectionsTo(name)) > 0)
-    await new Promise((r) => setTimeout(r, 50));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      return;
-    } catch (err) {
-      const busy = (err as { code?: string }).code === "42501" && /pg_signal_backend/.test(String(err));
-      if (!busy || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
+  await withAdminClient(async (client) => {
+    const graceEnds = Date.now() + CLOSING_GRACE_MS;
+    while (Date.now() < graceEnds && (await connectionsTo(client, name)) > 0)
+      await new Promise((r) => setTimeout(r, 50));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        return;
+      } catch (err) {
+        const busy = (err as { code?: string }).code === "42501" && /pg_signal_backend/.test(String(err));
+        if (!busy || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
-  }
+  });
 }
 
-async function adminQuery(sql: string, values: unknown[] = []): Promise<pg.QueryResult> {
+/** Runs `use` on one connection to the admin database, closed afterwards. */
+async function withAdminClient<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
-    return await client.query(sql, values);
+    return await use(client);
   } finally {
     await client.end();
   }
 }
 
+async function adminQuery(sql: string): Promise<void> {
+  await withAdminClient((client) => client.query(sql));
+}
+
 /** Client connections (not autovacuum) open to database `name`. */
-async function connectionsTo(name: string): Promise<number> {
-  const { rows } = await adminQuery(
+async function connectionsTo(client: pg.Client, name: string): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
     [name],
   );
-  return rows[0].n;
+  return rows[0]!.n;
 }
