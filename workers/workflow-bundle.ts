@@ -17,8 +17,8 @@ import { createLogger, type Logger } from "../common/logger.js";
 // written (a read-only install), a worker that finds none bundles in memory.
 
 const DIST = dirname(dirname(fileURLToPath(import.meta.url)));
-/** Not code a workflow can import, and not in a release: left out of the hash. */
-const SKIPPED = new Set(["test", "bench", "scripts", ".workflow-bundles"]);
+/** Folders of dist/ that are not code a workflow can import, and not in a release: left out of the hash. */
+export const NOT_HASHED: ReadonlySet<string> = new Set(["test", "bench", "scripts", ".workflow-bundles"]);
 /** Bundles of earlier builds are removed once this old (a process of that build may still be reading one). */
 const STALE_MS = 60 * 60 * 1000;
 
@@ -38,7 +38,7 @@ async function jsFiles(dist: string, dir = dist): Promise<string[]> {
   const nested = await Promise.all(
     entries.map(async (e) => {
       const path = join(dir, e.name);
-      if (e.isDirectory()) return SKIPPED.has(e.name) && dir === dist ? [] : jsFiles(dist, path);
+      if (e.isDirectory()) return NOT_HASHED.has(e.name) && dir === dist ? [] : jsFiles(dist, path);
       return e.name.endsWith(".js") ? [path] : [];
     }),
   );

@@ -5,12 +5,10 @@ import { fileURLToPath } from "node:url";
 import { DefaultLogger } from "@temporalio/worker";
 import { expect } from "chai";
 import { createLogger } from "../../common/logger.js";
-import { type BundlePlace, savedWorkflowBundle } from "../../workers/workflow-bundle.js";
+import { type BundlePlace, NOT_HASHED, savedWorkflowBundle } from "../../workers/workflow-bundle.js";
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url));
 const NODE_MODULES = fileURLToPath(new URL("../../../node_modules", import.meta.url));
-/** What a release leaves out of dist/, and so what a copy of it can leave out too. */
-const NOT_COPIED = new Set(["test", "bench", "scripts", ".workflow-bundles"]);
 
 /**
  * Workers bundle the workflow code once per build and plugin set, not at every start
@@ -30,9 +28,10 @@ describe("the workflow bundle saved per build", function () {
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), "workflow-bundle-test-"));
     place = { dist: join(root, "dist"), bundles: join(root, "bundles") };
+    // The copy leaves out what the key does not read.
     await cp(DIST, place.dist, {
       recursive: true,
-      filter: (src) => !NOT_COPIED.has(src.slice(DIST.length).split("/")[0]!),
+      filter: (src) => !NOT_HASHED.has(src.slice(DIST.length).split("/")[0]!),
     });
     // The bundler resolves @temporalio/workflow from the workflow files upwards.
     await symlink(NODE_MODULES, join(root, "node_modules"));
