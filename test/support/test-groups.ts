@@ -5,8 +5,9 @@ import path from "node:path";
 // sources themselves, so that no mocha config keeps a list of paths by hand (files move
 // and appear in parallel branches). The mocha configs call `selectTests`:
 // `.mocharc.fast.cjs` (npm run test:fast) takes the service-free files,
-// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server, and
-// `.mocharc.cjs` (the main suite) every other file, those tagged @long first.
+// `.mocharc.temporal-server.cjs` a folder plus the files tagged @temporal-server or
+// @temporal-server-only, and `.mocharc.cjs` (the main suite) every other file but those
+// tagged @temporal-server-only, the ones tagged @long first.
 //
 // A tag is a line `// tags: @name @other …` (free text may follow the tags). A test-side
 // module (under test/ or bench/) needs services when it carries @needs-services, imports
@@ -125,16 +126,30 @@ export function selectTests(root: string, selection: Selection): string[] {
 }
 
 export const LONG = "@long";
+/** Run on the production Temporal server as well as in the main suite (on the dev server). */
+export const TEMPORAL_SERVER = "@temporal-server";
+/**
+ * Run on the production Temporal server only: files whose subject is the server's own
+ * behaviour (heartbeat timeouts, history sizes, task redistribution after a worker's loss),
+ * which the production server is the better judge of, and which spend minutes waiting on it.
+ */
+export const TEMPORAL_SERVER_ONLY = "@temporal-server-only";
 
 /**
- * Every compiled file but those under `exceptFolders`, in the order a parallel run should
- * start them: files tagged @long first (a long file started last would end the run alone),
- * then the other files needing services, then the service-free ones, which are short and
- * fill the workers' last minutes. Alphabetical within each.
+ * Every compiled file but those under `except.folders` or carrying one of `except.tags`, in
+ * the order a parallel run should start them: files tagged @long first (a long file
+ * started last would end the run alone), then the other files needing services, then the
+ * service-free ones, which are short and fill the workers' last minutes. Alphabetical
+ * within each.
  */
-export function parallelOrder(root: string, exceptFolders: readonly string[]): string[] {
+export function parallelOrder(
+  root: string,
+  except: { folders?: readonly string[]; tags?: readonly string[] },
+): string[] {
   const files = readTestFiles(root).filter(
-    (f) => !exceptFolders.some((d) => f.source.startsWith(`test/${d}/`)),
+    (f) =>
+      !(except.folders ?? []).some((d) => f.source.startsWith(`test/${d}/`)) &&
+      !(except.tags ?? []).some((t) => f.tags.has(t)),
   );
   const rank = (f: TestFile) => (f.tags.has(LONG) ? 0 : f.needsServices ? 1 : 2);
   return files

@@ -5,7 +5,14 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
-import { parallelOrder, readTestFiles, selectTests, tagsOf } from "../support/test-groups.js";
+import {
+  parallelOrder,
+  readTestFiles,
+  selectTests,
+  TEMPORAL_SERVER,
+  TEMPORAL_SERVER_ONLY,
+  tagsOf,
+} from "../support/test-groups.js";
 
 describe("test groups read from the sources", () => {
   describe("on a small tree", () => {
@@ -89,7 +96,7 @@ describe("test groups read from the sources", () => {
     it("orders a parallel run: @long files first, then service files, then service-free ones", () => {
       write("test/d/slow.test.ts", "// tags: @long\n");
       try {
-        expect(parallelOrder(root, ["c"])).to.deep.equal([
+        expect(parallelOrder(root, { folders: ["c"] })).to.deep.equal([
           "dist/test/d/slow.test.js",
           "dist/test/a/client.test.js",
           "dist/test/a/direct.test.js",
@@ -98,6 +105,10 @@ describe("test groups read from the sources", () => {
           "dist/test/b/pure.test.js",
           "dist/test/b/tagged.test.js",
         ]);
+        // A file carrying an excepted tag is left out (as @temporal-server-only files are).
+        expect(parallelOrder(root, { folders: ["c"], tags: ["@other"] })).to.not.include(
+          "dist/test/b/tagged.test.js",
+        );
       } finally {
         rmSync(path.join(root, "test/d"), { recursive: true, force: true });
       }
@@ -123,17 +134,28 @@ describe("test groups read from the sources", () => {
     });
 
     it("runs test/production and the tagged files on the production Temporal server", () => {
-      const selected = selectTests(fromRoot("."), { folders: ["production"], tags: ["@temporal-server"] });
+      const selected = selectTests(fromRoot("."), {
+        folders: ["production"],
+        tags: [TEMPORAL_SERVER, TEMPORAL_SERVER_ONLY],
+      });
       expect(selected).to.include("dist/test/production/temporal-cluster.test.js");
       expect(selected).to.include("dist/test/webhooks/delivery.test.js");
+      expect(selected).to.include("dist/test/webhooks/send-claims.test.js");
       expect(selected).to.not.include("dist/test/webhooks/tenants.test.js");
     });
 
     it("runs every other file in the main suite, the long ones first and a service-free one last", () => {
-      const order = parallelOrder(fromRoot("."), ["production"]).map((c) =>
-        bySource.get(c.replace(/^dist\//, "").replace(/\.js$/, ".ts")),
+      const order = parallelOrder(fromRoot("."), {
+        folders: ["production"],
+        tags: [TEMPORAL_SERVER_ONLY],
+      }).map((c) => bySource.get(c.replace(/^dist\//, "").replace(/\.js$/, ".ts")));
+      const mainSuite = files.filter(
+        (f) => !f.source.startsWith("test/production/") && !f.tags.has(TEMPORAL_SERVER_ONLY),
       );
-      expect(order).to.have.length(files.filter((f) => !f.source.startsWith("test/production/")).length);
+      expect(order).to.have.length(mainSuite.length);
+      // On both servers, or on the production server only.
+      expect(order.map((f) => f?.source)).to.include("test/webhooks/delivery.test.ts");
+      expect(order.map((f) => f?.source)).to.not.include("test/webhooks/send-claims.test.ts");
       const long = order.filter((f) => f?.tags.has("@long"));
       expect(long.map((f) => f?.source)).to.include("test/webhooks/poison-messages.test.ts");
       expect(order.slice(0, long.length)).to.deep.equal(long);

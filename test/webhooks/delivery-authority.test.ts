@@ -1,4 +1,5 @@
-// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
+// tags: @temporal-server-only (only on the production Temporal server, npm run test:temporal-server:
+// signals, cancellation and reconciliation as the server carries them)
 import type { ServerResponse } from "node:http";
 import { WorkflowFailedError } from "@temporalio/client";
 import { expect } from "chai";

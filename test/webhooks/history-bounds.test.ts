@@ -1,5 +1,5 @@
-// tags: @temporal-server @long (also run on the production Temporal server: npm run test:temporal-server;
-// over 45 s: among the first files the parallel suite starts)
+// tags: @temporal-server-only (only on the production Temporal server, npm run test:temporal-server:
+// the server's history sizes and timers)
 import { expect } from "chai";
 import pg from "pg";
 import type { DeliveryInput } from "../../activities/delivery-types.js";

@@ -1,5 +1,5 @@
-// tags: @temporal-server @long (also run on the production Temporal server: npm run test:temporal-server;
-// over 45 s: among the first files the parallel suite starts)
+// tags: @temporal-server-only (only on the production Temporal server, npm run test:temporal-server:
+// the server hands a killed worker's tasks to the others)
 import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import { expect } from "chai";
