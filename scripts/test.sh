@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm test: every test, on two cores at once. Setup (SETUP_TESTS=1: also what only the
-# tests use), the build and lint, then two halves side by side:
+# tests use) with the build beside it, lint, then two halves side by side:
 # - the main suite on the Temporal dev server, two files at a time, the long ones first
 #   (.mocharc.cjs: --parallel; each worker has its own dev server and its own share of
 #   the test ports);
@@ -8,17 +8,24 @@
 #   built from source with Go first (minutes on a fresh machine, nothing once built): the
 #   build overlaps the main suite instead of coming before it. Its output is kept in
 #   test-output/temporal-server-half.log and printed when it ends.
-# The rate limit service's Go reference builds while TypeScript compiles.
+# The rate limit service's Go reference builds meanwhile too.
 # The exit status is non-zero when either half failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-output
 
-SETUP_TESTS=1 SETUP_TEMPORAL_SERVER=0 SETUP_RATELIMIT_REFERENCE=0 bash scripts/setup.sh
+# The builds need no service: they run while setup starts them (their output follows setup's).
+build_log=test-output/build.log
+npm run build > "$build_log" 2>&1 &
+build=$!
 reference_log=test-output/ratelimit-reference-build.log
 bash scripts/ratelimit-reference.sh build > "$reference_log" 2>&1 &
 reference=$!
-npm run build
+SETUP_TESTS=1 SETUP_TEMPORAL_SERVER=0 SETUP_RATELIMIT_REFERENCE=0 bash scripts/setup.sh
+build_status=0
+wait "$build" || build_status=$?
+cat "$build_log"
+[ "$build_status" -eq 0 ] || { echo "[test] the build failed (exit $build_status)"; exit "$build_status"; }
 npm run lint
 wait "$reference" || {
   cat "$reference_log"
