@@ -61,6 +61,8 @@ async function main(): Promise<void> {
   for (const flag of ownHeapFlags()) v8.setFlagsFromString(flag);
   const { startService } = await import("../ratelimit/runner.js");
   const running = await startService(settings, logger);
+  // Before the line that says it started: a supervisor may send SIGTERM as soon as it reads it.
+  stopOnSignals(running, logger);
   logger.warn(
     {
       grpc: running.grpc.address,
@@ -73,7 +75,6 @@ async function main(): Promise<void> {
     },
     "rate limit service started",
   );
-  stopOnSignals(running, logger);
 }
 
 /** One of RATELIMIT_PROCESSES serving processes: statistics and readiness go to the primary. */
@@ -90,9 +91,9 @@ async function serveAsMember(settings: ReturnType<typeof loadSettings>): Promise
     httpPort: running.http.port,
     debugPort: running.debug.port,
   };
+  stopOnSignals(running, logger);
   send(ready);
   logger.info("serving");
-  stopOnSignals(running, logger);
 }
 
 /** Settings read but without effect (e.g. deprecated ones), once per service. */
