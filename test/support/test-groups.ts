@@ -117,12 +117,16 @@ export function readTestFiles(root: string): TestFile[] {
 export function selectTests(root: string, selection: Selection): string[] {
   return readTestFiles(root)
     .filter((f) => selection.serviceFree === undefined || selection.serviceFree === !f.needsServices)
-    .filter((f) => {
-      if (!selection.folders && !selection.tags) return true;
-      const inFolder = selection.folders?.some((d) => f.source.startsWith(`test/${d}/`)) ?? false;
-      return inFolder || (selection.tags?.some((t) => f.tags.has(t)) ?? false);
-    })
+    .filter((f) => (!selection.folders && !selection.tags) || inGroup(f, selection))
     .map((f) => f.compiled);
+}
+
+/** Whether `f` is under one of `group.folders` or carries one of `group.tags`. */
+function inGroup(f: TestFile, group: Pick<Selection, "folders" | "tags">): boolean {
+  return (
+    (group.folders ?? []).some((d) => f.source.startsWith(`test/${d}/`)) ||
+    (group.tags ?? []).some((t) => f.tags.has(t))
+  );
 }
 
 export const LONG = "@long";
@@ -142,15 +146,8 @@ export const TEMPORAL_SERVER_ONLY = "@temporal-server-only";
  * service-free ones, which are short and fill the workers' last minutes. Alphabetical
  * within each.
  */
-export function parallelOrder(
-  root: string,
-  except: { folders?: readonly string[]; tags?: readonly string[] },
-): string[] {
-  const files = readTestFiles(root).filter(
-    (f) =>
-      !(except.folders ?? []).some((d) => f.source.startsWith(`test/${d}/`)) &&
-      !(except.tags ?? []).some((t) => f.tags.has(t)),
-  );
+export function parallelOrder(root: string, except: Pick<Selection, "folders" | "tags">): string[] {
+  const files = readTestFiles(root).filter((f) => !inGroup(f, except));
   const rank = (f: TestFile) => (f.tags.has(LONG) ? 0 : f.needsServices ? 1 : 2);
   return files
     .map((f, i) => ({ f, i }))
