@@ -29,15 +29,15 @@ import { eventTypeRoutes } from "./event-type-routes.js";
 import { openapi } from "./openapi.js";
 import { orderingKeyRoutes } from "./ordering-key-routes.js";
 import { portalAuth } from "./portal-auth.js";
-import { portalFeatureGuard } from "./portal-features.js";
 import { portalPage } from "./portal-page.js";
 import { portalSessionRoutes } from "./portal-session-routes.js";
 import { PortalTokens } from "./portal-token.js";
 import type { Recoveries } from "./recovery.js";
 import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
+import { RouteAccess } from "./route-access.js";
 import { tenantRoutes } from "./tenant-routes.js";
-import { resolveTokenTenant, tenantGuards } from "./tenant-scope.js";
+import { resolveTokenTenant } from "./tenant-scope.js";
 import { allowQuery } from "./validation.js";
 
 /** Largest request body accepted (a config is a few hundred bytes). */
@@ -83,6 +83,9 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
+  // `/Configs/x/secret` or `/configs/x/secret/` name no route: one spelling per route.
+  app.set("case sensitive routing", true);
+  app.set("strict routing", true);
   app.set("query parser", "simple");
   app.get("/_healthcheck", healthHandler(deps.checks));
   app.get("/_info", (_req, res) => {
@@ -98,20 +101,20 @@ export function createApp(deps: AppDeps): Express {
   const portalTokens = new PortalTokens(deps.secrets.ring);
   // Portal tokens first: with JWT auth on, requireToken lets the requests they verified pass.
   app.use(portalAuth(deps.pool, portalTokens));
+  // Authentication only: each route's rule decides what the caller may do (api/route-access.ts).
   if (deps.auth) app.use(requireToken(deps.auth), resolveTokenTenant(deps.pool));
-  // Always mounted: they act on tenant-scoped requests only (scoped JWTs, portal sessions).
-  app.use(tenantGuards(deps.pool), portalFeatureGuard(deps.pool));
+  const access = new RouteAccess(deps.pool, deps.auth);
   // Before the configs' body parser: events have their own, larger bound.
-  app.post("/events", allowQuery(), ...deps.ingest);
+  app.use(access.router().post("/events", allowQuery(), ...deps.ingest));
   // Also before it: a type's schema may be larger than a config.
-  app.use(eventTypeRoutes(deps.pool, deps.catalog));
+  app.use(eventTypeRoutes(access, deps.pool, deps.catalog));
   app.use(
     express.json({ limit: MAX_BODY_BYTES, strict: false, type: "application/json", verify: verifyUtf8 }),
   );
   app.use(checkParsedBody);
   const etagOf = app.get("etag fn") as ((body: Buffer) => string | undefined) | undefined;
   app.use(
-    configRoutes({
+    configRoutes(access, {
       prisma: deps.prisma,
       pool: deps.pool,
       store: configStore(deps.pool, deps.secrets),
@@ -123,14 +126,14 @@ export function createApp(deps: AppDeps): Express {
       oauthTokens: deps.oauthTokens,
     }),
   );
-  app.use(tenantRoutes(deps.pool, deps.deliveries));
-  app.use(portalSessionRoutes(deps.pool, portalTokens, deps.portal));
-  app.use(endpointAuthRoutes({ pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
-  app.use(deliveryRoutes(deps.prisma, deps.replay, deps.deliveries));
-  app.use(deadLetterRoutes(deps.prisma, deps.replayDeadLetter));
-  app.use(recoveryRoutes(deps.recoveries));
-  app.use(endpointStatsRoutes(deps.prisma));
-  app.use(orderingKeyRoutes(deps.pool, deps.deliveries));
+  app.use(tenantRoutes(access, deps.pool, deps.deliveries));
+  app.use(portalSessionRoutes(access, deps.pool, portalTokens, deps.portal));
+  app.use(endpointAuthRoutes(access, { pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
+  app.use(deliveryRoutes(access, deps.prisma, deps.replay, deps.deliveries));
+  app.use(deadLetterRoutes(access, deps.prisma, deps.replayDeadLetter));
+  app.use(recoveryRoutes(access, deps.recoveries));
+  app.use(endpointStatsRoutes(access, deps.prisma));
+  app.use(orderingKeyRoutes(access, deps.pool, deps.deliveries));
   app.use(unknownRoute);
   app.use(errorHandler(deps.logger, deps.dbTimeouts));
   return app;

@@ -3,13 +3,6 @@ import { createRemoteJWKSet, errors, jwtVerify } from "jose";
 import type { AuthOptions } from "../core/options.js";
 import { ApiError } from "./errors.js";
 
-/**
- * Reads that need the write scope: a config's secret in clear lets its holder sign
- * deliveries, which is as much power as changing the config (dashboards and read-only
- * tokens see configs with the secret masked).
- */
-const WRITE_SCOPE_READS = /^\/configs\/[^/]+\/secret\/?$/;
-
 const unauthorized = (message: string) => new ApiError(401, "UNAUTHORIZED", message);
 
 function reason(err: unknown): string {
@@ -25,9 +18,9 @@ function reason(err: unknown): string {
 
 /**
  * OAuth 2.0 bearer tokens: JWTs verified against the JWKS (signature, expiry,
- * issuer and audience when set). Reads need the read scope (or the write
- * scope); everything else, and reading a secret, the write scope. Scopes come
- * from `scope` (space-separated) or `scp` (array). The subject lands in
+ * issuer and audience when set). This only authenticates: the scopes (from `scope`,
+ * space-separated, or `scp`, an array) land in res.locals.scopes, and the route that
+ * matches decides what they allow (api/route-access.ts). The subject lands in
  * res.locals for the audit, the tenant claim (--auth-tenant-claim) for
  * api/tenant-scope.ts.
  */
@@ -59,19 +52,10 @@ export function requireToken(opts: AuthOptions): RequestHandler {
       // Resolved to the tenant by api/tenant-scope.ts, which scopes every route to it.
       res.locals.tenantClaim = tenant.trim();
     }
-    const scopes = new Set([
+    res.locals.scopes = new Set([
       ...(typeof payload.scope === "string" ? payload.scope.split(" ") : []),
       ...(Array.isArray(payload.scp) ? payload.scp.map(String) : []),
     ]);
-    const read = (req.method === "GET" || req.method === "HEAD") && !WRITE_SCOPE_READS.test(req.path);
-    const allowed = scopes.has(opts.writeScope) || (read && scopes.has(opts.readScope));
-    if (!allowed) {
-      throw new ApiError(
-        403,
-        "FORBIDDEN",
-        `token lacks the scope ${read ? opts.readScope : opts.writeScope}`,
-      );
-    }
     res.removeHeader("WWW-Authenticate");
     next();
   };

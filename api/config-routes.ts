@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Router } from "express";
+import type { RequestHandler, Router } from "express";
 import type pg from "pg";
 import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
@@ -22,6 +22,7 @@ import { applyAuthChange, type EndpointAuthChange, withAuth } from "./endpoint-a
 import { checkEndpoint } from "./endpoint-url.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
+import type { RouteAccess } from "./route-access.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
 import { subscriptionWarnings } from "./subscription-warnings.js";
 import { tenantScopeOf } from "./tenant-scope.js";
@@ -147,8 +148,8 @@ const missing = (id: string) => notFound(`config ${id} not found`);
 /** The config of a route's `:id`, or NOT_FOUND (also for an id that is no UUID). */
 type LoadConfig = (id: string) => Promise<Config>;
 
-export function configRoutes(deps: ConfigRoutesDeps): Router {
-  const r = Router();
+export function configRoutes(access: RouteAccess, deps: ConfigRoutesDeps): Router {
+  const r = access.router();
   const load: LoadConfig = async (id) => {
     const config = UUID_RE.test(id) ? await deps.store.find(id) : null;
     if (!config) throw missing(id);
@@ -339,10 +340,10 @@ function secretChangeRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
   });
 }
 
-/** GET /configs/{id}/test: one test delivery to the endpoint. */
+/** POST /configs/{id}/test (and its deprecated GET alias): one test delivery to the endpoint. */
 function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
   const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens } = deps;
-  r.get("/configs/:id/test", allowQuery(), async (req, res) => {
+  const send: RequestHandler = async (req, res) => {
     const config = await load(String(req.params.id));
     const stored = await readStoredAuth(pool, config.id);
     const attempt = await sendTestDelivery(
@@ -353,5 +354,15 @@ function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
       { auth: stored ? openStoredAuth(secrets, config.id, stored) : null, tokens: oauthTokens },
     );
     res.json({ data: attemptJson(attempt) });
+  };
+  r.post("/configs/:id/test", allowQuery(), send);
+  // Deprecated: a GET with a side effect (kept for existing callers; it needs the write scope too).
+  r.get("/configs/:id/test", allowQuery(), (req, res, next) => {
+    res.setHeader("Deprecation", "true");
+    res.setHeader(
+      "Link",
+      `</configs/${encodeURIComponent(String(req.params.id))}/test>; rel="successor-version"`,
+    );
+    return send(req, res, next);
   });
 }

@@ -1,9 +1,10 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DeadLetter } from "../generated/prisma/client.js";
 import type { DeadLetterReplayer } from "./dead-letter-replay.js";
 import { notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
+import type { RouteAccess } from "./route-access.js";
 import { cursorJson } from "./serialize.js";
 import { tenantScopeOf } from "./tenant-scope.js";
 import { allowQuery, UUID_RE } from "./validation.js";
@@ -50,8 +51,12 @@ export function deadLetterJson(d: DeadLetter, opts: { preview: boolean }) {
 }
 
 /** Messages whose deliveries could not start: list, inspect, replay after fixing the cause, or delete. */
-export function deadLetterRoutes(prisma: PrismaClient, replay: DeadLetterReplayer): Router {
-  const r = Router();
+export function deadLetterRoutes(
+  access: RouteAccess,
+  prisma: PrismaClient,
+  replay: DeadLetterReplayer,
+): Router {
+  const r = access.router();
 
   const find = async (id: string): Promise<DeadLetter> => {
     const d = UUID_RE.test(id) ? await prisma.deadLetter.findUnique({ where: { id } }) : null;

@@ -1,4 +1,4 @@
-import { Router } from "express";
+import type { Router } from "express";
 import { fromDbStatus } from "../activities/attempts-store.js";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DeliveryControl } from "./delivery-control.js";
@@ -6,6 +6,7 @@ import { listDeliveries, readDeliveryListQuery } from "./delivery-list.js";
 import { notFound } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { Replayer } from "./replay.js";
+import type { RouteAccess } from "./route-access.js";
 import { attemptJson, cursorJson, unsentDeliveryJson, WITH_EVENT_BODY } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
@@ -36,8 +37,13 @@ async function knownConfig(prisma: PrismaClient, raw: unknown): Promise<string> 
 }
 
 /** Deliveries and their attempts: what the reference service stored but never showed. */
-export function deliveryRoutes(prisma: PrismaClient, replay: Replayer, deliveries: DeliveryControl): Router {
-  const r = Router();
+export function deliveryRoutes(
+  access: RouteAccess,
+  prisma: PrismaClient,
+  replay: Replayer,
+  deliveries: DeliveryControl,
+): Router {
+  const r = access.router();
 
   r.get("/configs/:id/attempts", allowQuery("pageSize", "cursor"), async (req, res) => {
     const id = await knownConfig(prisma, req.params.id);

@@ -1,10 +1,11 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type pg from "pg";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
 import { applyAuthChange, type EndpointAuthChange, endpointAuthJson } from "./endpoint-auth-input.js";
 import { notFound } from "./errors.js";
+import type { RouteAccess } from "./route-access.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
 // A config's endpoint auth and custom headers on their own routes: read (credentials
@@ -34,8 +35,8 @@ async function changeEndpointAuth(
   return next;
 }
 
-export function endpointAuthRoutes(deps: EndpointAuthDeps): Router {
-  const r = Router();
+export function endpointAuthRoutes(access: RouteAccess, deps: EndpointAuthDeps): Router {
+  const r = access.router();
   const configExists = async (id: string) => {
     const found =
       UUID_RE.test(id) &&

@@ -1,4 +1,4 @@
-import express, { Router } from "express";
+import express, { type Router } from "express";
 import type pg from "pg";
 import type { EventCatalog } from "../core/event-catalog.js";
 import { compileEventSchema, InvalidSchema, MAX_SCHEMA_BYTES } from "../core/event-schemas.js";
@@ -6,6 +6,7 @@ import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
 import { notFound, validation } from "./errors.js";
 import { type EventTypeRow, type EventTypeWrite, eventTypeStore } from "./event-type-store.js";
 import { MAX_PAGE_SIZE } from "./paging.js";
+import type { RouteAccess } from "./route-access.js";
 import { cursorJson } from "./serialize.js";
 import { allowQuery, check, jsonBody } from "./validation.js";
 
@@ -90,8 +91,8 @@ function readListPage(query: Record<string, unknown>): { pageSize: number; after
  * with a larger bound (a schema may be up to MAX_SCHEMA_BYTES). A write refreshes this
  * process's copy of the catalog at once (other processes within CATALOG_TTL_MS).
  */
-export function eventTypeRoutes(pool: pg.Pool, catalog: EventCatalog): Router {
-  const r = Router();
+export function eventTypeRoutes(access: RouteAccess, pool: pg.Pool, catalog: EventCatalog): Router {
+  const r = access.router();
   const store = eventTypeStore(pool);
   const missing = (name: string) => notFound(`event type ${JSON.stringify(name)} is not in the catalog`);
 

@@ -925,9 +925,16 @@ export const openapi = {
     },
     "/configs/{id}/test": {
       parameters: [idParam()],
-      get: {
+      post: {
         operationId: "testConfig",
-        summary: "Send a signed test event to the endpoint now and return the recorded attempt",
+        summary: "Send a signed test event to the endpoint now and return the recorded attempt (write scope)",
+        responses: { 200: ok("the attempt", dataOf("Attempt")), 404: error("no such config"), ...errors },
+      },
+      get: {
+        operationId: "testConfigDeprecated",
+        deprecated: true,
+        summary:
+          "Deprecated alias of POST /configs/{id}/test (a GET with a side effect); needs the write scope",
         responses: { 200: ok("the attempt", dataOf("Attempt")), 404: error("no such config"), ...errors },
       },
     },

@@ -1,10 +1,11 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type pg from "pg";
 import { findConfig } from "../core/config-rows.js";
 import { orderingOf } from "../core/ordering.js";
 import { findOrderingKey, listOrderingKeys, type OrderingKeyRow } from "../workers/ordering-keys.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { ApiError, notFound, validation } from "./errors.js";
+import type { RouteAccess } from "./route-access.js";
 import { cursorJson } from "./serialize.js";
 import { allowQuery, UUID_RE } from "./validation.js";
 
@@ -21,8 +22,8 @@ const keyJson = (k: OrderingKeyRow) => ({
   updatedAt: k.updatedAt.toISOString(),
 });
 
-export function orderingKeyRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router {
-  const r = Router();
+export function orderingKeyRoutes(access: RouteAccess, pool: pg.Pool, deliveries: DeliveryControl): Router {
+  const r = access.router();
   const orderedConfig = async (id: string) => {
     const config = UUID_RE.test(id) ? await findConfig(pool, id) : null;
     if (!config) throw notFound(`config ${id} not found`);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Request, Router } from "express";
+import type { Request, Router } from "express";
 import type pg from "pg";
 import { parseDuration } from "../common/duration.js";
 import type { PortalOptions } from "../core/options.js";
@@ -14,6 +14,7 @@ import {
   sessionJson,
 } from "./portal-session-store.js";
 import type { PortalTokens } from "./portal-token.js";
+import type { RouteAccess } from "./route-access.js";
 import { cursorJson } from "./serialize.js";
 import { loadTenant } from "./tenant-scope.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
@@ -64,8 +65,13 @@ function sessionUrl(req: Request, opts: PortalOptions, token: string): string {
   return `${base}/portal/#token=${token}`;
 }
 
-export function portalSessionRoutes(pool: pg.Pool, tokens: PortalTokens, opts: PortalOptions): Router {
-  const r = Router();
+export function portalSessionRoutes(
+  access: RouteAccess,
+  pool: pg.Pool,
+  tokens: PortalTokens,
+  opts: PortalOptions,
+): Router {
+  const r = access.router();
 
   r.post(
     "/tenants/:tenant/portal-sessions",

@@ -1,11 +1,12 @@
-import { Router } from "express";
+import type { Router } from "express";
 import { notFound } from "./errors.js";
 import { type Recoveries, recoveryJson } from "./recovery.js";
+import type { RouteAccess } from "./route-access.js";
 import { allowQuery, jsonBody, UUID_RE } from "./validation.js";
 
 /** Bulk recovery of a config's failed deliveries, and its progress. */
-export function recoveryRoutes(recoveries: Recoveries): Router {
-  const r = Router();
+export function recoveryRoutes(access: RouteAccess, recoveries: Recoveries): Router {
+  const r = access.router();
   const configId = (id: string) => {
     if (!UUID_RE.test(id)) throw notFound(`config ${id} not found`);
     return id;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Router } from "express";
+import type { Router } from "express";
 import type pg from "pg";
 import { inTransaction } from "../common/db/transaction.js";
 import { CONFIG_COLUMNS } from "../core/config-rows.js";
@@ -8,6 +8,7 @@ import type { Config } from "../generated/prisma/client.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { ApiError, notFound, validation } from "./errors.js";
 import { pageOf, readPage } from "./paging.js";
+import type { RouteAccess } from "./route-access.js";
 import { configJson, cursorJson } from "./serialize.js";
 import { loadTenant } from "./tenant-scope.js";
 import { allowQuery, check, jsonBody } from "./validation.js";
@@ -49,8 +50,8 @@ const uidTaken = (uid: string) =>
 const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === "23505";
 
 /** Tenants: the customers of the deployment, each owning its configs (docs/webhooks/tenants-and-portal.md#tenants). */
-export function tenantRoutes(pool: pg.Pool, deliveries: DeliveryControl): Router {
-  const r = Router();
+export function tenantRoutes(access: RouteAccess, pool: pg.Pool, deliveries: DeliveryControl): Router {
+  const r = access.router();
   listRoute(r, pool);
   createRoute(r, pool);
   readRoute(r, pool);

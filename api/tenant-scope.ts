@@ -1,14 +1,13 @@
-import { type RequestHandler, type Response, Router } from "express";
+import type { RequestHandler, Response } from "express";
 import type pg from "pg";
 import { DEFAULT_TENANT_ID, findTenant, type TenantRow, UUID_SHAPE } from "../core/tenant-rows.js";
 import { ApiError, notFound } from "./errors.js";
 
-// Tenant-scoped tokens (a JWT carrying the --auth-tenant-claim claim): every route is
-// narrowed to the token's tenant here, in one place, before the routes run. Another
-// tenant's resource answers 404 exactly as an unknown id does (no existence leak); a
-// route that spans tenants (the tenants list, tenant writes, event catalog writes)
-// answers 403. A token without the claim keeps the deployment-wide scopes. The table of
-// routes is in docs/webhooks/tenants-and-portal.md#tenants.
+// Tenant-scoped callers (a JWT carrying the --auth-tenant-claim claim, or a portal
+// session): their tenant, and who owns a resource. Each route's rule in api/route-access.ts
+// uses these: another tenant's resource answers 404 exactly as an unknown id does (no
+// existence leak); a route that spans tenants answers 403. A token without the claim keeps
+// the deployment-wide scopes. The table of routes is in docs/webhooks/tenants-and-portal.md#tenants.
 
 /** The tenant a request's token is scoped to; undefined for deployment-wide tokens (or auth off). */
 export const tenantScopeOf = (res: Response): TenantRow | undefined =>
@@ -70,50 +69,12 @@ async function tenantOfRow(pool: pg.Pool, table: "configs" | "dead_letters", id:
   return rows[0]?.tenant ?? null;
 }
 
-/**
- * The checks of tenant-scoped tokens, mounted before every route: a resource of another
- * tenant is 404 (its message the route's own), a route spanning tenants 403.
- */
-export function tenantGuards(pool: pg.Pool): Router {
-  const r = Router();
-  const owned =
-    (what: string, tenantOf: (id: string) => Promise<string | null>): RequestHandler =>
-    async (req, res, next) => {
-      const scope = tenantScopeOf(res);
-      if (!scope) return next();
-      const id = String(req.params.id);
-      if (!UUID_SHAPE.test(id) || (await tenantOf(id)) !== scope.id)
-        throw notFound(`${what} ${id} not found`);
-      next();
-    };
-  const denied =
-    (what: string): RequestHandler =>
-    (_req, res, next) => {
-      if (tenantScopeOf(res)) throw forbidden(what);
-      next();
-    };
-
-  r.use(
-    "/configs/:id",
-    owned("config", (id) => tenantOfRow(pool, "configs", id)),
-  );
-  r.use(
-    "/webhooks/:id",
-    owned("webhook", (id) => webhookTenant(pool, id)),
-  );
-  r.use(
-    "/dead-letters/:id",
-    owned("dead letter", (id) => tenantOfRow(pool, "dead_letters", id)),
-  );
-  r.get("/tenants", denied("list tenants"));
-  r.post("/tenants", denied("create tenants"));
-  // Another tenant's id is 404 (loadTenant); its own tenant it may read, not change.
-  r.all("/tenants/:tenant", async (req, res, next) => {
-    if (!tenantScopeOf(res) || req.method === "GET" || req.method === "HEAD") return next();
-    await loadTenant(pool, res, String(req.params.tenant));
-    throw forbidden(`${req.method === "DELETE" ? "delete" : "change"} its tenant`);
-  });
-  r.put("/event-types/:name", denied("change the event catalog (deployment-wide)"));
-  r.delete("/event-types/:name", denied("change the event catalog (deployment-wide)"));
-  return r;
+/** The tenant owning a config, a delivery or a dead letter (by its UUID); null when there is none. */
+export function tenantOwning(
+  pool: pg.Pool,
+  kind: "config" | "webhook" | "dead-letter",
+  id: string,
+): Promise<string | null> {
+  if (kind === "webhook") return webhookTenant(pool, id);
+  return tenantOfRow(pool, kind === "config" ? "configs" : "dead_letters", id);
 }

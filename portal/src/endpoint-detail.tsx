@@ -177,7 +177,7 @@ function TestEvent({ id }: { id: string }) {
     setError(undefined);
     setResult(null);
     try {
-      setResult((await must(client.GET("/configs/{id}/test", { params: { path: { id } } }))).data);
+      setResult((await must(client.POST("/configs/{id}/test", { params: { path: { id } } }))).data);
     } catch (err) {
       setError(asApiError(err));
     } finally {

@@ -345,7 +345,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
 
     it("POSTs a signed test event and returns the recorded attempt", async () => {
       const c = await create({ endpoint: receiver.url, secret: SECRET });
-      const r = await api.call("GET", `/configs/${c.id}/test`);
+      const r = await api.call("POST", `/configs/${c.id}/test`);
       expect(r.status).to.equal(200);
       const attempt = r.body.data;
       expect(attempt).to.include({ statusCode: 200, status: "success", retryAttempt: 0 });
@@ -368,7 +368,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
 
     it("records status code 0 and failed when the endpoint is unreachable", async () => {
       const c = await create({ endpoint: `http://127.0.0.1:${await freePort()}/unreachable` });
-      const r = await api.call("GET", `/configs/${c.id}/test`);
+      const r = await api.call("POST", `/configs/${c.id}/test`);
       expect(r.status).to.equal(200);
       expect(r.body.data).to.include({ statusCode: 0, status: "failed" });
       expect(r.body.data.error).to.match(/ECONNREFUSED/);
@@ -377,10 +377,10 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
     it("records a failure status from the endpoint", async () => {
       receiver.respond = (_req, res) => res.writeHead(503).end("down");
       const c = await create({ endpoint: receiver.url });
-      const r = await api.call("GET", `/configs/${c.id}/test`);
+      const r = await api.call("POST", `/configs/${c.id}/test`);
       expect(r.body.data).to.include({ statusCode: 503, status: "failed" });
       receiver.respond = (_req, res) => res.writeHead(200).end();
-      expect((await api.call("GET", `/configs/${UNKNOWN}/test`)).status).to.equal(404);
+      expect((await api.call("POST", `/configs/${UNKNOWN}/test`)).status).to.equal(404);
     });
   });
 
@@ -391,7 +391,7 @@ describe("configs REST API (real server, PostgreSQL, Temporal)", function () {
         const c = await create({ endpoint: receiver.url });
         const webhookIds: string[] = [];
         for (let i = 0; i < 3; i++)
-          webhookIds.push((await api.call("GET", `/configs/${c.id}/test`)).body.data.webhookID);
+          webhookIds.push((await api.call("POST", `/configs/${c.id}/test`)).body.data.webhookID);
         const first = await api.call("GET", `/configs/${c.id}/attempts?pageSize=2`);
         expect(first.status).to.equal(200);
         expect(first.body.cursor.data.map((a: { webhookID: string }) => a.webhookID)).to.deep.equal(

@@ -114,7 +114,7 @@ describe("egress policy", function () {
           endpoint: `http://localhost:${port}/hook`,
           eventTypes: ["egress.test"],
         });
-        const r = await api.call("GET", `/configs/${config.body.data.id}/test`);
+        const r = await api.call("POST", `/configs/${config.body.data.id}/test`);
         expect(r.body.data).to.include({ statusCode: 0, status: "failed" });
         expect(r.body.data.error).to.match(
           /egress policy: localhost resolves only to denied addresses: 127\.0\.0\.1/,

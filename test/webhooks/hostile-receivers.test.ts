@@ -31,7 +31,7 @@ describe("sending to hostile receivers (real sockets)", function () {
   const testDelivery = async (endpoint: string) => {
     const config = await api.call("POST", "/configs", { endpoint, eventTypes: ["hostile.test"] });
     const started = Date.now();
-    const r = await api.call("GET", `/configs/${config.body.data.id}/test`);
+    const r = await api.call("POST", `/configs/${config.body.data.id}/test`);
     expect(r.status, r.text).to.equal(200);
     return { attempt: r.body.data, ms: Date.now() - started };
   };

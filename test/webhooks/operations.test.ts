@@ -72,7 +72,7 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
         endpoint: receiver.url,
         eventTypes: ["ledger.inactive_replay"],
       });
-      const test = await env.api.call("GET", `/configs/${config.id}/test`);
+      const test = await env.api.call("POST", `/configs/${config.id}/test`);
       await env.api.call("PUT", `/configs/${config.id}/deactivate`);
       const inactive = await env.api.call("POST", `/webhooks/${test.body.data.webhookID}/replay`, undefined, {
         "idempotency-key": "k",

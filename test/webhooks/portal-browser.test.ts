@@ -281,7 +281,7 @@ describe("consumer portal in Chromium", function () {
 
     it("loads older deliveries with Load more, 50 at a time", async () => {
       for (let i = 0; i < 50; i++) {
-        const sent = await api.call("GET", `/configs/${configId}/test`);
+        const sent = await api.call("POST", `/configs/${configId}/test`);
         expect(sent.status, sent.text).to.equal(200);
       }
       const total = (await api.call("GET", `/configs/${configId}/deliveries?pageSize=1000`)).body.cursor.data

@@ -233,7 +233,7 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
     configs.set("given", { id: c.id, secrets: [given] });
     configs.set("rotated", { id: d.id, secrets: [rotated.body.data.secret, d.secret] });
     const failing = await create("failing");
-    const tested = await api.call("GET", `/configs/${c.id}/test`);
+    const tested = await api.call("POST", `/configs/${c.id}/test`);
     expect(tested.body.data.statusCode).to.equal(200);
 
     const ik = `leak-${randomBytes(4).toString("hex")}`;

@@ -36,13 +36,13 @@ describe("the signature verification snippet of the manual", function () {
       eventTypes: ["readme.check"],
     });
     const { id, secret } = created.body.data;
-    await api.call("GET", `/configs/${id}/test`);
+    await api.call("POST", `/configs/${id}/test`);
     const first = receiver.requests.at(-1)!;
     expect(verify(secret, first.headers, Buffer.from(first.body))).to.equal(true);
     expect(verify(secret, first.headers, Buffer.from(`${first.body} `))).to.equal(false);
 
     const rotated = await api.call("PUT", `/configs/${id}/secret/change`, { overlap: "1h" });
-    await api.call("GET", `/configs/${id}/test`);
+    await api.call("POST", `/configs/${id}/test`);
     const during = receiver.requests.at(-1)!;
     expect(String(during.headers["svc-webhook-signature"]).split(" ")).to.have.length(2);
     expect(verify(secret, during.headers, Buffer.from(during.body)), "old secret").to.equal(true);
