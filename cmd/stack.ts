@@ -241,6 +241,8 @@ function stackServices(
         "serve",
         "--worker",
         "--auto-migrate",
+        // A local stack's receivers are local too (a deployment keeps the default: denied).
+        "--egress-allow-private",
         "--listen",
         `127.0.0.1:${apiPort}`,
         "--data-dir",

@@ -351,10 +351,21 @@ function temporalFlags(cmd: Command): Command {
 /** Which addresses sends may reach. */
 function egressFlags(cmd: Command): Command {
   return cmd
-    .option(
-      "--egress-deny-private",
-      "deny sends to private, loopback and shared address ranges (production; allowed by default for local receivers)",
-      false,
+    .addOption(
+      new Option(
+        "--egress-allow-private [on]",
+        "allow sends to private, loopback and shared address ranges (local receivers; denied by default)",
+      )
+        .preset("true")
+        .argParser(boolArg)
+        .default(false)
+        .env("EGRESS_ALLOW_PRIVATE"),
+    )
+    .addOption(
+      new Option(
+        "--egress-deny-private",
+        "deprecated: denying private ranges is the default now (the flag wins over --egress-allow-private)",
+      ).default(false),
     )
     .addOption(
       new Option(

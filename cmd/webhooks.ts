@@ -75,7 +75,7 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),
     egress: {
-      denyPrivate: Boolean(o.egressDenyPrivate),
+      denyPrivate: Boolean(o.egressDenyPrivate) || !o.egressAllowPrivate,
       allow: opt<string[]>("egressAllow"),
       deny: opt<string[]>("egressDeny"),
     },

@@ -25,7 +25,7 @@ const ALWAYS_DENIED: [label: string, cidrs: string[]][] = [
   ["reserved", ["240.0.0.0/4"]],
 ];
 
-/** Ranges denied with --egress-deny-private. */
+/** Ranges denied unless --egress-allow-private. */
 const PRIVATE: [label: string, cidrs: string[]][] = [
   ["loopback", ["127.0.0.0/8", "::1/128"]],
   ["private", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"]],
@@ -91,7 +91,7 @@ export class EgressPolicy {
     if (denied) return `${ip} is in --egress-deny ${denied}`;
     if (this.allow.length) return hit(this.allow) ? undefined : `${ip} is not in --egress-allow`;
     const priv = this.options.denyPrivate ? hit(this.private) : undefined;
-    if (priv) return `${ip} is ${priv} (denied by --egress-deny-private)`;
+    if (priv) return `${ip} is ${priv} (private ranges are denied unless --egress-allow-private)`;
     return undefined;
   }
 

@@ -100,7 +100,7 @@ export async function startProcessContext(options: WebhooksOptions, role: string
   const egress = new EgressPolicy(options.egress);
   if (!options.egress.denyPrivate && options.egress.allow.length === 0)
     logger.warn(
-      "egress: webhooks may be sent to private and loopback addresses (fine for local receivers); pass --egress-deny-private in production",
+      "egress: --egress-allow-private is on: webhooks may be sent to private and loopback addresses (fine for local receivers, never for a deployment whose tenants set endpoints)",
     );
   const catalog = new EventCatalog(db.pool, logger);
   return {

@@ -3,6 +3,10 @@ import { fileURLToPath } from "node:url";
 // Before any command starts: the key ring every webhooks process inherits.
 import "./test-key-file.js";
 
+// The tests' receivers listen on loopback: their webhooks processes opt in to private
+// destinations, as `npm start` does (a test of the default passes EGRESS_ALLOW_PRIVATE=false).
+process.env.EGRESS_ALLOW_PRIVATE ??= "true";
+
 /** The processes whose parent is `pid` (e.g. the API processes of a cluster primary). */
 export { childPids } from "../../bench/support/proc.js";
 

@@ -42,7 +42,7 @@ describe("egress policy", function () {
       }
     });
 
-    it("allows private ranges by default and denies them with --egress-deny-private", () => {
+    it("denies private ranges unless --egress-allow-private", () => {
       for (const ip of [
         "127.0.0.1",
         "10.1.2.3",
@@ -53,7 +53,9 @@ describe("egress policy", function () {
         "100.64.0.1",
       ]) {
         expect(policy().reason(ip), ip).to.equal(undefined);
-        expect(policy({ denyPrivate: true }).reason(ip), ip).to.match(/denied by --egress-deny-private/);
+        expect(policy({ denyPrivate: true }).reason(ip), ip).to.match(
+          /private ranges are denied unless --egress-allow-private/,
+        );
       }
       expect(policy({ denyPrivate: true }).reason("93.184.215.14")).to.equal(undefined);
     });
@@ -74,6 +76,56 @@ describe("egress policy", function () {
       const r = await runCommand("webhooks", ["serve", "--egress-deny", "10.0.0.0/8,nope"]);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.match(/--egress-deny <cidrs>.*"nope" is not an address range/s);
+    });
+  });
+
+  describe("the default of serve: private and loopback destinations denied", () => {
+    let api: WebhooksUnderTest;
+    before(async () => {
+      // Without the opt-in every other test's process gets (test/support/process.ts).
+      api = await startWebhooks({ args: ["--audit-topic", ""], env: { EGRESS_ALLOW_PRIVATE: "false" } });
+    });
+    after(() => api?.stop());
+
+    it("refuses a loopback or private literal at creation and a loopback name at send, and says nothing about allowing them", async () => {
+      for (const endpoint of ["http://127.0.0.1:9/hook", "http://[::1]:9/hook", "http://10.1.2.3/hook"]) {
+        const r = await api.call("POST", "/configs", { endpoint, eventTypes: ["egress.test"] });
+        expect(r.status, endpoint).to.equal(400);
+        expect(r.body.errorMessage, endpoint).to.match(
+          /private ranges are denied unless --egress-allow-private/,
+        );
+      }
+      let received = 0;
+      const { server, port } = await listenOn("127.0.0.1", (_req, res) => {
+        received++;
+        res.end();
+      });
+      try {
+        const config = await api.call("POST", "/configs", {
+          endpoint: `http://localhost:${port}/hook`,
+          eventTypes: ["egress.test"],
+        });
+        expect(config.status, config.text).to.equal(200);
+        const r = await api.call("POST", `/configs/${config.body.data.id}/test`);
+        expect(r.body.data).to.include({ statusCode: 0, status: "failed" });
+        expect(received).to.equal(0);
+      } finally {
+        server.close();
+      }
+      expect(api.process.output).not.to.include("--egress-allow-private is on");
+    });
+
+    it("keeps denying with the deprecated --egress-deny-private, which wins over the opt-in", async () => {
+      const both = await startWebhooks({
+        args: ["--audit-topic", "", "--egress-deny-private"],
+        env: { EGRESS_ALLOW_PRIVATE: "true" },
+      });
+      try {
+        const r = await both.call("POST", "/configs", { endpoint: "http://127.0.0.1:9/", eventTypes: ["x"] });
+        expect(r.status, r.text).to.equal(400);
+      } finally {
+        await both.stop();
+      }
     });
   });
 
@@ -125,8 +177,8 @@ describe("egress policy", function () {
       }
     });
 
-    it("says loudly at startup that private addresses are allowed", () => {
-      expect(api.process.output).to.include("pass --egress-deny-private in production");
+    it("says loudly at startup that private addresses are allowed (the tests opt in)", () => {
+      expect(api.process.output).to.include("--egress-allow-private is on");
     });
 
     it("says loudly when authentication is off on a listen address beyond loopback, and not on loopback", async () => {
