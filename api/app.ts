@@ -4,6 +4,7 @@ import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DatabaseTimeouts } from "../common/db/timeouts.js";
 import { type HealthCheck, healthHandler } from "../common/health.js";
+import { isLoopback } from "../common/http-server.js";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import type { BrokerPublisher } from "../core/broker/types.js";
@@ -26,6 +27,7 @@ import { endpointAuthRoutes } from "./endpoint-auth-routes.js";
 import { endpointStatsRoutes } from "./endpoint-stats-routes.js";
 import { errorHandler, unknownRoute } from "./errors.js";
 import { eventTypeRoutes } from "./event-type-routes.js";
+import { hostCheck } from "./host-check.js";
 import { openapi } from "./openapi.js";
 import { orderingKeyRoutes } from "./ordering-key-routes.js";
 import { portalAuth } from "./portal-auth.js";
@@ -51,6 +53,8 @@ export interface AppDeps {
   dbTimeouts?: DatabaseTimeouts | undefined;
   logger: Logger;
   checks: Record<string, HealthCheck>;
+  /** The listen host: with authentication off, one of the Host names answered (api/host-check.ts). */
+  listenHost: string;
   /** Bearer-token authentication of every API route (health, info and the document stay open). */
   auth?: AuthOptions | undefined;
   audit?: { publisher: BrokerPublisher; topic: string } | undefined;
@@ -86,6 +90,7 @@ export function createApp(deps: AppDeps): Express {
   // `/Configs/x/secret` or `/configs/x/secret/` name no route: one spelling per route.
   app.set("case sensitive routing", true);
   app.set("strict routing", true);
+  if (!deps.auth) app.use(hostCheck(deps.listenHost, deps.portal.baseUrl));
   app.set("query parser", "simple");
   app.get("/_healthcheck", healthHandler(deps.checks));
   app.get("/_info", (_req, res) => {
@@ -127,7 +132,8 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(tenantRoutes(access, deps.pool, deps.deliveries));
-  app.use(portalSessionRoutes(access, deps.pool, portalTokens, deps.portal));
+  const mintable = Boolean(deps.auth) || isLoopback(deps.listenHost);
+  app.use(portalSessionRoutes(access, deps.pool, portalTokens, deps.portal, mintable));
   app.use(endpointAuthRoutes(access, { pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
   app.use(deliveryRoutes(access, deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(access, deps.prisma, deps.replayDeadLetter));

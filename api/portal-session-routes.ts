@@ -65,11 +65,17 @@ function sessionUrl(req: Request, opts: PortalOptions, token: string): string {
   return `${base}/portal/#token=${token}`;
 }
 
+/**
+ * `mintable`: false when authentication is off and the API listens beyond loopback
+ * (--insecure-no-auth): a session is a credential handed to a tenant's user, and nobody
+ * should mint one over the network from an API that checks no token.
+ */
 export function portalSessionRoutes(
   access: RouteAccess,
   pool: pg.Pool,
   tokens: PortalTokens,
   opts: PortalOptions,
+  mintable: boolean,
 ): Router {
   const r = access.router();
 
@@ -78,6 +84,12 @@ export function portalSessionRoutes(
     allowQuery(),
     jsonBody({ required: false }),
     async (req, res) => {
+      if (!mintable)
+        throw new ApiError(
+          403,
+          "FORBIDDEN",
+          "portal sessions are not created while authentication is off on a listen address beyond loopback (--auth-jwks-url turns it on)",
+        );
       const tenant = await loadTenant(pool, res, String(req.params.tenant));
       const body = check<PortalSessionUser>("PortalSessionUser", req.body ?? {});
       const ms = lifetime(body.expiresIn);

@@ -50,6 +50,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     dbTimeouts: ctx.db.timeouts,
     logger: ctx.logger,
     checks: healthChecks(ctx, worker, consumer),
+    listenHost: options.listen.host,
     auth: options.auth,
     portal: options.portal,
     audit,
@@ -68,9 +69,10 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
   if (options.auth)
     ctx.logger.info({ jwks: withoutCredentials(options.auth.jwksUrl) }, "bearer-token authentication on");
   else if (!isLoopback(options.listen.host))
+    // Only with --insecure-no-auth (cmd/webhooks.ts refuses to start otherwise).
     ctx.logger.warn(
       { listen: options.listen.host },
-      "authentication is OFF and the API listens beyond this machine: anyone who reaches it can read secrets and change configs; pass --auth-jwks-url, or --listen 127.0.0.1:PORT",
+      "authentication is OFF and the API listens beyond this machine (--insecure-no-auth): anyone who reaches it can read secrets and change configs",
     );
   const server = await listen(app, options.listen);
   // Malformed HTTP framing never reaches express: answer it in the API's error format too.

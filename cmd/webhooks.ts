@@ -2,7 +2,8 @@ import path from "node:path";
 import { Command, Option } from "commander";
 import { runServe } from "../api/serve.js";
 import { formatDuration } from "../common/duration.js";
-import { nonNegativeDurationArg, positiveIntArg } from "../common/flags.js";
+import { boolArg, nonNegativeDurationArg, positiveIntArg } from "../common/flags.js";
+import { isLoopback } from "../common/http-server.js";
 import { fromRoot } from "../common/paths.js";
 import { VERSION } from "../common/version.js";
 import type { WebhooksOptions } from "../core/options.js";
@@ -185,6 +186,14 @@ function checkPolicy(s: WebhooksOptions): void {
   }
 }
 
+/** An API that checks no token answers only this machine, unless the operator says otherwise. */
+function checkAuthBeyondLoopback(s: WebhooksOptions, insecure: boolean): void {
+  if (s.auth || insecure || isLoopback(s.listen.host)) return;
+  throw new Error(
+    `--listen ${s.listen.host} reaches beyond this machine without authentication: pass --auth-jwks-url (bearer tokens), listen on 127.0.0.1, or accept an open API with --insecure-no-auth`,
+  );
+}
+
 function checkProcesses(s: WebhooksOptions): void {
   if ((s.processes ?? 1) === 1) return;
   if (s.worker)
@@ -220,10 +229,21 @@ async function main(argv: string[]): Promise<void> {
         .default(1)
         .argParser(positiveIntArg),
     )
+    .addOption(
+      new Option(
+        "--insecure-no-auth [on]",
+        "serve the API without authentication on a listen address beyond loopback (refused otherwise)",
+      )
+        .preset("true")
+        .argParser(boolArg)
+        .default(false)
+        .env("INSECURE_NO_AUTH"),
+    )
     .action(async (o: Flags) => {
       const options = { ...toWebhooksOptions(o, Boolean(o.worker)), processes: o.processes as number };
       checkPolicy(options);
       checkProcesses(options);
+      checkAuthBeyondLoopback(options, o.insecureNoAuth === true);
       await runServe(options);
     });
 

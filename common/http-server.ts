@@ -9,9 +9,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** True for a listen host only this machine can reach (127.0.0.0/8, ::1, localhost). */
+/** True for a listen host or peer address of this machine only (127.0.0.0/8, ::1, localhost, IPv4-mapped). */
 export const isLoopback = (host: string): boolean =>
-  host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  host === "localhost" || host === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/i.test(host);
 
 /** Listens, and closes gracefully: stops accepting, lets in-flight requests finish. */
 export async function listen(app: RequestListener, address: ListenAddress): Promise<RunningServer> {

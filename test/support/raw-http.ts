@@ -73,7 +73,7 @@ export function httpRequest(
 ): Buffer {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
   const head = Object.entries({
-    host: "x",
+    host: "localhost",
     connection: "close",
     "content-length": String(bytes.length),
     ...headers,

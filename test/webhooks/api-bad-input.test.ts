@@ -146,20 +146,20 @@ describe("configs API: bad request bodies get a 4xx JSON error and store nothing
   for (const [what, request, status, says] of [
     [
       "a 1 MB query string",
-      `GET /configs?${"a".repeat(1 << 20)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /configs?${"a".repeat(1 << 20)} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
       431,
       /headers larger/,
     ],
     [
       "a Content-Length longer than the body",
-      'POST /configs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"endpoint":"https://example.com/","eventTypes":["a.b"]}',
+      'POST /configs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"endpoint":"https://example.com/","eventTypes":["a.b"]}',
       400,
       // The 5 bytes are read as the body, the rest as a next request: either answer names it.
       /malformed JSON body|malformed request/,
     ],
     [
       "a malformed Content-Length",
-      "POST /configs HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{",
+      "POST /configs HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1x\r\n\r\n{",
       400,
       /malformed Content-Length header/,
     ],

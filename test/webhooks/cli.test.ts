@@ -178,6 +178,8 @@ describe("webhooks serve with a dead dependency", () => {
     const deadPort = await freePort();
     const r = await runCommand("webhooks", [
       "serve",
+      "--listen",
+      "127.0.0.1:0",
       "--storage-sqldb-conn-string",
       `postgresql://nobody:x@127.0.0.1:${deadPort}/none`,
     ]);

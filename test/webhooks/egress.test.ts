@@ -180,18 +180,6 @@ describe("egress policy", function () {
     it("says loudly at startup that private addresses are allowed (the tests opt in)", () => {
       expect(api.process.output).to.include("--egress-allow-private is on");
     });
-
-    it("says loudly when authentication is off on a listen address beyond loopback, and not on loopback", async () => {
-      expect(api.process.output).not.to.include("authentication is OFF");
-      const open = await startWebhooks({ args: ["--audit-topic", ""], listenHost: "0.0.0.0" });
-      try {
-        expect(open.process.output).to.match(
-          /"level":40.*authentication is OFF and the API listens beyond this machine/,
-        );
-      } finally {
-        await open.stop();
-      }
-    });
   });
 
   describe("redirects (--egress-deny 127.0.0.2/32)", () => {
