@@ -14,7 +14,7 @@ import {
 } from "../core/start-failures.js";
 import { checkEventBounds } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
-import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
+import { DEFAULT_TENANT_ID, findTenant } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 import { enterLane, type Lane, type Redelivered } from "./ordered-lanes.js";
 import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
@@ -124,6 +124,10 @@ async function startEvent(
   try {
     await checkEventSchema(ctx.catalog, event, ctx.options.enforceEventSchemas);
   } catch (err) {
+    // Before matching, the tenant it named is not resolved yet: its dead letter must still
+    // be that tenant's, so its own token sees it (a name that resolves to none stays null).
+    if (tenantId === undefined && event.tenant !== undefined)
+      tenantId = (await findTenant(ctx.db.pool, event.tenant).catch(() => null))?.id;
     return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
   }
   let matched: Config[];

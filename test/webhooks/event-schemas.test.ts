@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
-import { deadLetters, eventually, metric } from "../support/poison.js";
+import { deadLetters, eventually, metric, sql } from "../support/poison.js";
 import { Receiver } from "../support/receiver.js";
 import { startWebhooks } from "../support/webhooks-server.js";
 
@@ -114,6 +114,34 @@ describe("event schemas on the start path", function () {
       expect(received(bad.idempotency_key)).to.equal(1);
       expect(received(good.idempotency_key)).to.equal(1);
     });
+    it("keeps the tenant an event named (by uid) on the dead letter of a schema failure, so the tenant sees it", async () => {
+      const acme = await env.api.call("POST", "/tenants", { uid: "acme-schemas" });
+      expect(acme.status, acme.text).to.equal(200);
+      const bad = env.event({
+        app: "shop",
+        type: "order_paid",
+        tenant: "acme-schemas",
+        payload: { amount: 1 },
+      });
+      await env.publish(bad);
+      let row: { id: string; tenant_id: string | null } | undefined;
+      await eventually(
+        "the tenant's dead letter",
+        async () => {
+          [row] = await sql<{ id: string; tenant_id: string | null }>(
+            env.api,
+            "SELECT id, tenant_id FROM dead_letters WHERE convert_from(message, 'UTF8') LIKE $1",
+            [`%${bad.idempotency_key}%`],
+          );
+          return row !== undefined;
+        },
+        30_000,
+      );
+      expect(row!.tenant_id).to.equal(acme.body.data.id);
+      const listed = await env.api.call("GET", `/dead-letters/${row!.id}`);
+      expect(listed.body.data.tenantID, listed.text).to.equal(acme.body.data.id);
+    });
+
     it("leaves a payload too deep for any delivery to the event bounds, even under a recursive schema", async () => {
       const tree = {
         $defs: { node: { type: ["array", "integer"], items: { $ref: "#/$defs/node" } } },
