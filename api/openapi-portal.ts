@@ -64,7 +64,8 @@ export const portalSchemas = {
         minItems: 1,
         uniqueItems: true,
         items: FEATURE,
-        description: "default: all",
+        description:
+          'default: every feature but "secrets" (least privilege: ask for it to show or rotate the signing secret)',
       },
       theme: ref("PortalTheme"),
     },

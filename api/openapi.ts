@@ -576,7 +576,7 @@ export const openapi = {
       },
       Tenant: {
         type: "object",
-        required: ["id", "uid", "name", "metadata", "createdAt", "updatedAt"],
+        required: ["id", "uid", "name", "createdAt", "updatedAt"],
         properties: {
           id: {
             ...UUID,
@@ -584,7 +584,10 @@ export const openapi = {
           },
           uid: { type: "string", description: 'the default tenant\'s is "default"' },
           name: { type: "string" },
-          metadata: { type: "object" },
+          metadata: {
+            type: "object",
+            description: "the operator's labels and references; absent in the answers to a portal session",
+          },
           createdAt: TIME,
           updatedAt: TIME,
         },

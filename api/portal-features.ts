@@ -10,3 +10,6 @@ export const PORTAL_FEATURES = [
   "secrets",
 ] as const;
 export type PortalFeature = (typeof PORTAL_FEATURES)[number];
+
+/** A session's features when its creator names none: least privilege, so not the signing secret. */
+export const DEFAULT_PORTAL_FEATURES: PortalFeature[] = PORTAL_FEATURES.filter((f) => f !== "secrets");

@@ -5,7 +5,7 @@ import { parseDuration } from "../common/duration.js";
 import type { PortalOptions } from "../core/options.js";
 import { ApiError, notFound, unavailable, validation } from "./errors.js";
 import { portalSessionOf } from "./portal-auth.js";
-import { PORTAL_FEATURES } from "./portal-features.js";
+import { DEFAULT_PORTAL_FEATURES } from "./portal-features.js";
 import {
   insertSession,
   liveSessions,
@@ -99,7 +99,7 @@ export function portalSessionRoutes(
       const session = await insertSession(pool, {
         id: randomUUID(),
         tenantId: tenant.id,
-        features: body.features ?? [...PORTAL_FEATURES],
+        features: body.features ?? DEFAULT_PORTAL_FEATURES,
         theme: body.theme ?? {},
         createdBy: (res.locals.subject as string | undefined) ?? null,
         expiresAt: new Date(exp * 1000),

@@ -8,6 +8,7 @@ import type { Config } from "../generated/prisma/client.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { ApiError, notFound, validation } from "./errors.js";
 import { pageOf, readPage } from "./paging.js";
+import { portalSessionOf } from "./portal-auth.js";
 import type { RouteAccess } from "./route-access.js";
 import { configJson, cursorJson } from "./serialize.js";
 import { loadTenant } from "./tenant-scope.js";
@@ -109,7 +110,13 @@ function createRoute(r: Router, pool: pg.Pool): void {
 /** GET /tenants/{tenant}, by id or uid. */
 function readRoute(r: Router, pool: pg.Pool): void {
   r.get("/tenants/:tenant", allowQuery(), async (req, res) => {
-    res.json({ data: tenantJson(await loadTenant(pool, res, String(req.params.tenant))) });
+    const tenant = tenantJson(await loadTenant(pool, res, String(req.params.tenant)));
+    // The operator's metadata (plans, billing references) is not the tenant's users' to read.
+    if (portalSessionOf(res)) {
+      const { metadata: _operators, ...shown } = tenant;
+      return res.json({ data: shown });
+    }
+    res.json({ data: tenant });
   });
 }
 

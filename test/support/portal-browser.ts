@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
+import { PORTAL_FEATURES } from "../../api/portal-features.js";
 import type { WebhooksUnderTest } from "./webhooks-server.js";
 
 // The consumer portal in Debian's Chromium (test/support/chromium.ts): sessions made through
@@ -13,13 +14,19 @@ export interface PortalSession {
   expiresAt: string;
 }
 
-/** A session of `tenant` (id or uid:<uid>) made the way an embedding app makes one. */
+/**
+ * A session of `tenant` (id or uid:<uid>) made the way an embedding app makes one; every
+ * feature unless `body` names them (the product's default leaves out "secrets").
+ */
 export async function createSession(
   api: WebhooksUnderTest,
   tenant: string,
   body: Record<string, unknown> = {},
 ): Promise<PortalSession> {
-  const answer = await api.call("POST", `/tenants/${encodeURIComponent(tenant)}/portal-sessions`, body);
+  const answer = await api.call("POST", `/tenants/${encodeURIComponent(tenant)}/portal-sessions`, {
+    features: [...PORTAL_FEATURES],
+    ...body,
+  });
   if (answer.status !== 201) throw new Error(`portal session: ${answer.status} ${answer.text}`);
   return answer.body as PortalSession;
 }

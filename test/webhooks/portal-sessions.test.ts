@@ -11,6 +11,8 @@ import { startWebhooks } from "../support/webhooks-server.js";
 
 const FRAME_ANCESTORS = "'self' https://app.example.com";
 const ALL_FEATURES = ["endpoints", "deliveries", "replay", "recovery", "test-events", "secrets"];
+/** Least privilege: the signing secret only when the creator asks for it. */
+const DEFAULT_FEATURES = ALL_FEATURES.filter((f) => f !== "secrets");
 
 /**
  * Consumer portal sessions on the real stack (PostgreSQL, NATS JetStream, the Temporal dev
@@ -109,7 +111,7 @@ describe("consumer portal sessions (API without JWT auth)", function () {
     );
     expect(recovery.status, recovery.text).to.be.oneOf([200, 202]);
     recoveryB = recovery.body.data.id;
-    sessionA = await session(tenantA.id);
+    sessionA = await session(tenantA.id, { features: ALL_FEATURES });
     sessionB = await session("uid:globex");
   });
 
@@ -155,6 +157,28 @@ describe("consumer portal sessions (API without JWT auth)", function () {
       brandColor: "#0a7cFF",
       logoUrl: "https://img.example.org:8443/logo.svg",
     });
+
+    // The operator's metadata of the tenant is not shown to its portal session.
+    const labelled = await call("PATCH", `/tenants/${tenantA.id}`, {
+      metadata: { plan: "gold", crm: "acct-17" },
+    });
+    expect(labelled.status, labelled.text).to.equal(200);
+    const seen = await call("GET", `/tenants/${tenantA.id}`, undefined, sessionA.token);
+    expect(seen.status, seen.text).to.equal(200);
+    expect(seen.body.data).to.include({ id: tenantA.id, uid: "acme", name: "Acme" });
+    expect(seen.body.data).to.not.have.property("metadata");
+    expect(seen.text).to.not.include("acct-17");
+    expect((await call("GET", `/tenants/${tenantA.id}`)).body.data.metadata).to.deep.equal({
+      plan: "gold",
+      crm: "acct-17",
+    });
+
+    // Without features asked for: every one but the signing secret's.
+    const plain = await session(tenantA.id);
+    expect((plain as unknown as { features: string[] }).features).to.deep.equal(DEFAULT_FEATURES);
+    const refused = await call("GET", `/configs/${configA}/secret`, undefined, plain.token);
+    expect(refused.status, refused.text).to.equal(403);
+    expect(refused.body.errorMessage).to.contain('lacks the feature "secrets"');
 
     const anonymous = await call("GET", "/portal-sessions/current");
     expect(anonymous.status).to.equal(401);
