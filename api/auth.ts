@@ -51,11 +51,20 @@ export function requireToken(opts: AuthOptions): RequestHandler {
         throw unauthorized(`token claim "${opts.tenantClaim}" must name a tenant by id or uid`);
       // Resolved to the tenant by api/tenant-scope.ts, which scopes every route to it.
       res.locals.tenantClaim = tenant.trim();
+      // A uid claim is bound to the tenant that held the uid when the token was issued.
+      res.locals.tokenIssuedAt = typeof payload.iat === "number" ? payload.iat : undefined;
     }
-    res.locals.scopes = new Set([
+    const scopes = new Set([
       ...(typeof payload.scope === "string" ? payload.scope.split(" ") : []),
       ...(Array.isArray(payload.scp) ? payload.scp.map(String) : []),
     ]);
+    if (opts.requireTenantClaim && tenant === undefined && !scopes.has(opts.adminScope))
+      throw new ApiError(
+        403,
+        "FORBIDDEN",
+        `token has no "${opts.tenantClaim}" claim and lacks the scope ${opts.adminScope}: deployment-wide tokens need it (--auth-require-tenant-claim)`,
+      );
+    res.locals.scopes = scopes;
     res.removeHeader("WWW-Authenticate");
     next();
   };

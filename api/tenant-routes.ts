@@ -131,7 +131,8 @@ function updateRoute(r: Router, pool: pg.Pool): void {
     try {
       const { rows } = await pool.query<TenantRow>(
         `UPDATE tenants SET uid = coalesce($2, uid), name = coalesce($3, name),
-           metadata = coalesce($4::jsonb, metadata), updated_at = now()
+           metadata = coalesce($4::jsonb, metadata), updated_at = now(),
+           uid_since = CASE WHEN $2 IS NOT NULL AND $2 <> uid THEN now() ELSE uid_since END
          WHERE id = $1::uuid RETURNING ${TENANT_COLUMNS}`,
         [
           current.id,

@@ -20,13 +20,33 @@ const forbidden = (what: string) =>
     `a tenant-scoped token cannot ${what}: it needs a token without a tenant claim`,
   );
 
-/** Resolves the token's tenant claim (api/auth.ts) to its tenant; a claim naming none is refused. */
+/**
+ * Resolves the token's tenant claim (api/auth.ts) to its tenant; a claim naming none is
+ * refused. A claim naming a uid must come from a token issued (`iat`) once the tenant held
+ * that uid: a uid renamed away and taken by another tenant never carries old tokens over.
+ */
 export function resolveTokenTenant(pool: pg.Pool): RequestHandler {
   return async (_req, res, next) => {
     const claim = res.locals.tenantClaim as string | undefined;
     if (claim === undefined) return next();
     const tenant = await findTenant(pool, claim);
-    if (!tenant) throw forbidden(`be used: its tenant ${JSON.stringify(claim.slice(0, 200))} does not exist`);
+    const named = JSON.stringify(claim.slice(0, 200));
+    if (!tenant) throw forbidden(`be used: its tenant ${named} does not exist`);
+    if (!UUID_SHAPE.test(claim)) {
+      const iat = res.locals.tokenIssuedAt as number | undefined;
+      if (iat === undefined)
+        throw new ApiError(
+          401,
+          "UNAUTHORIZED",
+          `the token names its tenant by uid ${named} without an "iat" claim: name the tenant by id, or add "iat"`,
+        );
+      if (iat < Math.floor(tenant.uidSince.getTime() / 1000))
+        throw new ApiError(
+          401,
+          "UNAUTHORIZED",
+          `the token was issued before its tenant got the uid ${named} (${tenant.uidSince.toISOString()}): issue a new token`,
+        );
+    }
     res.locals.tenant = tenant;
     next();
   };

@@ -527,6 +527,24 @@ function authFlags(cmd: Command): Command {
       )
         .env("AUTH_TENANT_CLAIM")
         .default("tenant"),
+    )
+    .addOption(
+      new Option(
+        "--auth-require-tenant-claim [on]",
+        "refuse tokens without the tenant claim unless they carry the admin scope (multi-tenant deployments)",
+      )
+        .preset("true")
+        .argParser(boolArg)
+        .default(false)
+        .env("AUTH_REQUIRE_TENANT_CLAIM"),
+    )
+    .addOption(
+      new Option(
+        "--auth-admin-scope <scope>",
+        "scope of deployment-wide tokens under --auth-require-tenant-claim",
+      )
+        .env("AUTH_ADMIN_SCOPE")
+        .default("webhooks:admin"),
     );
 }
 

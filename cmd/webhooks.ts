@@ -166,6 +166,8 @@ function authSettings(o: Flags): Pick<WebhooksOptions, "auth"> {
       readScope: opt<string>("authReadScope"),
       writeScope: opt<string>("authWriteScope"),
       tenantClaim: opt<string>("authTenantClaim"),
+      requireTenantClaim: o.authRequireTenantClaim === true,
+      adminScope: opt<string>("authAdminScope"),
     },
   };
 }

@@ -18,6 +18,9 @@ export interface AuthOptions {
   writeScope: string;
   /** The claim naming a token's tenant (--auth-tenant-claim); a token without it is deployment-wide. */
   tenantClaim: string;
+  /** --auth-require-tenant-claim: a token without the claim needs `adminScope` to be deployment-wide. */
+  requireTenantClaim: boolean;
+  adminScope: string;
 }
 
 /** The consumer portal's page and sessions (api/portal-*.ts). */

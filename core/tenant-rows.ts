@@ -15,11 +15,13 @@ export interface TenantRow {
   uid: string;
   name: string;
   metadata: Record<string, unknown>;
+  /** When it got its current uid (a token naming it by uid must be younger). */
+  uidSince: Date;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export const TENANT_COLUMNS = `id, uid, name, metadata, created_at AS "createdAt", updated_at AS "updatedAt"`;
+export const TENANT_COLUMNS = `id, uid, name, metadata, uid_since AS "uidSince", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** The tenant named by its id or its uid, or null. */
 export async function findTenant(pool: pg.Pool, idOrUid: string): Promise<TenantRow | null> {

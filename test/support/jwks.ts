@@ -32,16 +32,21 @@ export class TestJwks {
     return ["--auth-jwks-url", this.url, "--auth-issuer", TEST_ISSUER, "--auth-audience", TEST_AUDIENCE];
   }
 
-  /** A JWT valid for 10 minutes; write scope and subject "operator" unless the claims say otherwise. */
-  sign(claims: Record<string, unknown>): Promise<string> {
-    return new SignJWT({ scope: "webhooks:write", ...claims })
+  /**
+   * A JWT valid for 10 minutes; write scope and subject "operator" unless the claims say
+   * otherwise. `iat`: issued now unless a time in seconds is given, or none with false.
+   */
+  sign(
+    claims: Record<string, unknown>,
+    iat: number | false = Math.floor(Date.now() / 1000),
+  ): Promise<string> {
+    const jwt = new SignJWT({ scope: "webhooks:write", ...claims })
       .setProtectedHeader({ alg: "RS256", kid: "k1" })
       .setIssuer(TEST_ISSUER)
       .setAudience(TEST_AUDIENCE)
       .setSubject(String(claims.sub ?? "operator"))
-      .setIssuedAt()
-      .setExpirationTime("10m")
-      .sign(this.key);
+      .setExpirationTime("10m");
+    return (iat === false ? jwt : jwt.setIssuedAt(iat)).sign(this.key);
   }
 
   close(): void {
