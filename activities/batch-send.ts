@@ -19,6 +19,7 @@ import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
 import type { SendResult } from "./http-send.js";
 import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim } from "./send-claims.js";
+import { permission } from "./send-permission.js";
 import { closeUnsent } from "./unsent-deliveries.js";
 import { writeAfterPost, writeDeadline } from "./write-after-post.js";
 
@@ -67,8 +68,8 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
     await releaseClaim(pool, claim);
     return { skipped: reason };
   }
-  if (input.rateLimited && deps.rateLimit && URL.canParse(config.endpoint)) {
-    const waitMs = await deps.rateLimit.acquire(config.id, new URL(config.endpoint).host);
+  if (input.rateLimited && URL.canParse(config.endpoint)) {
+    const waitMs = await permission(deps, config);
     if (waitMs > 0) {
       await releaseClaim(pool, claim);
       return { waitMs };

@@ -45,7 +45,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     async rateLimitWait(configId: string): Promise<number> {
       const config = await findConfig(pool, configId);
       if (!config || !URL.canParse(config.endpoint)) return 0; // the send records why the delivery ends
-      return permission(deps, configId, config.endpoint);
+      return permission(deps, config);
     },
 
     /**

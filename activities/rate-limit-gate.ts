@@ -32,18 +32,26 @@ const AFTER_RESET_MS = 5;
 
 export interface RateLimitGate {
   /**
-   * Takes one permission for a send of this config to this host: 0 when the
-   * send may go now (the hit is counted), else how long to wait before asking
-   * again (nothing counted).
+   * Takes one permission for a send of this config (of this tenant) to this host: 0 when
+   * the send may go now (the hit is counted), else how long to wait before asking again
+   * (nothing counted).
    */
-  acquire(configId: string, endpointHost: string): Promise<number>;
+  acquire(send: SendKeys): Promise<number>;
   close(): void;
 }
 
+/** What a send is counted against. */
+export interface SendKeys {
+  configId: string;
+  tenantId: string;
+  endpointHost: string;
+}
+
 /**
- * Outbound rate limiting through the rate limit service, in domain `domain`
- * with two descriptors, `config_id` and `endpoint_host`, so rules can cap one
- * subscription or one receiving host. Each permission is a peek (per-descriptor
+ * Outbound rate limiting through the rate limit service, in domain `domain` with two
+ * descriptors, `config_id` and `[tenant_id, endpoint_host]`, so rules can cap one
+ * subscription or one tenant's sends to one receiving host (a host's budget is per
+ * tenant: one tenant's burst never spends another's). Each permission is a peek (per-descriptor
  * hits_addend 0: counts nothing) and, when every limit has room, a take (one
  * hit). A waiting delivery therefore costs no quota. Within a process, the
  * peek and take of one config or host never interleave with another's; only
@@ -55,15 +63,18 @@ export interface RateLimitGate {
  */
 export function createRateLimitGate(address: string, domain: string, logger: Logger): RateLimitGate {
   const client = new RateLimitServiceClient(address, grpc.credentials.createInsecure());
-  const ask = (configId: string, endpointHost: string, peek: boolean): Promise<RateLimitResponse> => {
-    const descriptor = (key: string, value: string) => ({
-      entries: [{ key, value }],
+  const ask = (send: SendKeys, peek: boolean): Promise<RateLimitResponse> => {
+    const descriptor = (...entries: [string, string][]) => ({
+      entries: entries.map(([key, value]) => ({ key, value })),
       limit: undefined,
       hitsAddend: peek ? 0n : undefined,
     });
     const request = {
       domain,
-      descriptors: [descriptor("config_id", configId), descriptor("endpoint_host", endpointHost)],
+      descriptors: [
+        descriptor(["config_id", send.configId]),
+        descriptor(["tenant_id", send.tenantId], ["endpoint_host", send.endpointHost]),
+      ],
       hitsAddend: 1,
     };
     return new Promise((resolve, reject) =>
@@ -87,11 +98,11 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
   };
   const locks = new KeyedLock();
   return {
-    async acquire(configId, endpointHost) {
+    async acquire(send) {
       if (Date.now() < unavailableUntil) return 0;
       const turn = await locks.with(
-        [`config_id=${configId}`, `endpoint_host=${endpointHost}`],
-        () => permit(configId, endpointHost),
+        [`config_id=${send.configId}`, `tenant_id=${send.tenantId}/endpoint_host=${send.endpointHost}`],
+        () => permit(send),
         TURN_WAIT_MS,
       );
       return turn.ran ? turn.value : DEFAULT_WAIT_MS;
@@ -99,12 +110,12 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
     close: () => client.close(),
   };
 
-  async function permit(configId: string, endpointHost: string): Promise<number> {
+  async function permit(send: SendKeys): Promise<number> {
     // The service failed while this send waited for its turn.
     if (Date.now() < unavailableUntil) return 0;
     let peek: RateLimitResponse;
     try {
-      peek = await ask(configId, endpointHost, true);
+      peek = await ask(send, true);
     } catch (err) {
       return failOpen(err);
     }
@@ -118,7 +129,7 @@ export function createRateLimitGate(address: string, domain: string, logger: Log
     if (late.length) return waitFor(late, now);
     let taken: RateLimitResponse;
     try {
-      taken = await ask(configId, endpointHost, false);
+      taken = await ask(send, false);
     } catch (err) {
       return failOpen(err);
     }

@@ -109,7 +109,7 @@ async function sendClaimed(
   if (!config?.active) return skipInactive(deps, input, claim, config);
   const ref = await eventRefOf(deps, input);
   if (input.rateLimited && URL.canParse(config.endpoint)) {
-    const waitMs = await permission(deps, config.id, config.endpoint);
+    const waitMs = await permission(deps, config);
     if (waitMs > 0) {
       await releaseClaim(pool, claim);
       return waitForPermission(deps, input, config, ref.id, waitMs);

@@ -5,17 +5,23 @@ import type { SendAttemptInput, SendOutcome } from "./delivery-types.js";
 import { endUnsendable, unsentWait } from "./unsendable.js";
 import { recordUnsentWait } from "./unsent-deliveries.js";
 
-/** 0 when a send of this config to `endpoint` may go now (permission taken), else the wait. */
+/** 0 when a send of this config to its endpoint may go now (permission taken), else the wait. */
 export function permission(
   { rateLimit, logger }: DeliveryDeps,
-  configId: string,
-  endpoint: string,
+  config: Pick<Config, "id" | "tenantId" | "endpoint">,
 ): Promise<number> {
   if (!rateLimit) {
-    logger.warn({ configId }, "delivery asks for rate limiting but this worker has no --ratelimit-addr");
+    logger.warn(
+      { configId: config.id },
+      "delivery asks for rate limiting but this worker has no --ratelimit-addr",
+    );
     return Promise.resolve(0);
   }
-  return rateLimit.acquire(configId, new URL(endpoint).host);
+  return rateLimit.acquire({
+    configId: config.id,
+    tenantId: config.tenantId,
+    endpointHost: new URL(config.endpoint).host,
+  });
 }
 
 /**

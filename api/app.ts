@@ -12,7 +12,7 @@ import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EventCatalog } from "../core/event-catalog.js";
 import { metricsHandler, metricsHandlerFrom } from "../core/metrics.js";
-import type { AuthOptions, PortalOptions } from "../core/options.js";
+import type { AuthOptions, PortalOptions, QuotaOptions } from "../core/options.js";
 import { auditTrail } from "./audit.js";
 import { requireToken } from "./auth.js";
 import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
@@ -38,6 +38,7 @@ import type { Recoveries } from "./recovery.js";
 import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
 import { RouteAccess } from "./route-access.js";
+import { TenantQuotas } from "./tenant-quotas.js";
 import { tenantRoutes } from "./tenant-routes.js";
 import { resolveTokenTenant } from "./tenant-scope.js";
 import { allowQuery } from "./validation.js";
@@ -79,6 +80,8 @@ export interface AppDeps {
   sendTimeoutMs: number;
   /** The consumer portal's page and sessions. */
   portal: PortalOptions;
+  /** Per-tenant quotas (api/tenant-quotas.ts). */
+  quotas: QuotaOptions;
   /** What /metrics serves, when not this process's own registry (the sum over a cluster). */
   metrics?: (() => Promise<string>) | undefined;
 }
@@ -104,6 +107,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(portalPage(deps.portal));
   if (deps.audit) app.use(auditTrail(deps.audit.publisher, deps.audit.topic, deps.logger));
   const portalTokens = new PortalTokens(deps.secrets.ring);
+  const quotas = new TenantQuotas(deps.pool, deps.quotas);
   // Portal tokens first: with JWT auth on, requireToken lets the requests they verified pass.
   app.use(portalAuth(deps.pool, portalTokens));
   // Authentication only: each route's rule decides what the caller may do (api/route-access.ts).
@@ -129,11 +133,12 @@ export function createApp(deps: AppDeps): Express {
       egress: deps.egress,
       secrets: deps.secrets,
       oauthTokens: deps.oauthTokens,
+      quotas,
     }),
   );
   app.use(tenantRoutes(access, deps.pool, deps.deliveries));
   const mintable = Boolean(deps.auth) || isLoopback(deps.listenHost);
-  app.use(portalSessionRoutes(access, deps.pool, portalTokens, deps.portal, mintable));
+  app.use(portalSessionRoutes(access, deps.pool, portalTokens, { ...deps.portal, mintable, quotas }));
   app.use(endpointAuthRoutes(access, { pool: deps.pool, secrets: deps.secrets, egress: deps.egress }));
   app.use(deliveryRoutes(access, deps.prisma, deps.replay, deps.deliveries));
   app.use(deadLetterRoutes(access, deps.prisma, deps.replayDeadLetter));

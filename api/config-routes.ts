@@ -25,6 +25,7 @@ import { afterCursor, pageOf, readPage } from "./paging.js";
 import type { RouteAccess } from "./route-access.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
 import { subscriptionWarnings } from "./subscription-warnings.js";
+import type { TenantQuotas } from "./tenant-quotas.js";
 import { tenantScopeOf } from "./tenant-scope.js";
 import { sendTestDelivery } from "./test-delivery.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
@@ -117,6 +118,8 @@ export interface ConfigRoutesDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens for test deliveries to endpoints that want one. */
   oauthTokens: OAuthTokens;
+  /** Per-tenant quotas: configs, test sends. */
+  quotas: TenantQuotas;
 }
 
 /**
@@ -217,6 +220,7 @@ function createRoute(r: Router, deps: ConfigRoutesDeps): void {
     const { auth, ...data } = readConfigUser(req.body, egress);
     precheckAuth(deps, auth);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
+    await deps.quotas.config(tenantId);
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     // Sealed for the new config's id, written in the same transaction as the config.
     const sealed: { auth: StoredAuth | null } = { auth: null };
@@ -345,6 +349,7 @@ function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
   const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens } = deps;
   const send: RequestHandler = async (req, res) => {
     const config = await load(String(req.params.id));
+    await deps.quotas.testSend(config.tenantId, config.id);
     const stored = await readStoredAuth(pool, config.id);
     const attempt = await sendTestDelivery(
       { prisma, pool },

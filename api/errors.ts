@@ -13,14 +13,16 @@ export type ErrorCode =
   | "FORBIDDEN"
   | "CONFLICT"
   | "UNAVAILABLE"
+  | "RATE_LIMITED"
   | "INTERNAL";
 
-/** An error the API answers with its own status and code. */
+/** An error the API answers with its own status and code (and a Retry-After when it has one). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -45,7 +47,10 @@ export const unknownRoute: RequestHandler = (req, res) =>
  */
 export function errorHandler(logger: Logger, dbTimeouts?: DatabaseTimeouts): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message);
+    if (err instanceof ApiError) {
+      if (err.retryAfterSeconds !== undefined) res.setHeader("Retry-After", String(err.retryAfterSeconds));
+      return sendError(res, err.status, err.code, err.message);
+    }
     if (err?.type === "entity.verify.failed" && err.message)
       return sendError(res, 400, "VALIDATION", err.message);
     if (err instanceof PermanentStartFailure) return sendError(res, 409, "CONFLICT", err.message);

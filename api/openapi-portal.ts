@@ -122,6 +122,7 @@ export function portalPaths(errors: Record<number, object>, tenantParam: object)
           ...errors,
           201: { description: "the session, its token and URL", content: json(ref("PortalSessionCreated")) },
           404: error("no such tenant"),
+          429: error("the tenant has its quota of live sessions (--tenant-max-portal-sessions)"),
           503: error(
             "this process has no secrets key ring (--insecure-plaintext-secrets) to sign tokens with",
           ),

@@ -683,6 +683,7 @@ export const openapi = {
               "FORBIDDEN",
               "CONFLICT",
               "UNAVAILABLE",
+              "RATE_LIMITED",
               "INTERNAL",
             ],
           },
@@ -715,6 +716,7 @@ export const openapi = {
         requestBody: { required: true, content: json(ref("ConfigUser")) },
         responses: {
           200: ok("the created config, with its secret in clear", ref("ConfigWritten")),
+          429: error("the tenant holds its quota of configs (--tenant-max-configs); Retry-After is a hint"),
           ...errors,
         },
       },
@@ -852,6 +854,7 @@ export const openapi = {
           200: ok("this key asked for the same recovery before: nothing new started", dataOf("Recovery")),
           404: error("no such config"),
           409: error("the config is inactive, or the key was used with another window or event types"),
+          429: error("the tenant has its quota of running recoveries (--tenant-max-recoveries)"),
           ...errors,
         },
       },
@@ -931,7 +934,14 @@ export const openapi = {
       post: {
         operationId: "testConfig",
         summary: "Send a signed test event to the endpoint now and return the recorded attempt (write scope)",
-        responses: { 200: ok("the attempt", dataOf("Attempt")), 404: error("no such config"), ...errors },
+        responses: {
+          200: ok("the attempt", dataOf("Attempt")),
+          404: error("no such config"),
+          429: error(
+            "the config's or the tenant's test sends of the last minute reached their quota (--config-max-test-sends, --tenant-max-test-sends); Retry-After says when one frees",
+          ),
+          ...errors,
+        },
       },
       get: {
         operationId: "testConfigDeprecated",

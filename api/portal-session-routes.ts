@@ -16,6 +16,7 @@ import {
 import type { PortalTokens } from "./portal-token.js";
 import type { RouteAccess } from "./route-access.js";
 import { cursorJson } from "./serialize.js";
+import type { TenantQuotas } from "./tenant-quotas.js";
 import { loadTenant } from "./tenant-scope.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
@@ -65,17 +66,22 @@ function sessionUrl(req: Request, opts: PortalOptions, token: string): string {
   return `${base}/portal/#token=${token}`;
 }
 
-/**
- * `mintable`: false when authentication is off and the API listens beyond loopback
- * (--insecure-no-auth): a session is a credential handed to a tenant's user, and nobody
- * should mint one over the network from an API that checks no token.
- */
+/** How sessions are made: the portal's options, whether sessions may be minted here, the tenant's quota. */
+interface SessionMaking extends PortalOptions {
+  /**
+   * False when authentication is off and the API listens beyond loopback
+   * (--insecure-no-auth): a session is a credential handed to a tenant's user, and nobody
+   * should mint one over the network from an API that checks no token.
+   */
+  mintable: boolean;
+  quotas: TenantQuotas;
+}
+
 export function portalSessionRoutes(
   access: RouteAccess,
   pool: pg.Pool,
   tokens: PortalTokens,
-  opts: PortalOptions,
-  mintable: boolean,
+  opts: SessionMaking,
 ): Router {
   const r = access.router();
 
@@ -84,7 +90,7 @@ export function portalSessionRoutes(
     allowQuery(),
     jsonBody({ required: false }),
     async (req, res) => {
-      if (!mintable)
+      if (!opts.mintable)
         throw new ApiError(
           403,
           "FORBIDDEN",
@@ -92,6 +98,7 @@ export function portalSessionRoutes(
         );
       const tenant = await loadTenant(pool, res, String(req.params.tenant));
       const body = check<PortalSessionUser>("PortalSessionUser", req.body ?? {});
+      await opts.quotas.portalSession(tenant.id);
       const ms = lifetime(body.expiresIn);
       if (body.theme?.logoUrl !== undefined) checkLogo(body.theme.logoUrl, opts.logoHosts);
       if (tokens.unavailable) throw unavailable(tokens.unavailable);

@@ -4,6 +4,7 @@ import { Prisma, type Recovery } from "../generated/prisma/client.js";
 import { maintenanceQueue } from "../workers/task-queues.js";
 import type { recoverDeliveries } from "../workflows/recovery.js";
 import { ApiError, notFound, unavailable, validation } from "./errors.js";
+import { TenantQuotas } from "./tenant-quotas.js";
 import { check } from "./validation.js";
 
 interface RecoveryRequest {
@@ -48,6 +49,7 @@ const sameRequest = (r: Recovery, since: Date, until: Date | undefined, types: s
  * recoverDeliveries workflow on the maintenance queue does the work at --recovery-rate.
  */
 export function createRecoveries(ctx: ProcessContext, prisma: PrismaClient): Recoveries {
+  const quotas = new TenantQuotas(ctx.db.pool, ctx.options.quotas);
   const get = async (configId: string, recoveryId: string) => {
     const r = await prisma.recovery.findUnique({ where: { id: recoveryId } });
     if (!r || r.configId !== configId)
@@ -89,6 +91,8 @@ export function createRecoveries(ctx: ProcessContext, prisma: PrismaClient): Rec
           "CONFLICT",
           `config ${configId} is inactive; activate it to recover its deliveries`,
         );
+      // After the repeat check: asking again for a recovery already made is never refused.
+      await quotas.recovery(config.tenantId);
 
       const id = crypto.randomUUID();
       let recovery: Recovery;

@@ -53,6 +53,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     listenHost: options.listen.host,
     auth: options.auth,
     portal: options.portal,
+    quotas: options.quotas,
     audit,
     replay: createReplayer(ctx, ctx.db.prisma),
     deliveries: createDeliveryControl(ctx.temporal, ctx.db.prisma, ctx.logger),

@@ -65,6 +65,7 @@ export function addSharedOptions(cmd: Command): Command {
     secretsFlags,
     authFlags,
     portalFlags,
+    quotaFlags,
   ];
   return groups.reduce((c, addGroup) => addGroup(c), addServiceOptions(cmd, ":8080"));
 }
@@ -545,6 +546,36 @@ function authFlags(cmd: Command): Command {
       )
         .env("AUTH_ADMIN_SCOPE")
         .default("webhooks:admin"),
+    );
+}
+
+/** Per-tenant quotas of the API (every tenant but the default one; 0: none). */
+function quotaFlags(cmd: Command): Command {
+  const quota = (flag: string, env: string, help: string, value: number) =>
+    new Option(`${flag} <n>`, help).env(env).default(value).argParser(nonNegativeIntArg);
+  return cmd
+    .addOption(quota("--tenant-max-configs", "TENANT_MAX_CONFIGS", "configs a tenant may hold", 1000))
+    .addOption(
+      quota(
+        "--tenant-max-portal-sessions",
+        "TENANT_MAX_PORTAL_SESSIONS",
+        "live portal sessions per tenant",
+        100,
+      ),
+    )
+    .addOption(
+      quota("--tenant-max-recoveries", "TENANT_MAX_RECOVERIES", "running bulk recoveries per tenant", 3),
+    )
+    .addOption(
+      quota("--tenant-max-test-sends", "TENANT_MAX_TEST_SENDS", "test sends a minute per tenant", 60),
+    )
+    .addOption(
+      quota(
+        "--config-max-test-sends",
+        "CONFIG_MAX_TEST_SENDS",
+        "test sends a minute per config (every tenant's, the default one's too)",
+        10,
+      ),
     );
 }
 

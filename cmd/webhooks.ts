@@ -88,6 +88,13 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
       assetsDir: path.resolve(opt<string>("portalAssetsDir")),
     },
     ...authSettings(o),
+    quotas: {
+      configs: opt("tenantMaxConfigs"),
+      portalSessions: opt("tenantMaxPortalSessions"),
+      recoveries: opt("tenantMaxRecoveries"),
+      testSends: opt("tenantMaxTestSends"),
+      testSendsPerConfig: opt("configMaxTestSends"),
+    },
   };
 }
 

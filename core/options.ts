@@ -23,6 +23,17 @@ export interface AuthOptions {
   adminScope: string;
 }
 
+/** Per-tenant quotas of the API (api/tenant-quotas.ts); 0 turns one off. */
+export interface QuotaOptions {
+  configs: number;
+  portalSessions: number;
+  recoveries: number;
+  /** Test sends a minute per tenant. */
+  testSends: number;
+  /** Test sends a minute per config. */
+  testSendsPerConfig: number;
+}
+
 /** The consumer portal's page and sessions (api/portal-*.ts). */
 export interface PortalOptions {
   /** CSP frame-ancestors sources of the page (--portal-frame-ancestors), e.g. "'none'". */
@@ -143,4 +154,5 @@ export interface WebhooksOptions {
   auditTopic: string;
   auth?: AuthOptions;
   portal: PortalOptions;
+  quotas: QuotaOptions;
 }

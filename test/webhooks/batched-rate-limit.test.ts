@@ -8,8 +8,10 @@ const RULES = `domain: webhooks
 descriptors:
   - key: config_id
     rate_limit: { unit: second, requests_per_unit: 1 }
-  - key: endpoint_host
-    rate_limit: { unit: second, requests_per_unit: 100 }
+  - key: tenant_id
+    descriptors:
+      - key: endpoint_host
+        rate_limit: { unit: second, requests_per_unit: 100 }
 `;
 
 /**
@@ -42,7 +44,7 @@ describe("batched delivery through the rate limit service", function () {
       eventTypes: ["ledger.batch_limited"],
       batch: { maxEvents: 3, maxWaitMs: 5_000 },
     });
-    const [configHits, hostHits] = [await hits("config_id"), await hits("endpoint_host")];
+    const [configHits, hostHits] = [await hits("config_id"), await hits("tenant_id.endpoint_host")];
     // Nine events at once: three full batches, each larger than the limit's one request.
     const answers = await Promise.all(
       Array.from({ length: 9 }, (_, i) =>
@@ -64,7 +66,7 @@ describe("batched delivery through the rate limit service", function () {
     const seconds = receiver.requests.map((r) => Math.floor(r.at / 1000));
     expect(new Set(seconds).size, `receipts in seconds ${seconds}`).to.equal(3);
     expect(await hits("config_id")).to.equal(configHits + 3);
-    expect(await hits("endpoint_host")).to.equal(hostHits + 3);
+    expect(await hits("tenant_id.endpoint_host")).to.equal(hostHits + 3);
     // Waiting wrote no row: one success row per event, its first attempt.
     const rows = await env.attempts(config.id);
     expect(rows.map((r) => [r.retry_attempt, r.status])).to.deep.equal(rows.map(() => [0, "success"]));

@@ -13,8 +13,19 @@ const RULES = `domain: webhooks
 descriptors:
   - key: config_id
     rate_limit: { unit: second, requests_per_unit: 1 }
-  - key: endpoint_host
-    rate_limit: { unit: second, requests_per_unit: 100 }
+  - key: tenant_id
+    descriptors:
+      - key: endpoint_host
+        rate_limit: { unit: second, requests_per_unit: 100 }
+`;
+
+/** One send a second per tenant and receiving host, nothing per config. */
+const HOST_RULES = `domain: webhooks
+descriptors:
+  - key: tenant_id
+    descriptors:
+      - key: endpoint_host
+        rate_limit: { unit: second, requests_per_unit: 1 }
 `;
 
 /** The delivery worker asks the real rate limit service before each send and waits on OVER_LIMIT. */
@@ -42,7 +53,7 @@ describe("deliveries through the rate limit service", function () {
 
     it("lands N sends in N distinct seconds, and waiting counts no hit and no attempt", async () => {
       const config = await env.createConfig({ endpoint: receiver.url, eventTypes: ["ledger.limited"] });
-      const [configHits, hostHits] = [await hits("config_id"), await hits("endpoint_host")];
+      const [configHits, hostHits] = [await hits("config_id"), await hits("tenant_id.endpoint_host")];
       const events = [1, 2, 3, 4, 5].map(() => env.event({ type: "limited" }));
       for (const e of events) await env.publish(e);
       for (const e of events)
@@ -53,9 +64,63 @@ describe("deliveries through the rate limit service", function () {
       expect(new Set(seconds).size, `receipts in seconds ${seconds}`).to.equal(events.length);
       // Only the five sends counted, on both descriptors: the waits were peeks.
       expect(await hits("config_id")).to.equal(configHits + events.length);
-      expect(await hits("endpoint_host")).to.equal(hostHits + events.length);
+      expect(await hits("tenant_id.endpoint_host")).to.equal(hostHits + events.length);
       const rows = await env.attempts(config.id);
       expect(rows.map((r) => [r.retry_attempt, r.status])).to.deep.equal(events.map(() => [0, "success"]));
+    });
+  });
+
+  describe("a receiving host's budget is per tenant", () => {
+    const env = new DeliveryEnv();
+    let hostLimited: RateLimitUnderTest;
+    before(async () => {
+      hostLimited = await startRateLimitService(HOST_RULES);
+      await env.start(["--ratelimit-addr", hostLimited.grpcAddress]);
+    });
+    after(async () => {
+      await env.stop();
+      await hostLimited?.stop();
+    });
+
+    it("lets tenant B send to a host while tenant A's backlog to the same host waits out A's budget", async () => {
+      const host = await new Receiver().start();
+      try {
+        const tenants = ["host-a", "host-b"];
+        for (const uid of tenants) {
+          const t = await env.api.call("POST", "/tenants", { uid });
+          await env.api.call("POST", "/configs", {
+            endpoint: host.url,
+            eventTypes: ["ledger.shared_host"],
+            tenantId: t.body.data.id,
+          });
+        }
+        const publish = (uid: string, n: number) =>
+          Promise.all(
+            Array.from({ length: n }, (_, i) =>
+              env.publish(env.event({ type: "shared_host", tenant: uid, idempotency_key: `${uid}.${i}` })),
+            ),
+          );
+        await publish("host-a", 8);
+        await host.waitFor(1);
+        // A's backlog now waits one send a second; B's two go on B's own budget.
+        await publish("host-b", 2);
+        await host.waitFor(10);
+        const seconds = (uid: string) =>
+          host.requests
+            .filter((r) => JSON.parse(r.body).idempotency_key.startsWith(`${uid}.`))
+            .map((r) => Math.floor(r.at / 1000));
+        const [a, b] = [seconds("host-a"), seconds("host-b")];
+        // Each tenant's own budget holds: one send a second each.
+        expect(new Set(a).size, `A in seconds ${a}`).to.equal(8);
+        expect(new Set(b).size, `B in seconds ${b}`).to.equal(2);
+        // A budget shared by the host would put all ten in ten distinct seconds.
+        expect(
+          b.some((sec) => a.includes(sec)),
+          `A ${a}, B ${b}`,
+        ).to.equal(true);
+      } finally {
+        await host.stop();
+      }
     });
   });
 
