@@ -30,6 +30,9 @@ export interface ConfigWrite {
   tenantId?: string;
 }
 
+/** A replace's fields: a secret absent keeps the stored one and its overlap (a portal session without "secrets"). */
+export type ConfigReplace = Omit<ConfigWrite, "secret"> & { secret?: string | undefined };
+
 export interface ConfigFilter {
   id?: string | undefined;
   endpoint?: string | undefined;
@@ -45,10 +48,10 @@ export interface ConfigStore {
    */
   insert(data: ConfigWrite, authFor?: (configId: string) => StoredAuth): Promise<Config>;
   /**
-   * Replaces the user fields, ends any secret overlap, refreshes updatedAt; null when
+   * Replaces the user fields, ends any secret overlap when the secret is given, refreshes updatedAt; null when
    * unknown. `auth`, when given, replaces its endpoint auth in the same transaction.
    */
-  replace(id: string, data: ConfigWrite, auth?: StoredAuth): Promise<Config | null>;
+  replace(id: string, data: ConfigReplace, auth?: StoredAuth): Promise<Config | null>;
   /** Configs matching every given filter, newest update first. */
   list(filter: ConfigFilter): Promise<Config[]>;
 }
@@ -123,8 +126,10 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
     async replace(id, data, auth) {
       const statement = {
         name: "configs-replace",
-        text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
-            name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
+        text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = coalesce($4, secret),
+            name = coalesce($5, name),
+            previous_secret = CASE WHEN $4::text IS NULL THEN previous_secret END,
+            previous_secret_expires_at = CASE WHEN $4::text IS NULL THEN previous_secret_expires_at END,
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
             ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
             batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END
@@ -133,7 +138,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           id,
           data.endpoint,
           data.eventTypes,
-          secrets.seal(id, "secret", data.secret),
+          data.secret === undefined ? null : secrets.seal(id, "secret", data.secret),
           data.name ?? null,
           new Date(),
           data.filter !== undefined,
