@@ -61,7 +61,8 @@ export function plainHttpReason(url: string, egress: EgressPolicy): string | und
   const literal = mapped ?? host;
   const family = isIP(literal);
   const loopback =
-    host === "localhost" || host.endsWith(".localhost")
+    // Only the name itself: whether *.localhost resolves to loopback depends on the resolver.
+    host === "localhost"
       ? "127.0.0.1"
       : family && LOOPBACK.check(literal, family === 4 ? "ipv4" : "ipv6")
         ? literal

@@ -739,6 +739,9 @@ export const openapi = {
           200: ok("the updated config", ref("ConfigWritten")),
           404: error("no such config"),
           ...errors,
+          403: error(
+            `${errors[403].description}; or a portal session without the "secrets" feature gave a secret (absent keeps the stored one)`,
+          ),
         },
       },
       delete: {
