@@ -307,31 +307,32 @@ function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void
     const { auth, secret, ...rest } = readConfigUser(req.body, egress);
     const data = { ...rest, secret: replacedSecret(res, secret) };
     const id = String(req.params.id);
-    const stored = await load(id);
-    if (data.tenantId !== undefined && data.tenantId !== stored.tenantId) {
+    if (!UUID_RE.test(id)) throw missing(id);
+    if (data.tenantId !== undefined && data.tenantId !== (await load(id)).tenantId) {
       throw validation(
         `tenantId cannot change: config ${id} stays in its tenant (create a config in the other one)`,
       );
     }
-    // Applied to the stored auth (checked) before the config is replaced; absent keeps it.
-    const current = (await readStoredAuth(pool, id)) ?? EMPTY_AUTH;
-    const next = auth
-      ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
-      : null;
-    // A kept credential must stay at the origin it was set for (api/credential-binding.ts).
-    checkCredentialBinding({
-      endpointBefore: stored.endpoint,
-      endpointAfter: data.endpoint,
-      authBefore: current,
-      authAfter: next ?? current,
-      change: auth,
-      egress,
-      prefix: "auth.",
-    });
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    const config = await store.replace(id, data, next ?? undefined);
-    if (!config) throw missing(id);
-    res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
+    // Under the config's row lock: the change applied to the stored auth (absent keeps it),
+    // and a kept credential must stay at the origin it was set for (api/credential-binding.ts).
+    const replaced = await store.replace(id, data, ({ endpoint, auth: current }) => {
+      const next = auth
+        ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
+        : undefined;
+      checkCredentialBinding({
+        endpointBefore: endpoint,
+        endpointAfter: data.endpoint,
+        authBefore: current,
+        authAfter: next ?? current,
+        change: auth,
+        egress,
+        prefix: "auth.",
+      });
+      return next;
+    });
+    if (!replaced) throw missing(id);
+    res.json(withWarnings(warnings, replaced.config, undefined, replaced.auth));
   });
 }
 

@@ -1,5 +1,6 @@
 import { Router } from "express";
 import type pg from "pg";
+import { inTransaction } from "../common/db/transaction.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
@@ -24,44 +25,48 @@ export interface EndpointAuthDeps {
  */
 async function changeEndpointAuth(
   deps: EndpointAuthDeps,
-  config: { id: string; endpoint: string },
+  configId: string,
   change: EndpointAuthChange,
   prefix: string,
 ): Promise<StoredAuth> {
-  const current = (await readStoredAuth(deps.pool, config.id)) ?? EMPTY_AUTH;
-  const next = applyAuthChange(current, change, {
-    configId: config.id,
-    secrets: deps.secrets,
-    egress: deps.egress,
-    prefix,
+  // Under the config's row lock, as PUT /configs/{id} takes it: the endpoint checked is the
+  // one the credentials are stored beside, whatever a concurrent PUT does.
+  return inTransaction(deps.pool, async (client) => {
+    const config = (
+      await client.query<{ endpoint: string }>(
+        "SELECT endpoint FROM configs WHERE id = $1::uuid FOR UPDATE",
+        [configId],
+      )
+    ).rows[0];
+    if (!config) throw notFound(`config ${configId} not found`);
+    const current = (await readStoredAuth(client, configId)) ?? EMPTY_AUTH;
+    const next = applyAuthChange(current, change, {
+      configId,
+      secrets: deps.secrets,
+      egress: deps.egress,
+      prefix,
+    });
+    checkCredentialBinding({
+      endpointBefore: config.endpoint,
+      endpointAfter: config.endpoint,
+      authBefore: current,
+      authAfter: next,
+      change,
+      egress: deps.egress,
+      prefix,
+    });
+    await writeStoredAuth(client, configId, next);
+    return next;
   });
-  checkCredentialBinding({
-    endpointBefore: config.endpoint,
-    endpointAfter: config.endpoint,
-    authBefore: current,
-    authAfter: next,
-    change,
-    egress: deps.egress,
-    prefix,
-  });
-  await writeStoredAuth(deps.pool, config.id, next);
-  return next;
 }
 
 export function endpointAuthRoutes(deps: EndpointAuthDeps): Router {
   const r = Router();
-  /** The config's id and endpoint (what its credentials are bound to), or NOT_FOUND. */
   const configExists = async (id: string) => {
-    const found = UUID_RE.test(id)
-      ? (
-          await deps.pool.query<{ id: string; endpoint: string }>(
-            "SELECT id, endpoint FROM configs WHERE id = $1::uuid",
-            [id],
-          )
-        ).rows[0]
-      : undefined;
+    const found =
+      UUID_RE.test(id) &&
+      (await deps.pool.query("SELECT 1 FROM configs WHERE id = $1::uuid", [id])).rowCount === 1;
     if (!found) throw notFound(`config ${id} not found`);
-    return found;
   };
 
   r.get("/configs/:id/auth", allowQuery(), async (req, res) => {
@@ -73,8 +78,8 @@ export function endpointAuthRoutes(deps: EndpointAuthDeps): Router {
   r.patch("/configs/:id/auth", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const id = String(req.params.id);
     const change = check<EndpointAuthChange>("EndpointAuthChange", req.body);
-    const config = await configExists(id);
-    res.json({ data: endpointAuthJson(await changeEndpointAuth(deps, config, change, "")) });
+    await configExists(id);
+    res.json({ data: endpointAuthJson(await changeEndpointAuth(deps, id, change, "")) });
   });
 
   r.delete("/configs/:id/auth", allowQuery(), async (req, res) => {

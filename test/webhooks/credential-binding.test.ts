@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
+import pg from "pg";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { eventually, sql } from "../support/poison.js";
 import { fixturePortalAssets } from "../support/portal.js";
@@ -178,6 +180,29 @@ describe("credentials bound to their endpoint origin and token URL (real Postgre
       oauth2: { tokenUrl: elsewhere, clientSecret: "other" },
     });
     expect(moved.status, moved.text).to.equal(200);
+  });
+
+  it("checks a move and a concurrent credential change under the config's row lock, so neither slips past the other", async () => {
+    const c = await create({ endpoint: home.url });
+    // A transaction of the test holds the config's row while a PATCH and then a PUT arrive.
+    const locker = new pg.Client({ connectionString: env.api.db.url });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query("SELECT 1 FROM configs WHERE id = $1 FOR UPDATE", [c.id]);
+      const patch = call("PATCH", `/configs/${c.id}/auth`, { bearer: { token: bearer } });
+      await sleep(300);
+      const put = call("PUT", `/configs/${c.id}`, { endpoint: attacker.url, eventTypes: ["cred.*"] });
+      await sleep(300);
+      await locker.query("COMMIT");
+      const [patched, moved] = await Promise.all([patch, put]);
+      expect(patched.status, patched.text).to.equal(200);
+      // The PUT sees the token the PATCH stored for the old origin, and moves nothing.
+      refused(moved, "auth.bearer.token");
+      expect((await call("GET", `/configs/${c.id}`)).body.data.endpoint).to.equal(home.url);
+    } finally {
+      await locker.end();
+    }
   });
 
   it("refuses credentials over plain http:// beyond loopback (endpoint and token URL), keeps stored ones delivering", async () => {
