@@ -509,6 +509,27 @@ describe("consumer portal in Chromium", function () {
       expect(stored).to.include({ tokenUrl, clientSecret: "********" }).and.not.to.have.property("scope");
     });
 
+    it("asks for the client secret again when the token URL changes, and shows the API's refusal next to it", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      const secretField = page.getByLabel("Client secret");
+      expect(await secretField.getAttribute("placeholder")).to.equal("unchanged");
+      const moved = `${tokenUrl}?realm=other`;
+      await page.getByLabel("Token URL").fill(moved);
+      expect(await secretField.getAttribute("placeholder")).not.to.equal("unchanged");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      expect(await errorFor("oauth-client-secret")).to.include("oauth2.clientSecret must be given again");
+      const [config] = await configsOfC();
+      expect((await api.call("GET", `/configs/${config!.id}`)).body.data.auth.oauth2.tokenUrl).to.equal(
+        tokenUrl,
+      );
+      // Back to the stored token URL: the blank secret keeps the stored one again.
+      await page.getByLabel("Token URL").fill(tokenUrl);
+      expect(await secretField.getAttribute("placeholder")).to.equal("unchanged");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
+      expect(pageErrors(page)).to.deep.equal([]);
+    });
+
     it("stores a client certificate for mutual TLS, refusing a bad PEM next to its field", async () => {
       await page.getByRole("link", { name: "← Endpoints" }).click();
       await page.getByRole("link", { name: "Add endpoint" }).click();
