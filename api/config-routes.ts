@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { RequestHandler, Router } from "express";
+import type { RequestHandler, Response, Router } from "express";
 import type pg from "pg";
 import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
@@ -17,11 +17,13 @@ import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-ro
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
 import type { ConfigStore } from "./config-store.js";
+import { checkCredentialBinding } from "./credential-binding.js";
 import type { DeliveryControl } from "./delivery-control.js";
 import { applyAuthChange, type EndpointAuthChange, withAuth } from "./endpoint-auth-input.js";
 import { checkEndpoint } from "./endpoint-url.js";
-import { notFound, validation } from "./errors.js";
+import { ApiError, notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
+import { portalSessionOf } from "./portal-auth.js";
 import type { RouteAccess } from "./route-access.js";
 import { attemptJson, configJson, cursorJson } from "./serialize.js";
 import { subscriptionWarnings } from "./subscription-warnings.js";
@@ -78,7 +80,8 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
   return {
     endpoint: checkEndpoint(c.endpoint, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
-    secret: c.secret ?? generateSecret(),
+    /** As given: a create generates one when absent, a replace decides (replacedSecret). */
+    secret: c.secret,
     ...(c.name !== undefined ? { name: c.name } : {}),
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
     ...(ordering !== undefined ? { ordering } : {}),
@@ -137,13 +140,48 @@ const withWarnings = (
   ...(warnings.length > 0 ? { warnings } : {}),
 });
 
-/** A config's auth change checked before the config is written (sealed for a placeholder id, then discarded). */
+/**
+ * A new config's auth change checked before the config is written (sealed for a placeholder
+ * id, then discarded), and where its credentials may go (api/credential-binding.ts).
+ */
 function precheckAuth(
   { secrets, egress }: Pick<ConfigRoutesDeps, "secrets" | "egress">,
+  endpoint: string,
   change: EndpointAuthChange | undefined,
 ): void {
-  if (change)
-    applyAuthChange(EMPTY_AUTH, change, { configId: randomUUID(), secrets, egress, prefix: "auth." });
+  if (!change) return;
+  const next = applyAuthChange(EMPTY_AUTH, change, {
+    configId: randomUUID(),
+    secrets,
+    egress,
+    prefix: "auth.",
+  });
+  checkCredentialBinding({
+    endpointBefore: null,
+    endpointAfter: endpoint,
+    authBefore: EMPTY_AUTH,
+    authAfter: next,
+    change,
+    egress,
+    prefix: "auth.",
+  });
+}
+
+/**
+ * The secret a PUT writes: the one given, or a new one (the Formance contract). A portal
+ * session without the "secrets" feature may not change it: absent keeps the stored one
+ * (undefined), given is 403, as the page's secret routes are.
+ */
+function replacedSecret(res: Response, given: string | undefined): string | undefined {
+  const session = portalSessionOf(res);
+  if (!session || session.features.includes("secrets")) return given ?? generateSecret();
+  if (given !== undefined)
+    throw new ApiError(
+      403,
+      "FORBIDDEN",
+      'this portal session lacks the feature "secrets", which setting the signing secret needs (leave "secret" out to keep the stored one)',
+    );
+  return undefined;
 }
 
 const missing = (id: string) => notFound(`config ${id} not found`);
@@ -217,8 +255,9 @@ function createRoute(r: Router, deps: ConfigRoutesDeps): void {
   const { pool, store, egress, secrets } = deps;
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
-    const { auth, ...data } = readConfigUser(req.body, egress);
-    precheckAuth(deps, auth);
+    const { auth, secret, ...rest } = readConfigUser(req.body, egress);
+    const data = { ...rest, secret: secret ?? generateSecret() };
+    precheckAuth(deps, data.endpoint, auth);
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     await deps.quotas.config(tenantId);
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
@@ -269,7 +308,8 @@ function readRoutes(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
 function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
   const { pool, store, egress, secrets } = deps;
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    const { auth, ...data } = readConfigUser(req.body, egress);
+    const { auth, secret, ...rest } = readConfigUser(req.body, egress);
+    const data = { ...rest, secret: replacedSecret(res, secret) };
     const id = String(req.params.id);
     if (!UUID_RE.test(id)) throw missing(id);
     if (data.tenantId !== undefined && data.tenantId !== (await load(id)).tenantId) {
@@ -277,16 +317,26 @@ function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void
         `tenantId cannot change: config ${id} stays in its tenant (create a config in the other one)`,
       );
     }
-    // Applied to the stored auth (checked) before the config is replaced; absent keeps it.
-    const current = auth ? ((await readStoredAuth(pool, id)) ?? EMPTY_AUTH) : null;
-    const next =
-      auth && current
-        ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
-        : null;
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    const config = await store.replace(id, data, next ?? undefined);
-    if (!config) throw missing(id);
-    res.json(withWarnings(warnings, config, undefined, next ?? (await readStoredAuth(pool, id))));
+    // Under the config's row lock: the change applied to the stored auth (absent keeps it),
+    // and a kept credential must stay at the origin it was set for (api/credential-binding.ts).
+    const replaced = await store.replace(id, data, ({ endpoint, auth: current }) => {
+      const next = auth
+        ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
+        : undefined;
+      checkCredentialBinding({
+        endpointBefore: endpoint,
+        endpointAfter: data.endpoint,
+        authBefore: current,
+        authAfter: next ?? current,
+        change: auth,
+        egress,
+        prefix: "auth.",
+      });
+      return next;
+    });
+    if (!replaced) throw missing(id);
+    res.json(withWarnings(warnings, replaced.config, undefined, replaced.auth));
   });
 }
 

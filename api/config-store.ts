@@ -4,7 +4,7 @@ import { inTransaction } from "../common/db/transaction.js";
 import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
-import { type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
+import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
 import type { Ordering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -30,6 +30,12 @@ export interface ConfigWrite {
   tenantId?: string;
 }
 
+/** A replace's fields: a secret absent keeps the stored one and its overlap (a portal session without "secrets"). */
+export type ConfigReplace = Omit<ConfigWrite, "secret"> & { secret?: string | undefined };
+
+/** The auth a replace stores, decided from what is stored (undefined keeps it). */
+export type AuthOf = (stored: { endpoint: string; auth: StoredAuth }) => StoredAuth | undefined;
+
 export interface ConfigFilter {
   id?: string | undefined;
   endpoint?: string | undefined;
@@ -45,10 +51,17 @@ export interface ConfigStore {
    */
   insert(data: ConfigWrite, authFor?: (configId: string) => StoredAuth): Promise<Config>;
   /**
-   * Replaces the user fields, ends any secret overlap, refreshes updatedAt; null when
-   * unknown. `auth`, when given, replaces its endpoint auth in the same transaction.
+   * Replaces the user fields, ends any secret overlap when the secret is given, refreshes
+   * updatedAt; null when unknown. In one transaction holding the config's row lock,
+   * `authOf` is given the stored endpoint and auth and answers the auth to store (undefined
+   * keeps it) or throws a 400: a concurrent auth change cannot slip between its check and
+   * the write (api/credential-binding.ts).
    */
-  replace(id: string, data: ConfigWrite, auth?: StoredAuth): Promise<Config | null>;
+  replace(
+    id: string,
+    data: ConfigReplace,
+    authOf: AuthOf,
+  ): Promise<{ config: Config; auth: StoredAuth | null } | null>;
   /** Configs matching every given filter, newest update first. */
   list(filter: ConfigFilter): Promise<Config[]>;
 }
@@ -120,11 +133,13 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       });
     },
 
-    async replace(id, data, auth) {
+    async replace(id, data, authOf) {
       const statement = {
         name: "configs-replace",
-        text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = $4,
-            name = coalesce($5, name), previous_secret = NULL, previous_secret_expires_at = NULL,
+        text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = coalesce($4, secret),
+            name = coalesce($5, name),
+            previous_secret = CASE WHEN $4::text IS NULL THEN previous_secret END,
+            previous_secret_expires_at = CASE WHEN $4::text IS NULL THEN previous_secret_expires_at END,
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
             ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
             batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END
@@ -133,7 +148,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           id,
           data.endpoint,
           data.eventTypes,
-          secrets.seal(id, "secret", data.secret),
+          data.secret === undefined ? null : secrets.seal(id, "secret", data.secret),
           data.name ?? null,
           new Date(),
           data.filter !== undefined,
@@ -144,11 +159,17 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.batch),
         ],
       };
-      if (!auth) return (await pool.query<Config>(statement)).rows[0] ?? null;
       return inTransaction(pool, async (client) => {
-        const config = (await client.query<Config>(statement)).rows[0];
-        if (config) await writeStoredAuth(client, id, auth);
-        return config ?? null;
+        const locked = await client.query<{ endpoint: string }>(
+          "SELECT endpoint FROM configs WHERE id = $1::uuid FOR UPDATE",
+          [id],
+        );
+        if (!locked.rows[0]) return null;
+        const row = await readStoredAuth(client, id);
+        const auth = authOf({ endpoint: locked.rows[0].endpoint, auth: row ?? EMPTY_AUTH });
+        const config = (await client.query<Config>(statement)).rows[0]!;
+        if (auth) await writeStoredAuth(client, id, auth);
+        return { config, auth: auth ?? row };
       });
     },
 

@@ -1,8 +1,10 @@
 import type { Router } from "express";
 import type pg from "pg";
+import { inTransaction } from "../common/db/transaction.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
+import { checkCredentialBinding } from "./credential-binding.js";
 import { applyAuthChange, type EndpointAuthChange, endpointAuthJson } from "./endpoint-auth-input.js";
 import { notFound } from "./errors.js";
 import type { RouteAccess } from "./route-access.js";
@@ -17,22 +19,46 @@ export interface EndpointAuthDeps {
   egress: EgressPolicy;
 }
 
-/** The config's stored auth change applied and written; throws a 400 naming the field before writing anything. */
+/**
+ * The config's stored auth change applied and written; throws a 400 naming the field before
+ * writing anything, also when a credential would go where it was not given for
+ * (api/credential-binding.ts: a new token URL without the client secret, plain http).
+ */
 async function changeEndpointAuth(
   deps: EndpointAuthDeps,
   configId: string,
   change: EndpointAuthChange,
   prefix: string,
 ): Promise<StoredAuth> {
-  const current = (await readStoredAuth(deps.pool, configId)) ?? EMPTY_AUTH;
-  const next = applyAuthChange(current, change, {
-    configId,
-    secrets: deps.secrets,
-    egress: deps.egress,
-    prefix,
+  // Under the config's row lock, as PUT /configs/{id} takes it: the endpoint checked is the
+  // one the credentials are stored beside, whatever a concurrent PUT does.
+  return inTransaction(deps.pool, async (client) => {
+    const config = (
+      await client.query<{ endpoint: string }>(
+        "SELECT endpoint FROM configs WHERE id = $1::uuid FOR UPDATE",
+        [configId],
+      )
+    ).rows[0];
+    if (!config) throw notFound(`config ${configId} not found`);
+    const current = (await readStoredAuth(client, configId)) ?? EMPTY_AUTH;
+    const next = applyAuthChange(current, change, {
+      configId,
+      secrets: deps.secrets,
+      egress: deps.egress,
+      prefix,
+    });
+    checkCredentialBinding({
+      endpointBefore: config.endpoint,
+      endpointAfter: config.endpoint,
+      authBefore: current,
+      authAfter: next,
+      change,
+      egress: deps.egress,
+      prefix,
+    });
+    await writeStoredAuth(client, configId, next);
+    return next;
   });
-  await writeStoredAuth(deps.pool, configId, next);
-  return next;
 }
 
 export function endpointAuthRoutes(access: RouteAccess, deps: EndpointAuthDeps): Router {

@@ -17,7 +17,10 @@ export const endpointAuthSchemas = {
     description:
       "Endpoint auth and custom headers, applied as a merge: a kind absent is kept, null removes it, and inside a kind " +
       "a field absent keeps its stored value (so one credential changes without resending the others). Only one of " +
-      "basic, bearer and oauth2 (each sets Authorization). Every credential is sealed at rest and masked in answers.",
+      "basic, bearer and oauth2 (each sets Authorization). Every credential is sealed at rest and masked in answers. " +
+      "A credential is bound to the endpoint origin (and the client secret to the token URL) it was given for: a change of " +
+      "either needs it again in the same request. Credentials over plain http:// are refused (endpoint and token URL), " +
+      "except to a loopback address or localhost while the egress policy allows loopback (no --egress-deny-private).",
     properties: {
       headers: {
         type: ["array", "null"],
@@ -75,7 +78,8 @@ export const endpointAuthSchemas = {
           tokenUrl: {
             type: "string",
             maxLength: 2048,
-            description: "absolute http(s) URL, under the egress policy",
+            description:
+              "absolute https URL (http only to loopback while the egress policy allows it), under the egress policy; a new one needs clientSecret again",
           },
           clientId: { type: "string", minLength: 1, maxLength: 256 },
           clientSecret: { type: "string", minLength: 1, maxLength: 1024, description: "sealed at rest" },

@@ -132,7 +132,10 @@ export const openapi = {
             description: "absolute http(s) URL the events are POSTed to",
           },
           eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
-          secret: { ...SECRET, description: `${SECRET.description}; generated when absent` },
+          secret: {
+            ...SECRET,
+            description: `${SECRET.description}; generated when absent (on update by a portal session without the "secrets" feature: absent keeps the stored one, given is 403)`,
+          },
           name: { type: "string", maxLength: 255 },
           tenantId: {
             ...UUID,
@@ -150,7 +153,9 @@ export const openapi = {
           auth: {
             ...ref("EndpointAuthChange"),
             description:
-              "endpoint auth and custom headers, merged into the stored ones; on update, absent keeps them",
+              "endpoint auth and custom headers, merged into the stored ones; on update, absent keeps them, except that an " +
+              "endpoint moving to another origin (scheme, host, port) must give every stored credential again in the same " +
+              "request (header values, basic.password, bearer.token, oauth2.clientSecret) or remove its kind with null: 400 naming the field",
           },
           ordering: {
             ...ORDERING,
@@ -731,12 +736,17 @@ export const openapi = {
       put: {
         operationId: "updateConfig",
         summary:
-          "Replace a config's endpoint, event types, name and secret (a new secret when absent; the answer masks it, GET /configs/{id}/secret reads it)",
+          "Replace a config's endpoint, event types, name and secret (a new secret when absent; the answer masks it, GET /configs/{id}/secret reads it). " +
+          "Stored credentials stay bound to the endpoint's origin: a new origin needs them again in auth (400 naming the field otherwise); " +
+          "credentials never go over plain http:// except to loopback while the egress policy allows it",
         requestBody: { required: true, content: json(ref("ConfigUser")) },
         responses: {
           200: ok("the updated config", ref("ConfigWritten")),
           404: error("no such config"),
           ...errors,
+          403: error(
+            `${errors[403].description}; or a portal session without the "secrets" feature gave a secret (absent keeps the stored one)`,
+          ),
         },
       },
       delete: {
@@ -901,7 +911,7 @@ export const openapi = {
       patch: {
         operationId: "changeConfigAuth",
         summary:
-          "Change the endpoint auth and headers as a merge (null removes a kind; absent fields are kept)",
+          "Change the endpoint auth and headers as a merge (null removes a kind; absent fields are kept; a new oauth2.tokenUrl needs oauth2.clientSecret again, and no credential goes over plain http:// except to loopback while the egress policy allows it)",
         requestBody: { required: true, content: json(ref("EndpointAuthChange")) },
         responses: { 200: ok("the auth", dataOf("EndpointAuth")), 404: error("no such config"), ...errors },
       },

@@ -60,7 +60,11 @@ export const EMPTY_AUTH: StoredAuth = Object.fromEntries(
 export const isEmptyAuth = (a: StoredAuth) =>
   a.header_names.length === 0 && AUTH_FIELDS.every((f) => f === "header_names" || a[f] === null);
 
-export async function readStoredAuth(pool: pg.Pool, configId: string): Promise<StoredAuth | null> {
+/** The config's auth row (on the pool, or in a transaction that holds the config's row lock). */
+export async function readStoredAuth(
+  pool: pg.Pool | pg.PoolClient,
+  configId: string,
+): Promise<StoredAuth | null> {
   const { rows } = await pool.query<StoredAuth>({
     name: "config-auth-find",
     text: `SELECT ${AUTH_FIELDS.join(", ")} FROM config_auth WHERE config_id = $1::uuid`,

@@ -1,7 +1,9 @@
 // Create or edit an endpoint: URL, name, event types from the catalog, payload filter,
 // custom headers and auth. Credentials are write-only: the form never shows a stored one,
-// and a blank credential on edit keeps the stored value. Validation errors of the API are
-// shown next to the field they name.
+// and a blank credential on edit keeps the stored value, unless the endpoint moves to another
+// origin (or the token URL changes): the API then wants the credentials again, so the form
+// says so and stops offering "unchanged". Validation errors of the API are shown next to the
+// field they name.
 import { useEffect, useState } from "preact/hooks";
 import {
   ApiError,
@@ -139,8 +141,25 @@ function useEndpointFormState(client: Client, id: string | undefined) {
   };
 }
 
+/** The origin of a URL being typed, or undefined while it does not parse. */
+const originOf = (url: string) => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+};
+
+/** True when the edited endpoint is at another origin than the stored one, which holds credentials. */
+function movesCredentials(endpoint: string, current: Config | null): boolean {
+  const a = current?.auth;
+  if (!current || !(a?.headers?.length || a?.basic || a?.bearer || a?.oauth2)) return false;
+  const to = originOf(endpoint);
+  return to !== undefined && to !== originOf(current.endpoint);
+}
+
 export function EndpointForm({ id }: { id?: string }) {
-  const { client } = usePortal();
+  const { client, can } = usePortal();
   const f = useEndpointFormState(client, id);
 
   if (f.loadError) return <LoadFailure error={f.loadError} what="This endpoint" />;
@@ -155,7 +174,7 @@ export function EndpointForm({ id }: { id?: string }) {
     if (auth) body.auth = auth;
     f.setBusy(true);
     try {
-      await saveConfig(client, id, body);
+      await saveConfig(client, id, body, can("secrets"));
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) f.setErrors({ [fieldOf(err.message)]: err.message });
       else f.setErrors({ form: err instanceof Error ? err.message : String(err) });
@@ -171,6 +190,8 @@ export function EndpointForm({ id }: { id?: string }) {
       </p>
     ) : null;
   const describedBy = (field: FormField) => (f.errors[field] ? `${field}-error` : undefined);
+  // A stored credential is bound to the endpoint's origin: at another one it must be typed again.
+  const moved = movesCredentials(f.endpoint, f.current);
 
   return (
     <section aria-labelledby="form-title">
@@ -186,18 +207,24 @@ export function EndpointForm({ id }: { id?: string }) {
             filter: f.setFilter,
           }}
           catalog={f.catalog}
+          moved={moved}
           eventTypesError={f.errors.eventTypes}
           error={fieldError}
           describedBy={describedBy}
         />
         <HeaderFields
-          headers={f.headers}
+          headers={moved ? f.headers.map((h) => ({ ...h, stored: false })) : f.headers}
           onChange={f.setHeaders}
           error={fieldError}
           describedBy={describedBy}
         />
         <AuthFields
-          value={{ ...f, kind: f.authKind, stored: f.storedAuth }}
+          value={{
+            ...f,
+            kind: f.authKind,
+            stored: moved ? "none" : f.storedAuth,
+            storedTokenUrl: f.current?.auth?.oauth2?.tokenUrl,
+          }}
           set={{
             kind: f.setAuthKind,
             username: f.setUsername,
@@ -275,12 +302,27 @@ function configBodyOf(
   return { found, body };
 }
 
-/** Writes the config (PUT for an edit, POST for a new one), then opens its page. */
-async function saveConfig(client: Client, id: string | undefined, body: ConfigUser): Promise<void> {
+/**
+ * Writes the config (PUT for an edit, POST for a new one), then opens its page. For a session
+ * with "secrets", PUT replaces the secret (a new one when absent): the current one is resent.
+ * Without it the API keeps the stored secret, and would refuse one given.
+ */
+async function saveConfig(
+  client: Client,
+  id: string | undefined,
+  body: ConfigUser,
+  canSecrets: boolean,
+): Promise<void> {
   if (id) {
-    // PUT replaces the secret too (a new one when absent): resend the current one.
-    const { secret } = (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } }))).data;
-    await must(client.PUT("/configs/{id}", { params: { path: { id } }, body: { ...body, secret } }));
+    const secret = canSecrets
+      ? (await must(client.GET("/configs/{id}/secret", { params: { path: { id } } }))).data.secret
+      : undefined;
+    await must(
+      client.PUT("/configs/{id}", {
+        params: { path: { id } },
+        body: { ...body, ...(secret !== undefined ? { secret } : {}) },
+      }),
+    );
     go(href.endpoint(id));
   } else {
     const created = await must(client.POST("/configs", { body }));
@@ -293,6 +335,7 @@ function MainFields({
   value,
   set,
   catalog,
+  moved,
   eventTypesError,
   error,
   describedBy,
@@ -300,6 +343,8 @@ function MainFields({
   value: MainForm;
   set: { [K in keyof MainForm]: (v: MainForm[K]) => void };
   catalog: EventType[];
+  /** The endpoint moves its stored credentials to another origin. */
+  moved: boolean;
   eventTypesError: string | undefined;
 } & FieldErrors) {
   return (
@@ -312,9 +357,18 @@ function MainFields({
         placeholder="https://example.com/webhooks"
         value={value.endpoint}
         aria-invalid={error("endpoint") ? "true" : undefined}
-        aria-describedby={describedBy("endpoint")}
+        aria-describedby={
+          [describedBy("endpoint"), moved ? "endpoint-moved" : undefined].filter(Boolean).join(" ") ||
+          undefined
+        }
         onInput={(e) => set.endpoint(e.currentTarget.value)}
       />
+      {moved ? (
+        <p class="muted small" id="endpoint-moved" role="status">
+          This is another origin than the stored endpoint's: enter the credentials again (headers and
+          authentication), or remove them. Stored credentials are never sent to a new origin.
+        </p>
+      ) : null}
       {error("endpoint")}
       <label for="endpoint-name">Name (optional)</label>
       <input
@@ -417,7 +471,13 @@ function AuthFields({
   error,
   describedBy,
 }: {
-  value: Pick<AuthForm, "username" | "password" | "token" | "oauth"> & { kind: AuthKind; stored: AuthKind };
+  value: Pick<AuthForm, "username" | "password" | "token" | "oauth"> & {
+    kind: AuthKind;
+    /** The kind whose stored credential a blank field keeps ("none" once the endpoint moves). */
+    stored: AuthKind;
+    /** The stored token URL: the client secret is bound to it. */
+    storedTokenUrl: string | undefined;
+  };
   set: {
     kind: (kind: AuthKind) => void;
     username: (v: string) => void;
@@ -466,7 +526,7 @@ function AuthFields({
       {value.kind === "oauth2" ? (
         <OAuthFields
           value={value.oauth}
-          stored={value.stored === "oauth2"}
+          stored={value.stored === "oauth2" && value.oauth.tokenUrl.trim() === value.storedTokenUrl}
           onChange={set.oauth}
           error={error}
           describedBy={describedBy}

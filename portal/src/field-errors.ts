@@ -23,6 +23,8 @@ const AUTH_FIELDS = new Set<string>([
 const AUTH_PATH = /\b(?:auth[./])?(oauth2|tls)[./](\w+)/;
 
 const RULES: [RegExp, FormField][] = [
+  // "endpoint: the config holds credentials (auth.headers, auth.bearer) and …" is about the URL.
+  [/^\/?(body\/)?endpoint\b/, "endpoint"],
   [/^\/?(body\/)?filter\b|\bfilter\b/, "filter"],
   [/\bauth[./](headers)\b|\bheaders?\b/, "headers"],
   [/\b(?:auth[./])?tls\b/, "tls"],

@@ -347,6 +347,27 @@ describe("consumer portal in Chromium", function () {
       expect(stored.auth.headers).to.deep.equal([{ name: "X-Api-Key", value: "********" }]);
     });
 
+    it("asks for the header value again when the endpoint moves to another origin, and shows the API's refusal next to the headers", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      expect(await page.getByLabel("Value").getAttribute("placeholder")).to.equal("unchanged");
+      // localhost and 127.0.0.1 are two origins (the same receiver, so deliveries still work).
+      const moved = `${receiver.url.replace("127.0.0.1", "localhost")}?edit=1`;
+      await page.getByLabel("Endpoint URL").fill(moved);
+      await page.locator("#endpoint-moved").waitFor();
+      expect(await page.getByLabel("Value").getAttribute("placeholder")).to.equal("");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      const refusal = page.locator("#headers-error");
+      await refusal.waitFor();
+      expect(await refusal.textContent()).to.contain("auth.headers[0].value must be given again");
+      expect((await api.call("GET", `/configs/${id}`)).body.data.endpoint).to.equal(`${receiver.url}?edit=1`);
+      await page.getByLabel("Value").fill("k-2");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "After edit" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.endpoint).to.equal(moved);
+      expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
+      expect(pageErrors(page)).to.deep.equal([]);
+    });
+
     it("disables, enables and deletes it", async () => {
       await page.getByRole("button", { name: "Disable" }).click();
       await page.locator(".badge", { hasText: "Disabled" }).waitFor();
@@ -486,6 +507,27 @@ describe("consumer portal in Chromium", function () {
       const [config] = await configsOfC();
       const stored = (await api.call("GET", `/configs/${config!.id}`)).body.data.auth.oauth2;
       expect(stored).to.include({ tokenUrl, clientSecret: "********" }).and.not.to.have.property("scope");
+    });
+
+    it("asks for the client secret again when the token URL changes, and shows the API's refusal next to it", async () => {
+      await page.getByRole("link", { name: "Edit" }).click();
+      const secretField = page.getByLabel("Client secret");
+      expect(await secretField.getAttribute("placeholder")).to.equal("unchanged");
+      const moved = `${tokenUrl}?realm=other`;
+      await page.getByLabel("Token URL").fill(moved);
+      expect(await secretField.getAttribute("placeholder")).not.to.equal("unchanged");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      expect(await errorFor("oauth-client-secret")).to.include("oauth2.clientSecret must be given again");
+      const [config] = await configsOfC();
+      expect((await api.call("GET", `/configs/${config!.id}`)).body.data.auth.oauth2.tokenUrl).to.equal(
+        tokenUrl,
+      );
+      // Back to the stored token URL: the blank secret keeps the stored one again.
+      await page.getByLabel("Token URL").fill(tokenUrl);
+      expect(await secretField.getAttribute("placeholder")).to.equal("unchanged");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
+      expect(pageErrors(page)).to.deep.equal([]);
     });
 
     it("stores a client certificate for mutual TLS, refusing a bad PEM next to its field", async () => {
@@ -651,7 +693,7 @@ describe("consumer portal in Chromium", function () {
   });
 
   describe("features the session lacks hide their screens and buttons", () => {
-    it("shows endpoints and deliveries only, without test events, replay, recovery, secrets or edit", async () => {
+    it("shows endpoints and deliveries only, without test events, replay, recovery or secrets; an edit keeps the secret", async () => {
       const { context, page } = await open(
         await createSession(api, `uid:${tenantA.uid}`, { features: ["endpoints", "deliveries"] }),
       );
@@ -659,8 +701,16 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("heading", { name: "Deliveries", exact: true }).waitFor();
       for (const name of ["Send test event", "Rotate secret", "Start recovery"])
         expect(await page.getByRole("button", { name }).count(), name).to.equal(0);
-      expect(await page.getByRole("link", { name: "Edit" }).count()).to.equal(0);
       expect(await page.getByRole("button", { name: "Disable" }).count()).to.equal(1);
+      // Editing needs "endpoints" only: the API keeps the secret for a session without "secrets".
+      const id = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const secret = (await api.call("GET", `/configs/${id}/secret`)).body.data.secret;
+      const before = (await api.call("GET", `/configs/${id}`)).body.data.updatedAt;
+      await page.getByRole("link", { name: "Edit" }).click();
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "Deliveries", exact: true }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.updatedAt).not.to.equal(before);
+      expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
       await deliveryRow(page, "success").first().getByRole("link").click();
       await page.locator("table.attempts").waitFor();
       expect(await page.getByRole("button", { name: "Replay" }).count()).to.equal(0);
