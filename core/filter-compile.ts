@@ -87,18 +87,16 @@ const $all = allOperator(
       Parameters<typeof allOperator>[0]
     >,
 );
-const $in = hashedIn;
-const $nin = hashedNin;
-
-const unmetered = {
+/** Our grammar's operators, before metering. */
+const operators = {
   $eq,
   $ne,
   $gt,
   $gte,
   $lt,
   $lte,
-  $in,
-  $nin,
+  $in: hashedIn,
+  $nin: hashedNin,
   $all,
   $size,
   $exists,
@@ -112,7 +110,7 @@ const unmetered = {
 };
 
 const operations = Object.fromEntries(
-  Object.entries(unmetered).map(([name, create]) => [name, meteredOp(create as Creator)]),
+  Object.entries(operators).map(([name, create]) => [name, meteredOp(create as Creator)]),
 ) as unknown as SiftOptions["operations"];
 
 /** sift's equality (of literals and $eq, $ne), one step per value compared. */

@@ -138,7 +138,7 @@ describe("payload filters: the step budget (core/filter-budget.ts)", () => {
 });
 
 describe("payload filters: $in, $nin and $all by hashing (core/filter-lists.ts)", () => {
-  it("match as sift's own operators do, on values, arrays, nested arrays, objects, nulls and missing fields", () => {
+  it("match as sift's own operators do (and so does equality), on values, arrays, nested arrays, objects, nulls and missing fields", () => {
     const values = [1, "1", 2, null, true, [1, 2], { a: 1 }, { a: [1] }, [[1]], "x"];
     const fields = [
       undefined,
@@ -162,11 +162,20 @@ describe("payload filters: $in, $nin and $all by hashing (core/filter-lists.ts)"
     };
     let compared = 0;
     for (let i = 0; i < 3000; i++) {
-      const op = ["$in", "$nin", "$all"][pick() % 3]!;
+      // Lists, and the equality our comparison gives literals, $eq and $ne.
+      const op = ["$in", "$nin", "$all", "$eq", "$ne", ""][pick() % 6]!;
       const list = Array.from({ length: 1 + (pick() % 4) }, () => values[pick() % values.length]);
       const field = fields[pick() % fields.length];
       const path = pick() % 2 ? "payload.f" : "payload.f.a";
-      const filter = { [path]: { [op]: list } };
+      const value = list[0];
+      const isOperatorFree = typeof value !== "object" || value === null || Array.isArray(value);
+      const condition =
+        op === ""
+          ? isOperatorFree
+            ? value
+            : { $eq: value }
+          : { [op]: op.startsWith("$e") || op === "$ne" ? value : list };
+      const filter = { [path]: condition };
       const doc = message(field === undefined ? {} : { f: field });
       expect(
         compileFilter(filter)(doc),
