@@ -80,6 +80,7 @@ export function eventIngest(ctx: ProcessContext): RequestHandler[] {
         configs: starts.configs,
         // Only when a filter held the event back: the answer stays as it was for configs without filters.
         ...(starts.filtered > 0 ? { filtered: starts.filtered } : {}),
+        ...(starts.overBudget > 0 ? { overBudget: starts.overBudget } : {}),
         deliveries,
       },
     });

@@ -148,7 +148,8 @@ export const openapi = {
               "payload filter with MongoDB-style operators, tested on the event message endpoints receive (type, payload, ...): " +
               '{"payload.amount": {"$gte": 100}, "payload.currency": {"$in": ["EUR", "USD"]}}; ' +
               "operators $eq $ne $gt $gte $lt $lte $in $nin $all $size $exists $regex (RE2, $options i m s) $not $elemMatch $and $or $nor; " +
-              "at most 16 KiB as JSON; null removes it; on update, absent keeps the current filter",
+              "at most 16 KiB as JSON, 10 $regex of at most 256 characters, counted repetitions up to {100} and 1 000 RE2 instructions each, lists ($in $nin $all) of at most 256 values; " +
+              "evaluated under a step budget per event (over it, the event counts as filtered); null removes it; on update, absent keeps the current filter",
           },
           auth: {
             ...ref("EndpointAuthChange"),
@@ -607,6 +608,11 @@ export const openapi = {
             type: "integer",
             description:
               "active configs whose types it matched but whose payload filter it did not pass; absent when none",
+          },
+          overBudget: {
+            type: "integer",
+            description:
+              "of filtered, the configs whose filter was stopped by its step budget (counted as not passed: docs/webhooks/security.md, payload filter bounds); absent when none",
           },
           deliveries: { type: "array", items: ref("StartedDelivery") },
         },

@@ -1,4 +1,11 @@
 import { RE2JS } from "re2js";
+import {
+  MAX_LIST_VALUES,
+  MAX_REGEX_PROGRAM,
+  MAX_REGEXES,
+  patternOverLimits,
+  programSize,
+} from "./filter-limits.js";
 
 // The payload filter language: MongoDB's query operators, as Convoy and most
 // document stores let users write them. This file is its grammar: what a
@@ -61,6 +68,12 @@ export const REGEX_FLAGS: Record<string, number> = {
  */
 const INHERITED = new Set(Object.getOwnPropertyNames(Object.prototype));
 
+/** One check's state: whether the write-time limits apply, and what is counted against them. */
+interface Check {
+  bounds: boolean;
+  regexes: number;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -98,7 +111,7 @@ function checkPath(key: string, path: string): void {
   }
 }
 
-function checkDocument(doc: unknown, path: string, depth: number): void {
+function checkDocument(doc: unknown, path: string, depth: number, check: Check): void {
   if (!isObject(doc))
     throw new FilterSyntaxError(path, `must be a JSON object (a filter document), got ${describe(doc)}`);
   if (depth > MAX_FILTER_DEPTH)
@@ -112,9 +125,9 @@ function checkDocument(doc: unknown, path: string, depth: number): void {
           `must be a non-empty array of filter documents, got ${describe(value)}`,
         );
       }
-      for (const [i, d] of value.entries()) checkDocument(d, `${at}[${i}]`, depth + 1);
+      for (const [i, d] of value.entries()) checkDocument(d, `${at}[${i}]`, depth + 1, check);
     } else if (key === "$not") {
-      checkDocument(value, at, depth + 1);
+      checkDocument(value, at, depth + 1, check);
     } else if (key.startsWith("$")) {
       throw new FilterSyntaxError(
         at,
@@ -124,13 +137,13 @@ function checkDocument(doc: unknown, path: string, depth: number): void {
       );
     } else {
       checkPath(key, path);
-      checkCondition(value, at, depth + 1);
+      checkCondition(value, at, depth + 1, check);
     }
   }
 }
 
 /** An object whose keys all start with `$` is a condition; any other value is a literal to equal. */
-function checkCondition(value: unknown, path: string, depth: number): void {
+function checkCondition(value: unknown, path: string, depth: number, check: Check): void {
   if (!isObject(value)) return;
   const keys = Object.keys(value);
   const operators = keys.filter((k) => k.startsWith("$"));
@@ -144,7 +157,45 @@ function checkCondition(value: unknown, path: string, depth: number): void {
   }
   if (depth > MAX_FILTER_DEPTH)
     throw new FilterSyntaxError(path, `nests deeper than ${MAX_FILTER_DEPTH} levels`);
-  for (const [op, arg] of Object.entries(value)) checkOperator(op, arg, value, member(path, op), depth);
+  for (const [op, arg] of Object.entries(value))
+    checkOperator(op, arg, value, member(path, op), depth, check);
+}
+
+/** A $regex pattern: RE2 must take it, and on write it must be within the limits. */
+function checkRegex(pattern: string, condition: Record<string, unknown>, at: string, check: Check): void {
+  const over = patternOverLimits(pattern);
+  if (check.bounds) {
+    if (++check.regexes > MAX_REGEXES)
+      throw new FilterSyntaxError(at, `is one $regex too many: a filter may have at most ${MAX_REGEXES}`);
+    if (over) throw new FilterSyntaxError(at, over);
+  } else if (over) {
+    // Stored past the limits: never compiled (compiling RE2's largest program takes
+    // seconds); matching counts it as over budget (filter-compile.ts).
+    return;
+  }
+  let flags = 0;
+  if (typeof condition.$options === "string") {
+    try {
+      flags = regexFlags(condition.$options);
+    } catch {
+      // Reported at $options itself.
+    }
+  }
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(pattern, flags);
+  } catch (err) {
+    throw new FilterSyntaxError(
+      at,
+      `is not an RE2 regular expression (no lookaround, no backreferences): ${(err as Error).message}`,
+    );
+  }
+  if (check.bounds && programSize(re) > MAX_REGEX_PROGRAM) {
+    throw new FilterSyntaxError(
+      at,
+      `compiles to ${programSize(re)} RE2 instructions; a pattern may compile to at most ${MAX_REGEX_PROGRAM} (each costs a step per character matched)`,
+    );
+  }
 }
 
 function checkOperator(
@@ -153,6 +204,7 @@ function checkOperator(
   condition: Record<string, unknown>,
   at: string,
   depth: number,
+  check: Check,
 ): void {
   const refuse = (expected: string) => {
     throw new FilterSyntaxError(at, `must be ${expected}, got ${describe(arg)}`);
@@ -163,6 +215,12 @@ function checkOperator(
   } else if (op === "$in" || op === "$nin" || op === "$all") {
     if (!Array.isArray(arg)) refuse("an array of values");
     if (op === "$all" && (arg as unknown[]).length === 0) refuse("a non-empty array of values");
+    if (check.bounds && (arg as unknown[]).length > MAX_LIST_VALUES) {
+      throw new FilterSyntaxError(
+        at,
+        `has ${(arg as unknown[]).length} values; a list may have at most ${MAX_LIST_VALUES}`,
+      );
+    }
     for (const [i, v] of (arg as unknown[]).entries()) {
       if (isObject(v) && Object.keys(v).some((k) => k.startsWith("$"))) {
         throw new FilterSyntaxError(
@@ -177,22 +235,7 @@ function checkOperator(
     if (typeof arg !== "boolean") refuse("true or false");
   } else if (op === "$regex") {
     if (typeof arg !== "string") refuse("a string (an RE2 regular expression)");
-    let flags = 0;
-    if (typeof condition.$options === "string") {
-      try {
-        flags = regexFlags(condition.$options);
-      } catch {
-        // Reported at $options itself.
-      }
-    }
-    try {
-      RE2JS.compile(arg as string, flags);
-    } catch (err) {
-      throw new FilterSyntaxError(
-        at,
-        `is not an RE2 regular expression (no lookaround, no backreferences): ${(err as Error).message}`,
-      );
-    }
+    checkRegex(arg as string, condition, at, check);
   } else if (op === "$options") {
     if (!("$regex" in condition)) throw new FilterSyntaxError(at, "applies only beside $regex");
     if (typeof arg !== "string") refuse('a string of regex flags ("i", "m", "s")');
@@ -212,13 +255,13 @@ function checkOperator(
     ) {
       refuse('a condition of operators ({"$gt": 10})');
     }
-    checkCondition(arg, at, depth + 1);
+    checkCondition(arg, at, depth + 1, check);
   } else if (op === "$elemMatch") {
     if (!isObject(arg) || Object.keys(arg).length === 0) refuse("a non-empty condition or filter document");
     const keys = Object.keys(arg as object);
     // Like MongoDB: operators alone test each element itself, anything else is a document over its fields.
-    if (keys.every((k) => CONDITION.has(k))) checkCondition(arg, at, depth + 1);
-    else checkDocument(arg, at, depth + 1);
+    if (keys.every((k) => CONDITION.has(k))) checkCondition(arg, at, depth + 1, check);
+    else checkDocument(arg, at, depth + 1, check);
   } else if (op !== "$eq" && op !== "$ne") {
     throw new FilterSyntaxError(
       at,
@@ -229,13 +272,15 @@ function checkOperator(
 
 /**
  * Checks a filter as a config would store it; throws a FilterSyntaxError
- * naming the path of the first problem. `null` (no filter) is valid.
+ * naming the path of the first problem. `null` (no filter) is valid. With
+ * `bounds` false, the limits of filter-limits.ts are not checked: a stored
+ * filter past them still runs, under the step budget.
  */
-export function checkFilter(filter: unknown, path = "filter"): void {
+export function checkFilter(filter: unknown, path = "filter", bounds = true): void {
   if (filter === null) return;
   const bytes = Buffer.byteLength(JSON.stringify(filter) ?? "");
   if (bytes > MAX_FILTER_BYTES) {
     throw new FilterSyntaxError(path, `must be at most ${MAX_FILTER_BYTES} bytes as JSON, got ${bytes}`);
   }
-  checkDocument(filter, path, 1);
+  checkDocument(filter, path, 1, { bounds, regexes: 0 });
 }

@@ -246,7 +246,8 @@ export const eventsIngested = new Counter({
 
 export const eventsFiltered = new Counter({
   name: "webhooks_events_filtered_total",
-  help: "Deliveries not started because the event did not pass the config's payload filter (one per event and config whose types it matched)",
+  help: "Deliveries not started because the event did not pass the config's payload filter (one per event and config whose types it matched), by reason: filter (it did not match), budget (the filter would have gone over its step budget)",
+  labelNames: ["reason"],
   registers: [registry],
 });
 

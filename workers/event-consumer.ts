@@ -91,6 +91,7 @@ export async function startEventConsumer(ctx: ProcessContext): Promise<EventCons
         key: deliveryKey(event.idempotency_key, msg.data),
         configs: starts.configs,
         filtered: starts.filtered,
+        overBudget: starts.overBudget,
         started,
         eager,
         deadLettered,

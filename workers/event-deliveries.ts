@@ -12,7 +12,7 @@ import {
   PermanentStartFailure,
   permanentFailureOf,
 } from "../core/start-failures.js";
-import { checkEventBounds } from "../core/start-limits.js";
+import { checkEventBounds, keyword } from "../core/start-limits.js";
 import { type DeliveryEvent, storeEvent } from "../core/stored-events.js";
 import { DEFAULT_TENANT_ID, findTenant } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -41,6 +41,8 @@ export interface EventStarts {
   configs: number;
   /** Active configs whose types matched but whose payload filter the event did not pass: nothing starts for them. */
   filtered: number;
+  /** Of `filtered`, those whose filter was stopped by the step budget (core/filter-budget.ts). */
+  overBudget: number;
   started: DeliveryStarted[];
   failures: StartFailure[];
   /** The tenant whose configs the event matched, once its name resolved (dead letters record it). */
@@ -128,14 +130,14 @@ async function startEvent(
     // be that tenant's, so its own token sees it (a name that resolves to none stays null).
     if (tenantId === undefined && event.tenant !== undefined)
       tenantId = (await findTenant(ctx.db.pool, event.tenant).catch(() => null))?.id;
-    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
+    return withTenant({ configs: 0, filtered: 0, overBudget: 0, started: [], failures: [failed(err)] });
   }
   let matched: Config[];
   try {
     if (configs) matched = configs;
     else ({ configs: matched, tenantId } = await matchingConfigs(ctx, event));
   } catch (err) {
-    return withTenant({ configs: 0, filtered: 0, started: [], failures: [failed(err)] });
+    return withTenant({ configs: 0, filtered: 0, overBudget: 0, started: [], failures: [failed(err)] });
   }
   return withTenant(await startMatched(ctx, event, data, matched, failed, lane));
 }
@@ -149,24 +151,37 @@ async function startMatched(
   failed: (err: unknown, configId?: string) => StartFailure,
   lane: Lane,
 ): Promise<EventStarts> {
-  if (matched.length === 0) return { configs: 0, filtered: 0, started: [], failures: [] };
+  if (matched.length === 0) return { configs: 0, filtered: 0, overBudget: 0, started: [], failures: [] };
   try {
     // Before the filters: they read the event, which must be within bounds (depth) first.
     checkEventBounds(event);
   } catch (err) {
-    return { configs: matched.length, filtered: 0, started: [], failures: [failed(err)] };
+    return { configs: matched.length, filtered: 0, overBudget: 0, started: [], failures: [failed(err)] };
   }
-  const { passed: targets, filteredOut: filtered, broken } = applyFilters(matched, event);
+  const { passed: targets, filteredOut: filtered, overBudget: over, broken } = applyFilters(matched, event);
+  for (const o of over) {
+    ctx.logger.warn(
+      { configId: o.config.id, tenantId: o.config.tenantId, type: keyword(event.type), reason: o.reason },
+      "payload filter over its step budget: the event counts as filtered for this config",
+    );
+  }
+  const overBudget = over.length;
   const brokenFailures = broken.map((b) => failed(b.failure, b.config.id));
   if (targets.length === 0) {
-    return { configs: broken.length, filtered, started: [], failures: brokenFailures };
+    return { configs: broken.length, filtered, overBudget, started: [], failures: brokenFailures };
   }
   // Stored once for all its configs; its deliveries carry the reference.
   let stored: DeliveryEvent;
   try {
     stored = await storeEvent(ctx.db.pool, event);
   } catch (err) {
-    return { configs: targets.length + broken.length, filtered, started: [], failures: [failed(err)] };
+    return {
+      configs: targets.length + broken.length,
+      filtered,
+      overBudget,
+      started: [],
+      failures: [failed(err)],
+    };
   }
   const key = deliveryKey(event.idempotency_key, data);
   const settled = await Promise.allSettled(
@@ -182,6 +197,7 @@ async function startMatched(
   const result: EventStarts = {
     configs: targets.length + broken.length,
     filtered,
+    overBudget,
     started: [],
     failures: [...brokenFailures],
   };
