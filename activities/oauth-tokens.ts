@@ -123,10 +123,11 @@ export class OAuthTokens {
       json = undefined;
     }
     if (status !== 200) {
-      // Only the OAuth error fields (RFC 6749 section 5.2) are repeated, never the rest of the answer.
+      // Only the OAuth error fields (RFC 6749 section 5.2) are repeated, never the rest of
+      // the answer, each cut short: the token endpoint is the config owner's to choose.
       const oauthError =
         json && typeof json.error === "string"
-          ? `: ${json.error}${typeof json.error_description === "string" ? ` (${json.error_description.slice(0, 200)})` : ""}`
+          ? `: ${json.error.slice(0, 64)}${typeof json.error_description === "string" ? ` (${json.error_description.slice(0, 200)})` : ""}`
           : "";
       throw new TokenFetchError(`${where} answered HTTP ${status}${oauthError}`);
     }

@@ -39,6 +39,7 @@ import { recoveryRoutes } from "./recovery-routes.js";
 import type { Replayer } from "./replay.js";
 import { RouteAccess } from "./route-access.js";
 import { TenantQuotas } from "./tenant-quotas.js";
+import { tenantRedaction } from "./tenant-redaction.js";
 import { tenantRoutes } from "./tenant-routes.js";
 import { resolveTokenTenant } from "./tenant-scope.js";
 import { allowQuery } from "./validation.js";
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps): Express {
   // Authentication only: each route's rule decides what the caller may do (api/route-access.ts).
   if (deps.auth) app.use(requireToken(deps.auth), resolveTokenTenant(deps.pool));
   const access = new RouteAccess(deps.pool, deps.auth);
+  app.use(tenantRedaction);
   // Before the configs' body parser: events have their own, larger bound.
   app.use(access.router().post("/events", allowQuery(), ...deps.ingest));
   // Also before it: a type's schema may be larger than a config.
