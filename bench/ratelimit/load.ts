@@ -14,7 +14,8 @@
 // The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
 // or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
 // The service runs its default process count (one per usable core) except in 1proc-*, and
-// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*.
+// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*,
+// and its default gRPC server (GRPC_SERVER=fast) except in grpcjs-* (GRPC_SERVER=grpc-js).
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
@@ -633,6 +634,7 @@ async function main(): Promise<void> {
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
   const oneProcess = { RATELIMIT_PROCESSES: "1" };
   const young16 = { NODE_OPTIONS: "--max-semi-space-size=16" };
+  const grpcJs = { GRPC_SERVER: "grpc-js" };
   // Node's young generation here and V8's own old-generation growth (0: V8 chooses).
   const v8Heap = ["--max-semi-space-size=16", "--heap-growing-percent=0"];
   const statsd = await startStatsdSink();
@@ -719,6 +721,16 @@ async function main(): Promise<void> {
     },
     // RATELIMIT_PROCESSES=1: one serving process (the others run the default, one per usable core).
     { name: "1proc-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess },
+    // ShouldRateLimit through grpc-js (GRPC_SERVER=grpc-js) instead of the service's own fast path.
+    { name: "grpcjs-redis-1desc", backend: "redis", descriptors: 1, env: grpcJs },
+    { name: "1proc-grpcjs-redis-1desc", backend: "redis", descriptors: 1, env: { ...oneProcess, ...grpcJs } },
+    {
+      name: `grpcjs-redis-1desc-at-${o.rate}rps`,
+      backend: "redis",
+      descriptors: 1,
+      rate: o.rate,
+      env: grpcJs,
+    },
     {
       name: "1proc-redis-1desc-window",
       backend: "redis",
@@ -867,8 +879,10 @@ async function main(): Promise<void> {
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (1proc-*, young16-*, v8heap-* and floor-* compare with the same shape's).
-    const twin = x.scenario.replace(/^(1proc-|young\d+-|v8heap-)+/, "").replace(/^floorN?-/, "redis-");
+    // The reference twin of this shape (1proc-*, young16-*, v8heap-*, grpcjs-* and floor-* compare with the same shape's).
+    const twin = x.scenario
+      .replace(/^(1proc-|young\d+-|v8heap-|grpcjs-)+/, "")
+      .replace(/^floorN?-/, "redis-");
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
