@@ -12,7 +12,8 @@ import {
   RateLimitRequest,
   RateLimitResponse,
 } from "../../proto/gen/envoy/service/ratelimit/v3/rls.js";
-import { RateLimitProcess, RuntimeDir, request } from "./harness.js";
+import { loadSettings } from "../../ratelimit/settings/environment.js";
+import { RateLimitProcess, RuntimeDir, request, settingsProblems } from "./harness.js";
 
 const RULES = `domain: fast
 descriptors:
@@ -255,3 +256,13 @@ for (const server of ["fast", "grpc-js"] as const) {
     });
   });
 }
+
+describe("ratelimit GRPC_SERVER setting", () => {
+  it("defaults to the fast path, takes grpc-js, and names a bad value", () => {
+    expect(loadSettings({}).grpcServer).to.equal("fast");
+    expect(loadSettings({ GRPC_SERVER: "grpc-js" }).grpcServer).to.equal("grpc-js");
+    expect(settingsProblems({ GRPC_SERVER: "grpcjs" })).to.include(
+      'GRPC_SERVER="grpcjs": expected one of fast, grpc-js',
+    );
+  });
+});
