@@ -3,8 +3,9 @@
 // certificate reloads, connection ageing, keepalive, shutdown) and every other method
 // (health, reflection, UNIMPLEMENTED for unknown paths); the taken streams never reach its
 // per-call machinery. grpc-js makes each listener's node:http2 server in
-// `createHttp2Server` (not in its typings; present in 1.10 to 1.14), which is wrapped here
-// so that the route is in place before the server listens.
+// `createHttp2Server` (not in its typings: an internal of the installed 1.14), which is
+// wrapped here so that the route is in place before the server listens. Without it the
+// service refuses to start on the fast path rather than serve without it.
 
 import type http2 from "node:http2";
 import type * as grpc from "@grpc/grpc-js";
