@@ -7,8 +7,13 @@ import v8 from "node:v8";
 import type { Logger } from "../common/logger.js";
 import { VERSION } from "../common/version.js";
 import { createServiceLogger } from "../ratelimit/log.js";
-import { ownHeapFlags } from "../ratelimit/processes/heap-flags.js";
+import {
+  holdsOwnYoungGeneration,
+  ownHeapFlags,
+  SERVING_SEMI_SPACE_MB,
+} from "../ratelimit/processes/heap-flags.js";
 import { MEMBER_READY, type MemberReady, runPrimary, SLOT_ENV } from "../ratelimit/processes/primary.js";
+import { holdYoungGeneration } from "../ratelimit/processes/young-generation.js";
 import type { RunningService } from "../ratelimit/runner.js";
 import { loadSettings, SettingsError } from "../ratelimit/settings/environment.js";
 import { USAGE } from "../ratelimit/settings/usage.js";
@@ -59,6 +64,7 @@ async function main(): Promise<void> {
   warnNotices(settings, logger);
   // Serving by itself: no primary gave this process the serving heap flags on its command line.
   for (const flag of ownHeapFlags()) v8.setFlagsFromString(flag);
+  if (holdsOwnYoungGeneration()) holdYoungGeneration(SERVING_SEMI_SPACE_MB);
   const { startService } = await import("../ratelimit/runner.js");
   const running = await startService(settings, logger);
   // Before the line that says it started: a supervisor may send SIGTERM as soon as it reads it.

@@ -12,9 +12,12 @@ import { floorAnswer } from "./floor-answer.js";
 
 const server = http2.createServer();
 server.on("stream", (stream) => {
+  // A generator cancels the calls in flight when it stops: their streams close unanswered.
+  stream.on("error", () => {});
   const chunks: Buffer[] = [];
   stream.on("data", (c: Buffer) => chunks.push(c));
   stream.on("end", () => {
+    if (stream.closed || stream.destroyed) return;
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const request = RateLimitRequest.decode(body.subarray(5, 5 + body.readUInt32BE(1)));
     const message = RateLimitResponse.encode(floorAnswer(request)).finish();

@@ -14,7 +14,8 @@
 // The generator is this process (a raw node:http2 client, the default), h2load (h2load.ts)
 // or ghz (ghz.ts; `bash scripts/ghz.sh build` first), whose pacer holds an exact rate.
 // The service runs its default process count (one per usable core) except in 1proc-*, and
-// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*.
+// its own heap flags (ratelimit/processes/heap-flags.ts) except in young16-* and v8heap-*,
+// and its default gRPC server (GRPC_SERVER=fast) except in grpcjs-* (GRPC_SERVER=grpc-js).
 // BENCH_SERVICE_NODE_ARGS passes node flags to the service (e.g. --cpu-prof); H2LOAD_DEBUG=1
 // prints every h2load command line and its report.
 // The tracing-* scenarios export every span over OTLP/HTTP to a sink in this process.
@@ -29,6 +30,9 @@
 // default is more than one process, floorN-<n>desc (that many, over node:cluster as the
 // service runs them) (grpc-floor-server.ts; --floor off skips them). It shows what is left
 // to gain inside this service: the floor is the most grpc-js on node:http2 can do here.
+// h2floor-1desc answers the same constant on node:http2 alone with gRPC framed by hand
+// (http2-floor-server.ts, one process): the ceiling of the fast path, as vsH2Floor of the
+// one-process rows.
 // With an open loop, floor-1desc-at-<rate>rps runs that process at the same rate: its p99 and
 // RSS are what grpc-js alone costs at that rate (p99VsRef against the reference's open loop).
 // Statistics are pushed (the default) every second to a UDP sink in this process;
@@ -145,6 +149,8 @@ interface Scenario {
   floor?: boolean;
   /** The floor's process count (1 unless given). */
   floorProcesses?: number;
+  /** node-http2: the floor framed by hand on node:http2 (http2-floor-server.ts), one process. */
+  floorServer?: "node-http2";
 }
 
 /** Runs one serving process: 1proc-*, and the memory backend (its default, counters being per process). */
@@ -633,6 +639,7 @@ async function main(): Promise<void> {
   const batched = { KVSTORE_PIPELINE_WINDOW: "150us" };
   const oneProcess = { RATELIMIT_PROCESSES: "1" };
   const young16 = { NODE_OPTIONS: "--max-semi-space-size=16" };
+  const grpcJs = { GRPC_SERVER: "grpc-js" };
   // Node's young generation here and V8's own old-generation growth (0: V8 chooses).
   const v8Heap = ["--max-semi-space-size=16", "--heap-growing-percent=0"];
   const statsd = await startStatsdSink();
@@ -649,6 +656,8 @@ async function main(): Promise<void> {
   const all: Scenario[] = [
     { name: "floor-1desc", backend: "memory", descriptors: 1, floor: true },
     { name: "floor-5desc", backend: "memory", descriptors: 5, floor: true },
+    // The same constant answer on node:http2 alone: the ceiling of the fast path (GRPC_SERVER=fast).
+    { name: "h2floor-1desc", backend: "memory", descriptors: 1, floor: true, floorServer: "node-http2" },
     // The floor with the service's default process count (one per usable core), when that is more than one.
     ...(usableCores() > 1
       ? [1, 5].map((descriptors) => ({
@@ -661,6 +670,14 @@ async function main(): Promise<void> {
       : []),
     // The same floor at the open loop's rate: the p99 and memory of grpc-js doing nothing at that rate.
     { name: `floor-1desc-at-${o.rate}rps`, backend: "memory", descriptors: 1, floor: true, rate: o.rate },
+    {
+      name: `h2floor-1desc-at-${o.rate}rps`,
+      backend: "memory",
+      descriptors: 1,
+      floor: true,
+      floorServer: "node-http2",
+      rate: o.rate,
+    },
     { name: "redis-1desc", backend: "redis", descriptors: 1 },
     { name: "redis-5desc", backend: "redis", descriptors: 5 },
     { name: "redis-1desc-window", backend: "redis", descriptors: 1, env: batched },
@@ -719,6 +736,16 @@ async function main(): Promise<void> {
     },
     // RATELIMIT_PROCESSES=1: one serving process (the others run the default, one per usable core).
     { name: "1proc-redis-1desc", backend: "redis", descriptors: 1, env: oneProcess },
+    // ShouldRateLimit through grpc-js (GRPC_SERVER=grpc-js) instead of the service's own fast path.
+    { name: "grpcjs-redis-1desc", backend: "redis", descriptors: 1, env: grpcJs },
+    { name: "1proc-grpcjs-redis-1desc", backend: "redis", descriptors: 1, env: { ...oneProcess, ...grpcJs } },
+    {
+      name: `grpcjs-redis-1desc-at-${o.rate}rps`,
+      backend: "redis",
+      descriptors: 1,
+      rate: o.rate,
+      env: grpcJs,
+    },
     {
       name: "1proc-redis-1desc-window",
       backend: "redis",
@@ -814,7 +841,7 @@ async function main(): Promise<void> {
         const svc: Serving = s.reference
           ? new ReferenceService(refBinary!, base, o.redis, s.env ?? {})
           : s.floor
-            ? new GrpcFloorService(s.floorProcesses, probe)
+            ? new GrpcFloorService(s.floorProcesses, probe, s.floorServer)
             : new Service(base, s.backend, o.redis, probe, s.env, s.nodeArgs);
         try {
           await svc.ready();
@@ -867,8 +894,10 @@ async function main(): Promise<void> {
   const baseline = summary.find((x) => x.scenario === "redis-1desc");
   const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : undefined);
   const table = summary.map((x) => {
-    // The reference twin of this shape (1proc-*, young16-*, v8heap-* and floor-* compare with the same shape's).
-    const twin = x.scenario.replace(/^(1proc-|young\d+-|v8heap-)+/, "").replace(/^floorN?-/, "redis-");
+    // The reference twin of this shape (1proc-*, young16-*, v8heap-*, grpcjs-* and floor-* compare with the same shape's).
+    const twin = x.scenario
+      .replace(/^(1proc-|young\d+-|v8heap-|grpcjs-)+/, "")
+      .replace(/^(floorN?|h2floor)-/, "redis-");
     const ref = x.scenario.startsWith("ref-") ? undefined : summary.find((r) => r.scenario === `ref-${twin}`);
     // The grpc-js floor of the same request shape and process count, for closed-loop rows.
     const shape = /-(\d+)desc/.exec(x.scenario)?.[1];
@@ -880,10 +909,16 @@ async function main(): Promise<void> {
         ? (summary.find((r) => r.scenario === floorName) ??
           summary.find((r) => r.scenario === `floor-${shape}desc`))
         : undefined;
+    // The node:http2 floor (one process) of one-process closed-loop rows.
+    const h2floor =
+      closed && row && runsOneProcess(row) && x.scenario !== `h2floor-${shape}desc`
+        ? summary.find((r) => r.scenario === `h2floor-${shape}desc`)
+        : undefined;
     return {
       ...x,
       vsRedis1: ratio(x.requestsPerSecond, baseline?.requestsPerSecond),
       vsFloor: ratio(x.decisionsPerSecond, floor?.decisionsPerSecond),
+      vsH2Floor: ratio(x.decisionsPerSecond, h2floor?.decisionsPerSecond),
       vsRef: ratio(x.decisionsPerSecond, ref?.decisionsPerSecond),
       cpuVsRef: ratio(x.serviceCpuUsPerRequest, ref?.serviceCpuUsPerRequest),
       p99VsRef: ratio(x.p99Ms, ref?.p99Ms),

@@ -8,8 +8,9 @@
 // (docs/performance/ratelimit.md#memory-of-a-serving-process). An operator's own value of either, on node's command line or in
 // NODE_OPTIONS, is kept as given.
 // The serving processes of a primary get both on their command line. A process that serves
-// by itself sets the old-generation flag when it starts (V8 reads it at every mark-compact);
-// its young generation is the one it was started with (V8 sizes it once, at start).
+// by itself sets the old-generation flag when it starts (V8 reads it at every mark-compact)
+// and, unless started with a young-generation size, holds its young generation to the same
+// bound by stopping its growth there (young-generation.ts: V8 sizes its limit once, at start).
 
 export const SERVING_SEMI_SPACE_MB = 4;
 export const SERVING_HEAP_GROWING_PERCENT = 70;
@@ -36,4 +37,12 @@ export function servingExecArgv(execArgv: string[], nodeOptions = process.env.NO
 export function ownHeapFlags(execArgv = process.execArgv): string[] {
   const name = "heap-growing-percent";
   return given(name, execArgv) ? [] : [`--${name}=${SERVING_HEAP_GROWING_PERCENT}`];
+}
+
+/** True when a process serving by itself must hold its own young generation (started without a size for it). */
+export function holdsOwnYoungGeneration(
+  execArgv = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? "",
+): boolean {
+  return !given("max-semi-space-size", [...execArgv, ...nodeOptions.split(/\s+/)]);
 }

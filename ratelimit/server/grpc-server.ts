@@ -3,6 +3,8 @@
 // "" for the server itself) and server reflection, on GRPC_HOST:GRPC_PORT or the unix socket GRPC_UDS,
 // in plain text or TLS (GRPC_SERVER_USE_TLS; mutual with GRPC_CLIENT_TLS_CACERT).
 // Errors are answered with status UNKNOWN and the error text, as the reference does.
+// With GRPC_SERVER=fast (the default) ShouldRateLimit's streams are served by fast-path.ts
+// on grpc-js's own listener (stream-routing.ts); grpc-js serves the rest.
 
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../common/logger.js";
@@ -16,12 +18,14 @@ import type { Settings } from "../settings/environment.js";
 import { SERVICE_STATS, type StatsStore } from "../stats/store.js";
 import type { Tracing } from "../tracing/spans.js";
 import { clientSanInterceptor } from "./client-san.js";
+import { SHOULD_RATE_LIMIT_PATH, shouldRateLimitHandler } from "./fast-path.js";
 import { GrpcHealth } from "./grpc-health.js";
 import { createGrpcServerTls, type GrpcServerTls } from "./grpc-tls.js";
 import type { Health } from "./health.js";
 import { addLazyReflection } from "./reflection.js";
 import { decodeRequest } from "./request-decoding.js";
 import { encodeResponse } from "./response-encoding.js";
+import { routeStreams } from "./stream-routing.js";
 
 export const HEALTH_SERVICE_NAME = "ratelimit";
 
@@ -65,30 +69,39 @@ export async function startGrpcServer(
     options.interceptors = [clientSanInterceptor(settings.grpcClientTlsSan, logger)];
   const server = new grpc.Server(options);
 
-  server.addService(SERVICE, {
-    shouldRateLimit(
-      call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
-      callback: grpc.sendUnaryData<RateLimitResponse>,
-    ) {
-      const started = performance.now();
-      stats.inc(SERVICE_STATS.totalRequests);
-      const span = tracing?.grpcSpan((name) => call.metadata.get(name)[0]?.toString());
-      span?.setRequest(call.request);
-      service.shouldRateLimit(call.request).then(
-        (response) => {
-          stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
-          callback(null, response);
-          span?.end({ response, grpcStatus: "OK" });
-        },
-        (err: Error) => {
-          stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
-          logger.debug({ err: err.message, domain: call.request.domain }, "ShouldRateLimit failed");
-          callback({ code: grpc.status.UNKNOWN, details: err.message });
-          span?.end({ error: err, grpcStatus: "UNKNOWN" });
-        },
-      );
-    },
-  });
+  if (settings.grpcServer === "fast") {
+    const clientSan = tls ? settings.grpcClientTlsSan : "";
+    routeStreams(
+      server,
+      SHOULD_RATE_LIMIT_PATH,
+      shouldRateLimitHandler({ service, stats, logger, tracing, clientSan }),
+    );
+  } else {
+    server.addService(SERVICE, {
+      shouldRateLimit(
+        call: grpc.ServerUnaryCall<RateLimitRequest, RateLimitResponse>,
+        callback: grpc.sendUnaryData<RateLimitResponse>,
+      ) {
+        const started = performance.now();
+        stats.inc(SERVICE_STATS.totalRequests);
+        const span = tracing?.grpcSpan((name) => call.metadata.get(name)[0]?.toString());
+        span?.setRequest(call.request);
+        service.shouldRateLimit(call.request).then(
+          (response) => {
+            stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
+            callback(null, response);
+            span?.end({ response, grpcStatus: "OK" });
+          },
+          (err: Error) => {
+            stats.timing(SERVICE_STATS.responseTime, performance.now() - started);
+            logger.debug({ err: err.message, domain: call.request.domain }, "ShouldRateLimit failed");
+            callback({ code: grpc.status.UNKNOWN, details: err.message });
+            span?.end({ error: err, grpcStatus: "UNKNOWN" });
+          },
+        );
+      },
+    });
+  }
 
   const healthImpl = new GrpcHealth({ "": "SERVING", [HEALTH_SERVICE_NAME]: "SERVING" });
   healthImpl.addToServer(server);

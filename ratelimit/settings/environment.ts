@@ -99,6 +99,8 @@ export interface Settings {
   grpcServerTlsKey: string;
   grpcClientTlsCaCert: string;
   grpcClientTlsSan: string;
+  /** GRPC_SERVER: `fast` serves ShouldRateLimit on node:http2 with its own framing (ratelimit/server/fast-path.ts); `grpc-js` leaves every call to grpc-js. */
+  grpcServer: "fast" | "grpc-js";
   debugHost: string;
   debugPort: number;
   /** RATELIMIT_PROCESSES: service processes sharing the listeners (node:cluster); 1 = this process serves. Default: one per usable core. */
@@ -562,6 +564,7 @@ function readAll(r: Reader, env: Env): Settings {
     grpcServerTlsKey: r.str("", "GRPC_SERVER_TLS_KEY"),
     grpcClientTlsCaCert: r.str("", "GRPC_CLIENT_TLS_CACERT"),
     grpcClientTlsSan: r.str("", "GRPC_CLIENT_TLS_SAN"),
+    grpcServer: r.oneOf("fast", ["fast", "grpc-js"] as const, false, "GRPC_SERVER"),
     debugHost: r.str("0.0.0.0", "DEBUG_HOST"),
     debugPort: r.int(6070, 0, 65535, "DEBUG_PORT"),
     processes: processes(r, backendType),

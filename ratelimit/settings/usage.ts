@@ -10,6 +10,8 @@ reference service it is configured by environment variables, for example
   RUNTIME_ROOT, RUNTIME_SUBDIRECTORY, RUNTIME_APPDIRECTORY   where the YAML rules are
                                         (default /srv/runtime_data/current, config/)
   GRPC_HOST, GRPC_PORT                  gRPC ShouldRateLimit (default 0.0.0.0:8081)
+  GRPC_SERVER                           fast (default: ShouldRateLimit framed by the service on
+                                        node:http2) or grpc-js (every call through grpc-js)
   HOST, PORT                            HTTP /json and /healthcheck (default 0.0.0.0:8080)
   DEBUG_HOST, DEBUG_PORT                /rlconfig, /stats, /debug/pprof/ (default 0.0.0.0:6070)
   BACKEND_TYPE                          redis, memcache or memory (memory without a store URL)
