@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { type DatabaseTimeouts, explainDatabaseTimeout } from "../common/db/timeouts.js";
 import type { Logger } from "../common/logger.js";
-import { SealedValueError } from "../core/sealing.js";
+import { PlainValueLooksSealed, SealedValueError } from "../core/sealing.js";
 import { PermanentStartFailure } from "../core/start-failures.js";
 
 export type ErrorCode =
@@ -54,6 +54,7 @@ export function errorHandler(logger: Logger, dbTimeouts?: DatabaseTimeouts): Err
     if (err?.type === "entity.verify.failed" && err.message)
       return sendError(res, 400, "VALIDATION", err.message);
     if (err instanceof PermanentStartFailure) return sendError(res, 409, "CONFLICT", err.message);
+    if (err instanceof PlainValueLooksSealed) return sendError(res, 400, "VALIDATION", err.message);
     // Names the key id and the row, never the value.
     if (err instanceof SealedValueError)
       return sendError(res, 500, "INTERNAL", `a stored secret cannot be opened: ${err.message}`);

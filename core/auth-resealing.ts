@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { ConfigSecrets } from "./config-secrets.js";
+import { byKey, type ConfigSecrets, type KeySample, SAMPLES_PER_KEY } from "./config-secrets.js";
 import { authContext, SEALED_AUTH_COLUMNS, type SealedAuthColumn } from "./endpoint-auth-rows.js";
 import type { ResealOptions, ResealProgress } from "./reseal-progress.js";
 import type { KeyRing } from "./sealing.js";
@@ -81,29 +81,39 @@ export async function resealAuth(
 }
 
 /**
- * Throws when a stored credential needs a key the ring lacks (naming it and the column),
- * as checkSealingKeys does for signing secrets. One value per key id and column is opened.
+ * Throws when stored credentials need a key the ring lacks (naming it and the column), as
+ * checkSealingKeys does for signing secrets, with a few values per key id and column;
+ * returns the values that do not open while others under their key do.
  */
-export async function checkAuthSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<void> {
+export async function checkAuthSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<KeySample[]> {
   const found = await pool
     .query<{ key_id: string; n: number; config_id: string; value: string; column: SealedAuthColumn }>(
-      `SELECT DISTINCT ON (key_id, "column") key_id, count(*) OVER (PARTITION BY key_id, "column")::int AS n, config_id, value, "column"
-        FROM (${COLUMNS.map(
-          (c) =>
-            `SELECT split_part(${c}, '.', 2) AS key_id, config_id::text AS config_id, ${c} AS value, '${c}' AS "column"
-               FROM config_auth WHERE left(${c}, 8) = 'sealed1.'`,
-        ).join(" UNION ALL ")}) s
-        ORDER BY key_id, "column"`,
+      `SELECT key_id, n, config_id, value, "column" FROM (
+         SELECT *, count(*) OVER (PARTITION BY key_id, "column")::int AS n,
+                row_number() OVER (PARTITION BY key_id, "column" ORDER BY config_id) AS nth
+           FROM (${COLUMNS.map(
+             (c) =>
+               `SELECT split_part(${c}, '.', 2) AS key_id, config_id::text AS config_id, ${c} AS value, '${c}' AS "column"
+                  FROM config_auth WHERE left(${c}, 8) = 'sealed1.'`,
+           ).join(" UNION ALL ")}) s) k
+        WHERE nth <= ${SAMPLES_PER_KEY} ORDER BY key_id, "column"`,
     )
     .catch((err: { code?: string }) => {
       if (err.code === "42P01") return null;
       throw err;
     });
-  for (const r of found?.rows ?? [])
-    secrets.checkOpens(
-      r.key_id,
-      "credentials",
-      `${r.n} endpoint credential(s) in config_auth.${r.column}, e.g. config ${r.config_id}`,
-      () => secrets.openIn(authContext(r.config_id, r.column), r.value),
+  const unreadable: KeySample[] = [];
+  for (const rows of byKey(found?.rows ?? [], (r) => `${r.key_id}/${r.column}`).values())
+    unreadable.push(
+      ...secrets.checkOpens(
+        rows[0]!.key_id,
+        "credentials",
+        `${rows[0]!.n} endpoint credential(s) in config_auth.${rows[0]!.column}, e.g. config ${rows[0]!.config_id}`,
+        rows.map((r) => ({
+          row: `config_auth.${r.column} of config ${r.config_id}`,
+          open: () => secrets.openIn(authContext(r.config_id, r.column), r.value),
+        })),
+      ),
     );
+  return unreadable;
 }

@@ -1,10 +1,27 @@
-import { isSealed, type KeyRing, SealedValueError, sealedKeyId } from "./sealing.js";
+import { isSealed, type KeyRing, PlainValueLooksSealed, SealedValueError, sealedKeyId } from "./sealing.js";
 
 // A config's signing secrets as stored: sealed under the key ring, each bound to its row
 // and column, or plain with --insecure-plaintext-secrets. A plain value written by an
 // older version still opens (the service seals those at startup, core/secrets-startup.ts).
 
 export type SecretColumn = "secret" | "previous_secret";
+
+/** Values per key id the startup check tries to open (one alone cannot tell a bad key from a bad row). */
+export const SAMPLES_PER_KEY = 5;
+
+/** Rows grouped by `group`, in order. */
+export function byKey<R>(rows: R[], group: (r: R) => string): Map<string, R[]> {
+  const groups = new Map<string, R[]>();
+  for (const r of rows) groups.set(group(r), [...(groups.get(group(r)) ?? []), r]);
+  return groups;
+}
+
+/** One stored value sealed under a key, as the startup check samples it. */
+export interface KeySample {
+  /** Its row and column, for the log (never the value). */
+  row: string;
+  open: () => void;
+}
 
 /** What the seal of a config secret is bound to: a sealed value opens only in its own row and column. */
 export const secretContext = (configId: string, column: SecretColumn) => `configs.${column}:${configId}`;
@@ -24,7 +41,9 @@ export class ConfigSecrets {
 
   /** `plain` sealed for `context` (a row and column, e.g. core/endpoint-auth-rows.ts's authContext). */
   sealIn(context: string, plain: string): string {
-    return this.ring ? this.ring.seal(plain, context) : plain;
+    if (this.ring) return this.ring.seal(plain, context);
+    if (isSealed(plain)) throw new PlainValueLooksSealed(context);
+    return plain;
   }
 
   /** The value stored for `context`, opened; a plain value is returned as it is. */
@@ -52,7 +71,7 @@ export class ConfigSecrets {
    * with which `sample` (one such value, opened) succeeds. `what` and `where` name the
    * values in the message ("secrets", "3 stored secret(s), e.g. config ...").
    */
-  checkOpens(keyId: string, what: string, where: string, sample: () => void): void {
+  checkOpens(keyId: string, what: string, where: string, samples: KeySample[]): KeySample[] {
     if (!this.ring)
       throw new Error(
         `${what} are sealed under key "${keyId}" (${where}) but --insecure-plaintext-secrets gives no key ring: pass --secrets-key-file with that key`,
@@ -61,10 +80,20 @@ export class ConfigSecrets {
       throw new Error(
         `${what} are sealed under key "${keyId}" (${where}), which the key ring (${this.ring.ids.join(", ")}) does not hold: add that key to the key file`,
       );
-    try {
-      sample();
-    } catch (err) {
-      throw new Error(`key "${keyId}" of the key ring does not open ${where}: ${(err as Error).message}`);
+    const unreadable: KeySample[] = [];
+    let error = "";
+    for (const s of samples) {
+      try {
+        s.open();
+      } catch (err) {
+        unreadable.push(s);
+        error = (err as Error).message;
+      }
     }
+    // None of several rows opens: the ring holds other bytes under that id. One row that
+    // does not open while others do (or alone) is that row's problem, not everyone's.
+    if (samples.length > 1 && unreadable.length === samples.length)
+      throw new Error(`key "${keyId}" of the key ring does not open ${where}: ${error}`);
+    return unreadable;
   }
 }

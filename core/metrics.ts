@@ -21,6 +21,12 @@ export const attemptDuration = new Histogram({
   registers: [registry],
 });
 
+export const unreadableSecrets = new Gauge({
+  name: "webhooks_unreadable_secrets",
+  help: "Stored secrets and credentials that did not open with their key at startup (altered, or copied from another row; among the values the check sampled): their configs' sends fail, saying why",
+  registers: [registry],
+});
+
 export const sendsClaimedElsewhere = new Counter({
   name: "webhooks_sends_claimed_elsewhere_total",
   help: "Send executions that found their attempt being sent by another live execution and backed off instead of POSTing it again",

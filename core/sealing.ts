@@ -34,6 +34,19 @@ export class SealedValueError extends Error {
   }
 }
 
+/**
+ * A plain value that would read back as a sealed one: refused on write under
+ * --insecure-plaintext-secrets (stored as given, it could never be opened again).
+ */
+export class PlainValueLooksSealed extends Error {
+  constructor(context: string) {
+    super(
+      `the value given for ${context.split(":")[0]} starts with "${PREFIX}.": stored in plain text (--insecure-plaintext-secrets) it would read back as a sealed value and never open; choose another`,
+    );
+    this.name = "PlainValueLooksSealed";
+  }
+}
+
 export const isSealed = (stored: string): boolean => stored.startsWith(`${PREFIX}.`);
 
 /** The key id a sealed value names; undefined for a plain value. */

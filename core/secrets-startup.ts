@@ -3,7 +3,14 @@ import path from "node:path";
 import type pg from "pg";
 import type { Logger } from "../common/logger.js";
 import { checkAuthSealingKeys } from "./auth-resealing.js";
-import { ConfigSecrets } from "./config-secrets.js";
+import {
+  byKey,
+  ConfigSecrets,
+  type KeySample,
+  SAMPLES_PER_KEY,
+  type SecretColumn,
+} from "./config-secrets.js";
+import { unreadableSecrets } from "./metrics.js";
 import type { KeyRing } from "./sealing.js";
 import { sealPlainSecrets } from "./secret-resealing.js";
 import { ensureKeyFile, readKeyFile } from "./secrets-key-file.js";
@@ -68,33 +75,45 @@ export async function loadKeyRing(
 }
 
 /**
- * Throws when a stored secret needs a key the ring lacks (naming it) or one that holds
- * other bytes under its id: better a refusal to start than a send with a wrong signature.
- * False when there is no configs table yet (a database never migrated: nothing stored,
- * and the process's own first query says what is missing).
+ * Throws when stored secrets need a key the ring lacks (naming it) or one that holds other
+ * bytes under its id (none of a few of its values opens): better a refusal to start than
+ * sends with a wrong signature. A value that does not open while others under its key do
+ * (altered, copied from another row) is that row's problem: returned, not thrown. Null when
+ * there is no configs table yet (a database never migrated: nothing stored, and the
+ * process's own first query says what is missing).
  */
-export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<boolean> {
+export async function checkSealingKeys(pool: pg.Pool, secrets: ConfigSecrets): Promise<KeySample[] | null> {
   const found = await pool
-    .query<{ key_id: string; configs: number; config_id: string; value: string; column: string }>(
-      `SELECT DISTINCT ON (key_id) key_id, count(*) OVER (PARTITION BY key_id)::int AS configs, config_id, value, "column"
-      FROM (SELECT split_part(secret, '.', 2) AS key_id, id::text AS config_id, secret AS value, 'secret' AS "column"
-              FROM configs WHERE left(secret, 8) = 'sealed1.'
-            UNION ALL
-            SELECT split_part(previous_secret, '.', 2), id::text, previous_secret, 'previous_secret'
-              FROM configs WHERE left(previous_secret, 8) = 'sealed1.') s
-      ORDER BY key_id`,
+    .query<{ key_id: string; n: number; config_id: string; value: string; column: SecretColumn }>(
+      `SELECT key_id, n, config_id, value, "column" FROM (
+         SELECT *, count(*) OVER (PARTITION BY key_id)::int AS n,
+                row_number() OVER (PARTITION BY key_id ORDER BY config_id, "column") AS nth
+           FROM (SELECT split_part(secret, '.', 2) AS key_id, id::text AS config_id, secret AS value, 'secret' AS "column"
+                   FROM configs WHERE left(secret, 8) = 'sealed1.'
+                 UNION ALL
+                 SELECT split_part(previous_secret, '.', 2), id::text, previous_secret, 'previous_secret'
+                   FROM configs WHERE left(previous_secret, 8) = 'sealed1.') s) k
+        WHERE nth <= ${SAMPLES_PER_KEY} ORDER BY key_id`,
     )
     .catch((err: { code?: string }) => {
       if (err.code === "42P01") return null;
       throw err;
     });
-  if (!found) return false;
-  await checkAuthSealingKeys(pool, secrets);
-  for (const r of found.rows)
-    secrets.checkOpens(r.key_id, "secrets", `${r.configs} stored secret(s), e.g. config ${r.config_id}`, () =>
-      secrets.open(r.config_id, r.column as "secret" | "previous_secret", r.value),
+  if (!found) return null;
+  const unreadable = await checkAuthSealingKeys(pool, secrets);
+  for (const rows of byKey(found.rows, (r) => r.key_id).values())
+    unreadable.push(
+      ...secrets.checkOpens(
+        rows[0]!.key_id,
+        "secrets",
+        `${rows[0]!.n} stored secret(s), e.g. config ${rows[0]!.config_id}`,
+        rows.map((r) => ({
+          row: `configs.${r.column} of config ${r.config_id}`,
+          open: () => secrets.open(r.config_id, r.column, r.value),
+        })),
+      ),
     );
-  return true;
+  return unreadable;
 }
 
 /** checkSealingKeys, then seals any plain secret an older version left. */
@@ -103,7 +122,15 @@ export async function checkStoredSecrets(
   secrets: ConfigSecrets,
   logger: Logger,
 ): Promise<void> {
-  if (await checkSealingKeys(pool, secrets)) await sealPlainSecrets(pool, secrets, logger);
+  const unreadable = await checkSealingKeys(pool, secrets);
+  if (!unreadable) return;
+  unreadableSecrets.set(unreadable.length);
+  if (unreadable.length)
+    logger.error(
+      { rows: unreadable.slice(0, 20).map((u) => u.row), sampled: unreadable.length },
+      "stored secrets that do not open with their key (altered, or copied from another row): the sends of these configs fail, saying why, until the value is set again (PUT /configs/{id}/secret/change, PATCH /configs/{id}/auth); every other config is served",
+    );
+  await sealPlainSecrets(pool, secrets, logger);
 }
 
 /** The process's ConfigSecrets, after the checks of checkStoredSecrets. */

@@ -11,11 +11,14 @@ import { EndpointsList } from "./endpoints-list";
 import { when } from "./format";
 import { ErrorText, NotFound, SessionEnded } from "./messages";
 import { href, type Route, useRoute } from "./router";
-import { takeToken } from "./session";
+import { takeTokens, watchTokenLinks } from "./session";
+import { SessionSwitch } from "./session-switch";
 import { applyTheme } from "./theme";
 
 export function App() {
-  const token = useMemo(takeToken, []);
+  const tokens = useMemo(takeTokens, []);
+  const token = tokens.token;
+  const [offered, setOffered] = useState(tokens.offered);
   const [end, setEnd] = useState<SessionEnd | null>(
     token ? null : { code: "UNAUTHORIZED", message: "no session token" },
   );
@@ -32,6 +35,7 @@ export function App() {
     else main.current?.focus();
   }, [route]);
 
+  useEffect(watchTokenLinks, []);
   useEffect(() => {
     onSessionEnd(setEnd);
     if (!client) return;
@@ -45,6 +49,8 @@ export function App() {
   if (end) return <SessionEnded end={end} />;
   if (!client || !session)
     return <main class="loading">{error ? <ErrorText error={error} /> : "Loading…"}</main>;
+  if (offered)
+    return <SessionSwitch current={session} offered={offered} onKeep={() => setOffered(undefined)} />;
   const features = new Set(session.features);
   const can = (feature: Feature) => features.has(feature);
   return (

@@ -51,6 +51,11 @@ describe("consumer portal in Chromium", function () {
         "600ms",
         "--max-attempts",
         "3",
+        // The list's paging test makes its 50 deliveries with test sends, past their quota.
+        "--config-max-test-sends",
+        "0",
+        "--tenant-max-test-sends",
+        "0",
       ],
     });
     for (const tenant of [tenantA, tenantB]) {
@@ -646,6 +651,43 @@ describe("consumer portal in Chromium", function () {
       expect((await answer).status()).to.equal(404);
       await page.getByRole("heading", { name: "Not found" }).waitFor();
       expect(await page.content()).not.to.include("globex-1");
+    });
+  });
+
+  describe("a link bringing another session into a tab that holds one", () => {
+    it("asks before switching: staying keeps the session, switching opens the other tenant's", async () => {
+      const own = await createSession(api, `uid:${tenantA.uid}`);
+      const other = await createSession(api, `uid:${tenantB.uid}`);
+      const { context, page } = await open(own);
+      await page.locator("a.brand", { hasText: tenantA.uid }).waitFor();
+      // Loaded in the same tab (a link followed from elsewhere), and then as a fragment change.
+      for (const follow of [
+        () => page.goto(other.url),
+        () => page.evaluate(`window.location.hash = ${JSON.stringify(new URL(other.url).hash)}`),
+      ]) {
+        await follow();
+        await page.getByRole("heading", { name: "Open another session?" }).waitFor();
+        await page.getByText(`${tenantB.uid} Inc.`).first().waitFor();
+        expect(page.url()).to.not.include("token=");
+        await page.getByRole("button", { name: `Stay in ${tenantA.uid} Inc.` }).click();
+        await page.locator("a.brand", { hasText: tenantA.uid }).waitFor();
+      }
+      await page.goto(other.url);
+      await page.getByRole("button", { name: `Switch to ${tenantB.uid} Inc.` }).waitFor();
+      await page.screenshot({ path: `${SHOTS}/session-switch.png` });
+      // On a phone: nothing wider than the screen.
+      await page.setViewportSize({ width: 390, height: 800 });
+      expect(await page.evaluate("document.documentElement.scrollWidth")).to.be.at.most(390);
+      await page.screenshot({ path: `${SHOTS}/session-switch-phone.png` });
+      await page.setViewportSize(VIEWPORT);
+      await page.getByRole("button", { name: `Switch to ${tenantB.uid} Inc.` }).click();
+      await page.locator("a.brand", { hasText: tenantB.uid }).waitFor();
+      // The same token again is no question.
+      await page.goto(other.url);
+      await page.locator("a.brand", { hasText: tenantB.uid }).waitFor();
+      expect(await page.getByRole("heading", { name: "Open another session?" }).count()).to.equal(0);
+      expect(errorsOf.get(page)).to.deep.equal([]);
+      await context.close();
     });
   });
 

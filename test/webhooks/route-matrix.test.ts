@@ -220,7 +220,8 @@ describe("route matrix: every OpenAPI route × caller × spelling (JWT auth, ten
     jwks = await TestJwks.start();
     receiver = await new Receiver().start();
     receiverUrl = receiver.url;
-    api = await startWebhooks({ args: [...jwks.args, "--audit-topic", ""] });
+    // Every caller the table lets through sends a test delivery: past the per-config quota.
+    api = await startWebhooks({ args: [...jwks.args, "--audit-topic", "", "--config-max-test-sends", "0"] });
     bearer.write = await jwks.sign({ sub: "admin" });
     bearer.read = await jwks.sign({ sub: "dashboard", scope: "webhooks:read" });
     a.tenant = (await made("POST", "/tenants", { uid: "acme" })).id;

@@ -496,9 +496,57 @@ describe("secrets sealed at rest (real PostgreSQL, Temporal, NATS)", function ()
         created.id,
       ]);
       expect(row!.secret).to.equal(created.secret);
+      // A value that looks sealed would read back as sealed and never open: refused, naming it.
+      const looksSealed = await api.call("POST", "/configs", {
+        endpoint: "https://plain.test/y",
+        eventTypes: EVENT_TYPES,
+        secret: "sealed1.k1.AAAA.BBBB",
+      });
+      // (A signing secret is base64, which has no ".": it can never look sealed.)
+      expect(looksSealed.status, looksSealed.text).to.equal(400);
+      const token = await api.call("PATCH", `/configs/${created.id}/auth`, {
+        bearer: { token: "sealed1.x.y.z" },
+      });
+      expect(token.status, token.text).to.equal(400);
+      expect(token.body.errorMessage).to.match(/config_auth\.bearer_token starts with "sealed1\."/);
+      expect((await api.call("GET", `/configs/${created.id}/auth`)).body.data).to.deep.equal({});
     } finally {
       await api.stop();
     }
+  });
+
+  it("starts with one row that does not open (copied from another row), logging and counting it; serves the others", async () => {
+    // The ring of the rekey test: every secret is under k2 since.
+    const ring = path.join(dir, "k1k2.keys");
+    await start(ring);
+    const made = [];
+    for (let i = 0; i < 3; i++)
+      made.push(
+        (
+          await env!.api.call("POST", "/configs", {
+            endpoint: `${receiver.url}/u${i}`,
+            eventTypes: EVENT_TYPES,
+          })
+        ).body.data.id as string,
+      );
+    // The first row the startup check samples (by config id) gets another row's sealed secret.
+    const [first] = await query<{ id: string }>(
+      db,
+      "SELECT id::text AS id FROM configs WHERE left(secret, 8) = 'sealed1.' ORDER BY id::text LIMIT 1",
+    );
+    const other = made.find((id) => id !== first!.id)!;
+    await query(db, "UPDATE configs SET secret = (SELECT secret FROM configs WHERE id = $1) WHERE id = $2", [
+      other,
+      first!.id,
+    ]);
+    const restarted = await start(ring);
+    expect(restarted.api.process.output).to.match(/stored secrets that do not open with their key/);
+    expect(restarted.api.process.output).to.include(first!.id);
+    const metrics = await (await fetch(`${restarted.api.url}/metrics`)).text();
+    expect(metrics).to.match(/^webhooks_unreadable_secrets 1$/m);
+    const served = await restarted.api.call("GET", `/configs/${other}`);
+    expect(served.status).to.equal(200);
+    await query(db, "DELETE FROM configs WHERE id = $1", [first!.id]);
   });
 
   it("generates a key in the data dir on the embedded database, with a warning saying how to supply one", async () => {
