@@ -262,8 +262,12 @@ describe("credentials bound to their endpoint origin and token URL (real Postgre
     refused(await call("PATCH", `/configs/${old.id}/auth`, { bearer: { token: "another" } }), "bearer");
   });
 
-  it("refuses credentials over http:// to loopback when private addresses are denied (--egress-deny-private)", async () => {
-    const strict = await startWebhooks({ args: ["--audit-topic", "", "--egress-deny-private"] });
+  it("refuses credentials over http:// to loopback when private addresses are denied (the default)", async () => {
+    // Without the opt-in every other test's process gets (test/support/process.ts).
+    const strict = await startWebhooks({
+      args: ["--audit-topic", ""],
+      env: { EGRESS_ALLOW_PRIVATE: "false" },
+    });
     try {
       const r = await strict.call("POST", "/configs", {
         endpoint: "http://localhost:9/hook",
@@ -271,7 +275,7 @@ describe("credentials bound to their endpoint origin and token URL (real Postgre
         auth: { bearer: { token: bearer } },
       });
       refused(r, "endpoint");
-      expect(r.body.errorMessage).to.contain("--egress-deny-private");
+      expect(r.body.errorMessage).to.contain("private ranges are denied unless --egress-allow-private");
       const tlsOk = await strict.call("POST", "/configs", {
         endpoint: "https://localhost:9/hook",
         eventTypes: ["cred.*"],
