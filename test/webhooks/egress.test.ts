@@ -19,6 +19,26 @@ async function listenOn(host: string, handler: Parameters<typeof createServer>[1
   return { server, port: (server.address() as AddressInfo).port };
 }
 
+/** A test send of a config whose endpoint names localhost, to a receiver there: its attempt, and what arrived. */
+async function testSendToLocalhost(api: WebhooksUnderTest) {
+  let received = 0;
+  const { server, port } = await listenOn("127.0.0.1", (_req, res) => {
+    received++;
+    res.end();
+  });
+  try {
+    const config = await api.call("POST", "/configs", {
+      endpoint: `http://localhost:${port}/hook`,
+      eventTypes: ["egress.test"],
+    });
+    expect(config.status, config.text).to.equal(200);
+    const attempt = (await api.call("POST", `/configs/${config.body.data.id}/test`)).body.data;
+    return { attempt, received };
+  } finally {
+    server.close();
+  }
+}
+
 describe("egress policy", function () {
   this.timeout(120_000);
 
@@ -95,23 +115,9 @@ describe("egress policy", function () {
           /private ranges are denied unless --egress-allow-private/,
         );
       }
-      let received = 0;
-      const { server, port } = await listenOn("127.0.0.1", (_req, res) => {
-        received++;
-        res.end();
-      });
-      try {
-        const config = await api.call("POST", "/configs", {
-          endpoint: `http://localhost:${port}/hook`,
-          eventTypes: ["egress.test"],
-        });
-        expect(config.status, config.text).to.equal(200);
-        const r = await api.call("POST", `/configs/${config.body.data.id}/test`);
-        expect(r.body.data).to.include({ statusCode: 0, status: "failed" });
-        expect(received).to.equal(0);
-      } finally {
-        server.close();
-      }
+      const { attempt, received } = await testSendToLocalhost(api);
+      expect(attempt).to.include({ statusCode: 0, status: "failed" });
+      expect(received).to.equal(0);
       expect(api.process.output).not.to.include("--egress-allow-private is on");
     });
 
@@ -156,25 +162,12 @@ describe("egress policy", function () {
     });
 
     it("denies a name that resolves only to denied addresses when it sends, as a failed attempt", async () => {
-      let received = 0;
-      const { server, port } = await listenOn("127.0.0.1", (_req, res) => {
-        received++;
-        res.end();
-      });
-      try {
-        const config = await api.call("POST", "/configs", {
-          endpoint: `http://localhost:${port}/hook`,
-          eventTypes: ["egress.test"],
-        });
-        const r = await api.call("POST", `/configs/${config.body.data.id}/test`);
-        expect(r.body.data).to.include({ statusCode: 0, status: "failed" });
-        expect(r.body.data.error).to.match(
-          /egress policy: localhost resolves only to denied addresses: 127\.0\.0\.1/,
-        );
-        expect(received).to.equal(0);
-      } finally {
-        server.close();
-      }
+      const { attempt, received } = await testSendToLocalhost(api);
+      expect(attempt).to.include({ statusCode: 0, status: "failed" });
+      expect(attempt.error).to.match(
+        /egress policy: localhost resolves only to denied addresses: 127\.0\.0\.1/,
+      );
+      expect(received).to.equal(0);
     });
 
     it("says loudly at startup that private addresses are allowed (the tests opt in)", () => {
