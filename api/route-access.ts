@@ -8,7 +8,7 @@ import type { PortalFeature } from "./portal-features.js";
 import { loadTenant, tenantOwning, tenantScopeOf } from "./tenant-scope.js";
 
 // Who may call what, decided from the route that matched, never from the request's path:
-// every API route is registered through accessRouter(), which puts the route's rule in
+// every API route is registered through RouteAccess.router(), which puts the route's rule in
 // front of its handlers and refuses to register a route the table does not classify.
 // Routing is case-sensitive and strict, so `/CONFIGS/x/secret` or `/configs/x/secret/`
 // match no route at all (404) instead of a route whose rule was looked up differently.

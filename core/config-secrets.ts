@@ -68,8 +68,9 @@ export class ConfigSecrets {
 
   /**
    * Throws unless this process can open values sealed under `keyId`: a ring holding it,
-   * with which `sample` (one such value, opened) succeeds. `what` and `where` name the
-   * values in the message ("secrets", "3 stored secret(s), e.g. config ...").
+   * with which at least one of `samples` (a few such values, from different rows) opens.
+   * Returns the samples that do not open. `what` and `where` name the values in the
+   * message ("secrets", "3 stored secret(s), e.g. config ...").
    */
   checkOpens(keyId: string, what: string, where: string, samples: KeySample[]): KeySample[] {
     if (!this.ring)
