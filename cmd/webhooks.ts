@@ -215,13 +215,8 @@ function checkProcesses(s: WebhooksOptions): void {
     );
 }
 
-async function main(argv: string[]): Promise<void> {
-  const program = new Command("webhooks")
-    .description("Webhook delivery: configs API, broker consumer and durable Temporal delivery workflows")
-    .version(VERSION, "-v, --version", "print the version")
-    .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ outputError: (text, write) => write(text) });
-
+/** `webhooks serve`: the API, optionally the worker in the same process. */
+function serveCommand(program: Command): void {
   addSharedOptions(
     program
       .command("serve")
@@ -255,6 +250,16 @@ async function main(argv: string[]): Promise<void> {
       checkAuthBeyondLoopback(options, o.insecureNoAuth === true);
       await runServe(options);
     });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command("webhooks")
+    .description("Webhook delivery: configs API, broker consumer and durable Temporal delivery workflows")
+    .version(VERSION, "-v, --version", "print the version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  serveCommand(program);
 
   addSharedOptions(
     program

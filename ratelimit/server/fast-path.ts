@@ -148,7 +148,7 @@ class FastCall {
     );
   }
 
-  /** Only uncompressed messages are read: say which encodings are, as the gRPC spec asks. */
+  /** Only uncompressed messages are read: say which encodings are (grpc-accept-encoding), as gRPC over HTTP/2 asks. */
   private compressionError(): CallError {
     const encoding = this.headers["grpc-encoding"];
     if (typeof encoding !== "string" || encoding === "identity") {

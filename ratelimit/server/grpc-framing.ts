@@ -4,7 +4,7 @@
 // in the same case, so a client sees a call fail the same way on either server (the texts
 // say more where grpc-js's are vague).
 
-/** The gRPC status codes the fast path sends (grpc/status.proto). */
+/** The gRPC status codes the fast path sends (their numbers are gRPC's own). */
 export const Status = {
   OK: 0,
   CANCELLED: 1,
@@ -42,7 +42,7 @@ const TIMEOUT_UNIT_MS: Record<string, number> = {
 
 /**
  * grpc-timeout in milliseconds: at most 8 digits and a unit (H, M, S, m, u, n), as the
- * gRPC over HTTP/2 spec writes it. A malformed value is the call's error (INTERNAL).
+ * gRPC over HTTP/2 protocol writes it. A malformed value is the call's error (INTERNAL).
  */
 export function grpcTimeoutMs(value: string): number {
   const m = /^(\d{1,8})([HMSmun])$/.exec(value);

@@ -220,8 +220,19 @@ describe("route matrix: every OpenAPI route × caller × spelling (JWT auth, ten
     jwks = await TestJwks.start();
     receiver = await new Receiver().start();
     receiverUrl = receiver.url;
-    // Every caller the table lets through sends a test delivery: past the per-config quota.
-    api = await startWebhooks({ args: [...jwks.args, "--audit-topic", "", "--config-max-test-sends", "0"] });
+    // Every caller the table lets through sends a test delivery and starts a recovery (which
+    // stays running without a worker): past the quotas of both, which tenant-quotas.test.ts tests.
+    api = await startWebhooks({
+      args: [
+        ...jwks.args,
+        "--audit-topic",
+        "",
+        "--config-max-test-sends",
+        "0",
+        "--tenant-max-recoveries",
+        "0",
+      ],
+    });
     bearer.write = await jwks.sign({ sub: "admin" });
     bearer.read = await jwks.sign({ sub: "dashboard", scope: "webhooks:read" });
     a.tenant = (await made("POST", "/tenants", { uid: "acme" })).id;
