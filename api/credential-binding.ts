@@ -4,7 +4,7 @@ import type { StoredAuth } from "../core/endpoint-auth-rows.js";
 import type { EndpointAuthChange } from "./endpoint-auth-input.js";
 import { validation } from "./errors.js";
 
-// Where a stored credential may go (issue 50, point 3). A credential was given for one
+// Where a stored credential may go. A credential was given for one
 // endpoint origin (scheme, host, port) and, for the OAuth client secret, one token URL: a
 // write that moves either keeps a credential only when the same request gives it again, so
 // whoever may edit the endpoint cannot redirect credentials they never knew to a server of

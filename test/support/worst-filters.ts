@@ -4,7 +4,7 @@ import { MAX_EVENT_BYTES } from "../../core/start-limits.js";
 // The costliest payload filters and the largest events, shared by the filter-cost
 // bench (bench/delivery/filter-bounds.ts) and the tenant isolation test
 // (test/webhooks/payload-filter-bounds.test.ts). "Worst" is what the checker of
-// filters accepted before limits on patterns and lists (issue #50, point 2): a
+// filters accepted before limits on patterns and lists: a
 // 16 KiB filter of counted repetitions, which RE2 runs in an NFA whose cost is
 // the program's size times the text's length, and lists of 1 000 values against
 // an array of 10^5 elements.

@@ -9,7 +9,7 @@ import { fixturePortalAssets } from "../support/portal.js";
 import { Receiver } from "../support/receiver.js";
 import { startWebhooks } from "../support/webhooks-server.js";
 
-// Issue 50, point 3: a stored credential is bound to the origin of the endpoint (and the
+// A stored credential is bound to the origin of the endpoint (and the
 // token URL) it was set for; credentials never go over plain http:// except to loopback while
 // private addresses are allowed; a portal session without "secrets" cannot change the signing
 // secret through PUT /configs/{id}. Real stack (PostgreSQL, NATS, Temporal); the "attacker"

@@ -11,7 +11,7 @@ import {
 } from "../support/worst-filters.js";
 
 /**
- * Issue #50, point 2, on the real stack (webhooks serve, PostgreSQL, Temporal): a
+ * On the real stack (webhooks serve, PostgreSQL, Temporal): a
  * tenant whose configs hold the costliest filters the checker used to accept, stored
  * before the write-time limits existed (by SQL here), sends the largest events while
  * another tenant sends small ones. The other tenant's latency is compared with a
