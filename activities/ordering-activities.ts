@@ -1,14 +1,15 @@
 import type pg from "pg";
 
-// The row of an ordering key whose workflow runs (table ordering_keys): what
-// GET /configs/{id}/ordering-keys lists and the blocked-keys metric counts. The workflow
-// (workflows/ordered-delivery.ts) is the authority; the row is its projection.
+// The row of an ordering key (table ordering_keys): what GET /configs/{id}/ordering-keys
+// lists and the blocked-keys metric counts, written by its sequencer
+// (workflows/key-sequencer.ts) and by the key workflows of the earlier shape
+// (workflows/ordered-delivery.ts). The row outlives the runs: it numbers the key's backlog.
 
 export interface OrderingKeyState {
   configId: string;
   orderingKey: string;
   workflowId: string;
-  /** `gone`: the workflow ends idle, its row goes. */
+  /** `gone`: a workflow of the earlier shape ends idle; the row stays, idle. */
   state: "active" | "blocked" | "gone";
   headWebhookId?: string;
   reason?: string;
@@ -24,7 +25,8 @@ export function createOrderingActivities({ pool }: { pool: pg.Pool }): OrderingA
       if (s.state === "gone") {
         await pool.query({
           name: "ordering-key-gone",
-          text: "DELETE FROM ordering_keys WHERE config_id = $1::uuid AND ordering_key = $2",
+          text: `UPDATE ordering_keys SET state = 'idle', head_webhook_id = NULL, reason = NULL, updated_at = now()
+                WHERE config_id = $1::uuid AND ordering_key = $2`,
           values: [s.configId, s.orderingKey],
         });
         return;

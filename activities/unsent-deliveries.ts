@@ -42,16 +42,6 @@ export async function recordUnsentWait(pool: pg.Pool, w: UnsentWait): Promise<vo
 }
 
 /**
- * Records that an ordered config's delivery waits in its key's queue (before the signal
- * that queues it): visible and restorable in order if Temporal loses the key's workflow.
- * A delivery recorded before (a broker redelivery) keeps its row; false then.
- */
-export const recordQueued = (
-  pool: pg.Pool,
-  w: Omit<UnsentWait, "nextTryAt"> & { orderingWorkflowId: string },
-): Promise<boolean> => insertWaiting(pool, { ...w, nextTryAt: w.acceptedAt }, w.orderingWorkflowId);
-
-/**
  * Records that batched configs' deliveries wait for their batch (before the signal that
  * adds them), in one statement for the events of one signal (workers/collector-feed.ts):
  * visible, and found again by reconciliation if Temporal loses the collector (`nextTryAt`:
@@ -81,34 +71,6 @@ export async function recordCollected(pool: pg.Pool, waits: UnsentWait[]): Promi
     ],
   });
   return new Set(rows.map((r) => r.webhook_id));
-}
-
-/** A new waiting row, unless the delivery has one; true when this inserted it. */
-async function insertWaiting(
-  pool: pg.Pool,
-  w: UnsentWait,
-  orderingWorkflowId: string | null,
-): Promise<boolean> {
-  const { rowCount } = await pool.query({
-    name: "unsent-queued",
-    text: `INSERT INTO unsent_deliveries
-             (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at,
-              ordering_workflow_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           ON CONFLICT (webhook_id) DO NOTHING`,
-    values: [
-      w.webhookId,
-      w.configId,
-      w.workflowId,
-      w.eventId,
-      w.replayOf ?? null,
-      w.acceptedAt,
-      w.reason,
-      w.nextTryAt,
-      orderingWorkflowId,
-    ],
-  });
-  return rowCount === 1;
 }
 
 /** Closes a delivery that never sent: its waiting row becomes `closed` with the reason. */

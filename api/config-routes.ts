@@ -306,7 +306,7 @@ function readRoutes(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
 
 /** PUT /configs/{id}: the config replaced, its auth changed when the body has one. */
 function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
-  const { pool, store, egress, secrets } = deps;
+  const { pool, store, egress, secrets, deliveries } = deps;
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     const { auth, secret, ...rest } = readConfigUser(req.body, egress);
     const data = { ...rest, secret: replacedSecret(res, secret) };
@@ -336,6 +336,8 @@ function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void
       return next;
     });
     if (!replaced) throw missing(id);
+    // Its keys' backlogs still drain in order; a blocked one would otherwise hold them for good.
+    if (data.ordering === null) await deliveries.releaseOrderedKeys(id, "ordering turned off");
     res.json(withWarnings(warnings, replaced.config, undefined, replaced.auth));
   });
 }

@@ -2,7 +2,7 @@ import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import { closeConfigDeliveries, QUEUED } from "../workers/close-deliveries.js";
-import { skipOrderingKeyHead } from "../workers/ordering-keys.js";
+import { closeOrderedKeys, skipOrderingKeyHead } from "../workers/ordering-keys.js";
 import { ApiError, notFound } from "./errors.js";
 
 /**
@@ -18,8 +18,10 @@ export interface DeliveryControl {
   closeConfigDeliveries(configId: string, reason: string): Promise<{ signalled: number; failed: number }>;
   /** Requests cancellation of a queued or sending delivery; its workflow closes the row `failed: cancelled`. */
   cancel(webhookId: string): Promise<{ webhookID: string; workflowID: string; cancelRequested: true }>;
-  /** Releases a blocked ordering key (its workflow's id); false when that workflow is gone. */
-  skipOrderingKeyHead(workflowId: string): Promise<boolean>;
+  /** A config stopped ordering: its blocked keys release, and their backlogs drain. */
+  releaseOrderedKeys(configId: string, reason: string): Promise<number>;
+  /** Releases a blocked ordering key (its sequencer's id, the head it releases); false when that workflow is gone. */
+  skipOrderingKeyHead(workflowId: string, headWebhookId: string | null): Promise<boolean>;
 }
 
 export function createDeliveryControl(
@@ -31,7 +33,9 @@ export function createDeliveryControl(
     closeConfigDeliveries: (configId, reason) =>
       closeConfigDeliveries(temporal, prisma, logger, configId, reason),
 
-    skipOrderingKeyHead: (workflowId) => skipOrderingKeyHead(temporal, workflowId),
+    releaseOrderedKeys: (configId, reason) => closeOrderedKeys(temporal, prisma, configId, reason),
+
+    skipOrderingKeyHead: (workflowId, head) => skipOrderingKeyHead(temporal, workflowId, head),
 
     async cancel(webhookId) {
       const rows = await prisma.attempt.findMany({

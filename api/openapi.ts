@@ -174,11 +174,16 @@ export const openapi = {
       },
       OrderingKey: {
         type: "object",
-        required: ["orderingKey", "state", "workflowId", "updatedAt"],
+        required: ["orderingKey", "state", "workflowId", "queued", "updatedAt"],
         properties: {
           orderingKey: { type: "string" },
           state: { type: "string", enum: ["active", "blocked"] },
-          workflowId: { type: "string", description: "the key's workflow (Temporal Web UI)" },
+          workflowId: { type: "string", description: "the key's sequencer workflow (Temporal Web UI)" },
+          queued: {
+            type: "integer",
+            minimum: 0,
+            description: "deliveries of the key whose turn has not ended (the head included)",
+          },
           headWebhookID: { ...UUID, description: "the delivery holding the key, when blocked" },
           reason: { type: "string", description: "why the head failed, when blocked" },
           updatedAt: { type: "string", format: "date-time" },

@@ -17,6 +17,7 @@ const keyJson = (k: OrderingKeyRow) => ({
   orderingKey: k.orderingKey,
   state: k.state,
   workflowId: k.workflowId,
+  queued: k.queued,
   ...(k.headWebhookId ? { headWebhookID: k.headWebhookId } : {}),
   ...(k.reason ? { reason: k.reason } : {}),
   updatedAt: k.updatedAt.toISOString(),
@@ -49,7 +50,7 @@ export function orderingKeyRoutes(access: RouteAccess, pool: pg.Pool, deliveries
       );
     if (row.state !== "blocked")
       throw new ApiError(409, "CONFLICT", `ordering key ${JSON.stringify(key.slice(0, 300))} is not blocked`);
-    if (!(await deliveries.skipOrderingKeyHead(row.workflowId)))
+    if (!(await deliveries.skipOrderingKeyHead(row.workflowId, row.headWebhookId)))
       throw new ApiError(
         409,
         "CONFLICT",

@@ -1,72 +1,77 @@
-// An ordered config's new delivery joins its key's queue: signal-with-start of the key's
-// workflow (workflows/ordered-delivery.ts), which runs it as a child under its own
-// delivery workflow id once the delivery before it ended. Called by workers/start-delivery.ts only.
+// An ordered config's new delivery joins its key's backlog: one statement records its
+// waiting row and its backlog row under the key's lock (function enqueue_ordered,
+// migration 20261204000000), and the key's sequencer (workflows/key-sequencer.ts) is
+// woken only when it went idle. Called by workers/start-delivery.ts only.
 import type { DeliveryInput } from "../activities/delivery-types.js";
-import { recordQueued } from "../activities/unsent-deliveries.js";
 import { batchOf } from "../core/batching.js";
-import { type Ordering, orderedWorkflowId, orderingKeyOf } from "../core/ordering.js";
+import { type Ordering, orderedWorkflowId, orderingKeyOf, orderingOf } from "../core/ordering.js";
 import type { ProcessContext } from "../core/process-context.js";
-import { keyword, summary } from "../core/start-limits.js";
+import { endpointHost } from "../core/start-failures.js";
+import { summary } from "../core/start-limits.js";
 import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
-import { enqueueSignal, orderedDelivery } from "../workflows/ordered-delivery.js";
+import { keySequencer, type SequencerInput, wakeSignal } from "../workflows/key-sequencer.js";
 import { WebhookConfigId, WebhookDeliveryStatus, WebhookTenantId } from "../workflows/search-attributes.js";
+import { deliveryTemplate } from "./start-delivery-policy.js";
 
 export async function enqueueOrdered(
   ctx: ProcessContext,
   config: Config,
-  ordering: Ordering,
   event: DeliveryEvent,
-  delivery: { workflowId: string; input: DeliveryInput; host: string; restored?: boolean },
+  delivery: { workflowId: string; input: DeliveryInput },
 ): Promise<{ started: boolean }> {
   const key = orderingKeyOf(config.id, event.orderingKey);
-  const keyWorkflowId = orderedWorkflowId(config.id, key);
-  const batch = batchOf(config);
-  // Before the signal: a queued delivery has a row while it waits (reconcile-ordered.ts).
-  // A delivery accepted before has its row already; it is signalled again all the same (the
-  // first signal may never have left), and its key's workflow ignores what it holds.
-  const started = delivery.restored
-    ? true
-    : await recordQueued(ctx.db.pool, {
-        webhookId: delivery.input.webhookId,
-        configId: config.id,
-        workflowId: delivery.workflowId,
-        eventId: event.ref.id,
-        replayOf: delivery.input.replayOf,
-        acceptedAt: new Date(delivery.input.acceptedAt ?? Date.now()),
-        reason: `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
-        orderingWorkflowId: keyWorkflowId,
-      });
-  await ctx.temporal.workflow.signalWithStart(orderedDelivery, {
+  const sequencerId = orderedWorkflowId(config.id, key);
+  const { rows } = await ctx.db.pool.query<{ inserted: boolean; wake: boolean }>({
+    name: "enqueue-ordered",
+    text: "SELECT inserted, wake FROM enqueue_ordered($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    values: [
+      delivery.input.webhookId,
+      config.id,
+      key,
+      sequencerId,
+      delivery.workflowId,
+      event.ref.id,
+      delivery.input.replayOf ?? null,
+      new Date(delivery.input.acceptedAt ?? Date.now()),
+      `queued behind the earlier events of ordering key ${JSON.stringify(key.slice(0, 100))}`,
+    ],
+  });
+  const { inserted, wake } = rows[0]!;
+  if (wake) await wakeSequencer(ctx, config, key);
+  return { started: inserted };
+}
+
+/** Wakes the key's sequencer, starting it when none runs. */
+export async function wakeSequencer(ctx: ProcessContext, config: Config, key: string): Promise<void> {
+  const host = endpointHost(config);
+  await ctx.temporal.workflow.signalWithStart(keySequencer, {
     taskQueue: ctx.options.taskQueue,
-    workflowId: keyWorkflowId,
-    args: [
-      {
-        configId: config.id,
-        tenantId: config.tenantId,
-        orderingKey: key,
-        onFailure: ordering.onFailure,
-        // Read when the key's workflow starts: a change applies from its next run.
-        ...(batch ? { batch } : {}),
-      },
-    ],
-    signal: enqueueSignal,
-    signalArgs: [
-      {
-        workflowId: delivery.workflowId,
-        input: delivery.input,
-        eventType: keyword(event.type),
-        endpointHost: keyword(delivery.host),
-        summary: summary(`${event.type} → ${delivery.host}`),
-        ...(delivery.restored ? { restored: true } : {}),
-      },
-    ],
-    staticSummary: summary(`ordered: key ${key} → ${delivery.host}`),
+    workflowId: orderedWorkflowId(config.id, key),
+    args: [sequencerInput(ctx, config, key, host)],
+    signal: wakeSignal,
+    signalArgs: [],
+    staticSummary: summary(`ordered: key ${key} → ${host}`),
     typedSearchAttributes: [
       { key: WebhookConfigId, value: config.id },
       { key: WebhookDeliveryStatus, value: "active" },
       { key: WebhookTenantId, value: config.tenantId },
     ],
   });
-  return { started };
+}
+
+/** What a sequencer starts with: the config's ordering and batching, and this process's delivery flags. */
+function sequencerInput(ctx: ProcessContext, config: Config, key: string, host: string): SequencerInput {
+  const ordering: Ordering = orderingOf(config) ?? { enabled: true, onFailure: "skip" };
+  const batch = batchOf(config);
+  return {
+    configId: config.id,
+    tenantId: config.tenantId,
+    orderingKey: key,
+    onFailure: ordering.onFailure,
+    // Read when the sequencer starts: a change applies from its next run.
+    ...(batch ? { batch } : {}),
+    endpointHost: host,
+    template: deliveryTemplate(ctx),
+  };
 }

@@ -1,10 +1,11 @@
 import { type Client, WorkflowNotFoundError } from "@temporalio/client";
 import type pg from "pg";
 import type { PrismaClient } from "../common/db/database.js";
-import { closeOrderedSignal, skipHeadSignal } from "../workflows/ordered-delivery.js";
+import { releaseHeadSignal, releaseKeySignal } from "../workflows/key-sequencer.js";
 
-// The ordering keys of a config as their workflows recorded them (table ordering_keys,
-// activities/ordering-activities.ts), and the signals operators and config changes send them.
+// The ordering keys of a config as their sequencers recorded them (table ordering_keys,
+// activities/ordering-activities.ts; an idle key, with no sequencer running, is not
+// listed), and the signals operators and config changes send them.
 
 export interface OrderingKeyRow {
   orderingKey: string;
@@ -12,11 +13,14 @@ export interface OrderingKeyRow {
   state: "active" | "blocked";
   headWebhookId: string | null;
   reason: string | null;
+  /** Backlog rows of the key: deliveries whose turn has not ended. */
+  queued: number;
   updatedAt: Date;
 }
 
 const COLUMNS = `ordering_key AS "orderingKey", workflow_id AS "workflowId", state,
-  head_webhook_id AS "headWebhookId", reason, updated_at AS "updatedAt"`;
+  head_webhook_id AS "headWebhookId", reason, updated_at AS "updatedAt",
+  (SELECT count(*)::int FROM ordered_backlog b WHERE b.sequencer_id = ordering_keys.workflow_id) AS queued`;
 
 export async function listOrderingKeys(
   pool: pg.Pool,
@@ -24,7 +28,7 @@ export async function listOrderingKeys(
   state?: "active" | "blocked",
 ): Promise<OrderingKeyRow[]> {
   const { rows } = await pool.query<OrderingKeyRow>({
-    text: `SELECT ${COLUMNS} FROM ordering_keys WHERE config_id = $1::uuid
+    text: `SELECT ${COLUMNS} FROM ordering_keys WHERE config_id = $1::uuid AND state <> 'idle'
              AND ($2::text IS NULL OR state = $2) ORDER BY ordering_key LIMIT 1000`,
     values: [configId, state ?? null],
   });
@@ -37,7 +41,7 @@ export async function findOrderingKey(
   key: string,
 ): Promise<OrderingKeyRow | null> {
   const { rows } = await pool.query<OrderingKeyRow>({
-    text: `SELECT ${COLUMNS} FROM ordering_keys WHERE config_id = $1::uuid AND ordering_key = $2`,
+    text: `SELECT ${COLUMNS} FROM ordering_keys WHERE config_id = $1::uuid AND ordering_key = $2 AND state <> 'idle'`,
     values: [configId, key],
   });
   return rows[0] ?? null;
@@ -51,10 +55,18 @@ export async function countBlockedKeys(pool: pg.Pool): Promise<number> {
   return rows[0]!.n;
 }
 
-/** Releases a blocked key (its failed head stays failed); false when its workflow is gone. */
-export async function skipOrderingKeyHead(temporal: Client, workflowId: string): Promise<boolean> {
+/**
+ * Releases a blocked key (its failed head stays failed); false when its workflow is gone.
+ * It names the head it releases: a release that comes after another head blocked the key
+ * leaves that one alone.
+ */
+export async function skipOrderingKeyHead(
+  temporal: Client,
+  workflowId: string,
+  headWebhookId: string | null,
+): Promise<boolean> {
   try {
-    await temporal.workflow.getHandle(workflowId).signal(skipHeadSignal);
+    await temporal.workflow.getHandle(workflowId).signal(releaseHeadSignal, headWebhookId ?? undefined);
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;
@@ -63,8 +75,9 @@ export async function skipOrderingKeyHead(temporal: Client, workflowId: string):
 }
 
 /**
- * Tells the config's ordered workflows the config went away: a blocked key lets its queue
- * drain, each queued delivery closing without a send when its turn comes.
+ * Tells the config's sequencers the config went away or stopped ordering: a blocked key
+ * lets its backlog drain, each delivery closing without a send (or, when only ordering
+ * stopped, sent) when its turn comes.
  */
 export async function closeOrderedKeys(
   temporal: Client,
@@ -72,11 +85,14 @@ export async function closeOrderedKeys(
   configId: string,
   reason: string,
 ): Promise<number> {
-  const rows = await prisma.orderingKey.findMany({ where: { configId }, select: { workflowId: true } });
+  const rows = await prisma.orderingKey.findMany({
+    where: { configId, state: { not: "idle" } },
+    select: { workflowId: true },
+  });
   let signalled = 0;
   for (const { workflowId } of rows) {
     try {
-      await temporal.workflow.getHandle(workflowId).signal(closeOrderedSignal, reason);
+      await temporal.workflow.getHandle(workflowId).signal(releaseKeySignal, reason);
       signalled++;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;

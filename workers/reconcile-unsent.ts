@@ -3,14 +3,16 @@ import { closeUnsent } from "../activities/unsent-deliveries.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { type Outcome, type Restart, repairAll, repairDelivery, type Tally } from "./reconcile-repairs.js";
-import { deliveryPolicy, startDelivery } from "./start-delivery.js";
+import { startDelivery } from "./start-delivery.js";
+import { deliveryPolicy } from "./start-delivery-policy.js";
 
 // Reconciliation of deliveries whose first send waits (activities/unsent-deliveries.ts):
 // they have no attempt row for the main walk to find, so their unsent rows are walked
 // the same way. A waiting delivery whose workflow is gone is restarted from its first
 // send while its config and caps allow (its caps count from when it was accepted), or
 // closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
-// An ordered config's deliveries are workers/reconcile-ordered.ts's: their order matters.
+// Of an ordered config's deliveries only a key's head is walked (the first of its backlog,
+// or one no longer in it): the others wait for their turn, which their sequencer gives.
 
 export interface UnsentRow {
   webhook_id: string;
@@ -35,7 +37,10 @@ export class UnsentReconciler {
     const rows = await db.prisma.$queryRaw<UnsentRow[]>`
       SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, next_try_at
         FROM unsent_deliveries
-       WHERE state = 'waiting' AND next_try_at < ${cutoff} AND ordering_workflow_id IS NULL
+       WHERE state = 'waiting' AND next_try_at < ${cutoff}
+         AND NOT EXISTS (SELECT 1 FROM ordered_backlog b
+                           JOIN ordered_backlog e ON e.sequencer_id = b.sequencer_id AND e.seq < b.seq
+                          WHERE b.webhook_id = unsent_deliveries.webhook_id)
          AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
        ORDER BY next_try_at, webhook_id
        LIMIT ${options.reconcileBatchSize}`;

@@ -10,7 +10,8 @@ import { lostBatchesInOrder } from "./reconcile-batches.js";
 import { OrderedReconciler } from "./reconcile-ordered.js";
 import { type Outcome, type Restart, repairAll, repairDelivery, type Tally } from "./reconcile-repairs.js";
 import { UnsentReconciler } from "./reconcile-unsent.js";
-import { deliveryPolicy, deliveryWorkflowId, startDelivery } from "./start-delivery.js";
+import { deliveryWorkflowId, startDelivery } from "./start-delivery.js";
+import { deliveryPolicy } from "./start-delivery-policy.js";
 
 // Reconciliation keeps the attempts table and Temporal in agreement when the
 // workflow that owns a queued row can no longer act on it: terminated from the

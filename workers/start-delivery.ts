@@ -3,7 +3,7 @@
 // Web UI filters on. The consumer, HTTP ingest, replays, recoveries and
 // reconciliation's restarts all start deliveries here.
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
-import type { DeliveryInput, DeliveryPolicy, DeliveryResume } from "../activities/delivery-types.js";
+import type { DeliveryInput, DeliveryResume } from "../activities/delivery-types.js";
 import { batchOf } from "../core/batching.js";
 import { webhookIdFor } from "../core/event-message.js";
 import { orderingOf } from "../core/ordering.js";
@@ -17,7 +17,7 @@ import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueBatched } from "./enqueue-batched.js";
 import { enqueueOrdered } from "./enqueue-ordered.js";
 import type { Lane } from "./ordered-lanes.js";
-import { sendQueue } from "./task-queues.js";
+import { deliveryTemplate } from "./start-delivery-policy.js";
 
 /**
  * How long a start waits for a place among this process's deliveries in flight, and then
@@ -30,18 +30,6 @@ import { sendQueue } from "./task-queues.js";
 const START_SLOT_WAIT_MS = 10_000;
 
 export const deliveryWorkflowId = (configId: string, key: string) => `delivery:${configId}:${key}`;
-
-/** The policy every new delivery carries, from the worker's flags. */
-export function deliveryPolicy(ctx: ProcessContext): DeliveryPolicy {
-  const s = ctx.options;
-  return {
-    minBackoffMs: s.minBackoffDelay,
-    maxBackoffMs: s.maxBackoffDelay,
-    abortAfterMs: s.abortAfter,
-    maxAttempts: s.maxAttempts,
-    sendTimeoutMs: s.sendTimeout,
-  };
-}
 
 /** How reconciliation restarts a delivery whose workflow was lost (see workers/reconciliation.ts). */
 export interface RestartOptions {
@@ -66,20 +54,16 @@ function deliveryInput(
     configId: config.id,
     tenantId: config.tenantId,
     eventRef: event.ref,
-    policy: deliveryPolicy(ctx),
-    sendTaskQueue: sendQueue(ctx.options.taskQueue),
+    ...deliveryTemplate(ctx),
     ...(replayOf ? { replayOf } : {}),
     acceptedAt: restart?.acceptedAt ?? new Date().toISOString(),
-    ...(ctx.options.ratelimitAddr ? { rateLimited: true } : {}),
-    ...(ctx.options.sendMode === "local" ? { localSends: true } : {}),
-    ...(ctx.options.sendMode === "local-first" ? { localFirstBudgetMs: ctx.options.localSendBudget } : {}),
     ...(restart ? { resume: restart.resume } : {}),
   };
 }
 
 /**
  * Starts (idempotently) the delivery workflow of one stored event to one config. An
- * ordered config's new deliveries go to their key's queue instead (workers/enqueue-ordered.ts),
+ * ordered config's new deliveries go to their key's backlog instead (workers/enqueue-ordered.ts),
  * where each runs as this same workflow, under this same id, once the one before it ended.
  */
 export async function startDelivery(
@@ -95,17 +79,13 @@ export async function startDelivery(
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
   const ordering = orderingOf(config);
-  // A restart (reconciliation) goes back to its key's queue too, in its acceptance order.
-  if (ordering) {
-    const input = deliveryInput(ctx, config, event, webhookId, replayOf, restart);
+  // An ordered config's new deliveries join their key's backlog. Reconciliation restarts
+  // only a key's head (its turn had come), so a restart starts at once, as below.
+  if (ordering && !restart) {
+    const input = deliveryInput(ctx, config, event, webhookId, replayOf);
     try {
       await lane?.turn;
-      const { started } = await enqueueOrdered(ctx, config, ordering, event, {
-        workflowId,
-        input,
-        host,
-        restored: restart !== undefined,
-      });
+      const { started } = await enqueueOrdered(ctx, config, event, { workflowId, input });
       return { webhookId, started, eager: false };
     } catch (err) {
       lane?.failed();
@@ -115,7 +95,7 @@ export async function startDelivery(
   // A batched config's new deliveries, and restarts of deliveries never sent, go to its
   // next batch; a replay, and a restart of a batch's retry, go alone (docs/webhooks/ordering-and-batching.md#batched-delivery).
   const batch = batchOf(config);
-  if (batch && !replayOf && (restart?.resume.retryAttempt ?? 0) === 0) {
+  if (batch && !ordering && !replayOf && (restart?.resume.retryAttempt ?? 0) === 0) {
     const input = deliveryInput(ctx, config, event, webhookId, replayOf, restart);
     const { started } = await enqueueBatched(ctx, config, batch, event, {
       workflowId,

@@ -2,6 +2,7 @@ import { type InjectedSinks, Worker, type WorkerOptions } from "@temporalio/work
 import { createBatchActivities } from "../activities/batch-activities.js";
 import { createDeliveryActivities } from "../activities/delivery-activities.js";
 import { createMaintenanceActivities } from "../activities/maintenance-activities.js";
+import { createOrderedBacklogActivities } from "../activities/ordered-backlog.js";
 import { createOrderingActivities } from "../activities/ordering-activities.js";
 import { createRecoveryActivities } from "../activities/recovery-activities.js";
 import type { ProcessContext } from "../core/process-context.js";
@@ -64,6 +65,7 @@ export function createWorkflowWorker(
     activities: {
       ...createDeliveryActivities(deps),
       ...createOrderingActivities(deps),
+      ...createOrderedBacklogActivities(deps),
       // The batch collectors' local activity (handRowsToBatch).
       ...createBatchActivities(deps),
     },

@@ -1,29 +1,27 @@
-import { WorkflowExecutionAlreadyStartedError } from "@temporalio/common";
 import {
-  CancelledFailure,
-  ChildWorkflowFailure,
   condition,
   continueAsNew,
   defineQuery,
   defineSignal,
-  executeChild,
-  ParentClosePolicy,
   patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
-  TerminatedFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from "@temporalio/workflow";
-import type { DeliveryInput, DeliveryResult, LocalFirstOutcome } from "../activities/delivery-types.js";
+import type { DeliveryInput, DeliveryResult } from "../activities/delivery-types.js";
 import type { OrderingActivities } from "../activities/ordering-activities.js";
-import { deliverWebhook, firstSendSettledSignal, sendBudgetOf } from "./delivery.js";
+import { firstSendSettledSignal, sendBudgetOf } from "./delivery.js";
 import { sendFirstLocal } from "./first-send.js";
 import { batchable, type OrderedBatching, runBatch } from "./ordered-batches.js";
-import { deliveryAttributes, WebhookDeliveryStatus } from "./search-attributes.js";
+import { endedBy, type HeadChild, releasesKey, runChild } from "./ordered-head.js";
+import { WebhookDeliveryStatus } from "./search-attributes.js";
 
+// The key workflow of the earlier shape, kept so that its runs still open when the key
+// sequencer (workflows/key-sequencer.ts) replaced it run to their end; nothing starts it
+// any more, and it goes once none runs (docs/webhooks/changing-the-workflow.md).
 // Ordered delivery (docs/webhooks/ordering-and-batching.md#ordered-delivery): one long-lived workflow per (config,
 // ordering key) holds the key's queue. Each queued event runs as a child that is the
 // delivery workflow unchanged, under the event's own deterministic workflow id, and the
@@ -112,9 +110,14 @@ const { recordOrderingKey } = proxyLocalActivities<OrderingActivities>({
   retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
 });
 
-/** Why a delivery ended without being a failure the key blocks on (it was cancelled, or its config went away). */
-const releasesKey = (r: DeliveryResult) =>
-  r.status === "success" || r.attempts === 0 || /^(cancelled|config (deactivated|deleted))/.test(r.reason);
+/** The head's child workflow, as workflows/ordered-head.ts starts it. */
+const childOf = (item: OrderedItem): HeadChild => ({
+  workflowId: item.workflowId,
+  eventType: item.eventType,
+  endpointHost: item.endpointHost,
+  summary: item.summary,
+  restart: item.input.resume !== undefined,
+});
 
 /** What the key's workflow holds between its steps: its signal handlers and its loop share it. */
 class KeyQueue {
@@ -318,83 +321,15 @@ async function deliverHead(k: KeyQueue, input: OrderedInput): Promise<void> {
         await condition(() => k.firstSendSettled, sendBudgetOf(turn));
       setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${k.queue.length} queued behind it`);
       const firstSend = "handedOver" in first ? { ...first, detached: false } : first;
-      result = await runChild(item, { ...turn, firstSend }, input);
+      result = await runChild(childOf(item), { ...turn, firstSend }, input);
     }
   } else {
     setCurrentDetails(`delivering webhook ${item.input.webhookId}; ${k.queue.length} queued behind it`);
-    result = await runChild(item, turn, input);
+    result = await runChild(childOf(item), turn, input);
   }
   k.head = undefined;
   k.remember(item.workflowId);
   if (result && !releasesKey(result) && input.onFailure === "block" && !k.closing) {
     k.blocked = { webhookId: item.input.webhookId, reason: result.reason };
   }
-}
-
-/**
- * Runs one delivery to its end. Undefined when its id was used before (a delivery
- * started earlier, e.g. by reconciliation or before the config was ordered): nothing
- * is sent twice, and the key goes on.
- */
-async function runChild(
-  item: OrderedItem,
-  turn: DeliveryInput,
-  input: OrderedInput,
-): Promise<DeliveryResult | undefined> {
-  try {
-    return await executeChild(deliverWebhook, {
-      workflowId: item.workflowId,
-      taskQueue: workflowInfo().taskQueue,
-      args: [turn],
-      // A restart may reuse the id of its lost or closed workflow (as workers/start-delivery.ts).
-      workflowIdReusePolicy: item.input.resume ? "ALLOW_DUPLICATE" : "REJECT_DUPLICATE",
-      // A delivery outlives its queue's workflow (terminated or reset): it has its own rows.
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      staticSummary: item.summary,
-      typedSearchAttributes: deliveryAttributes({
-        configId: input.configId,
-        webhookId: item.input.webhookId,
-        eventType: item.eventType,
-        endpointHost: item.endpointHost,
-        status: turn.firstSend && "attempt" in turn.firstSend ? "to retry" : "pending",
-        attempts: turn.firstSend && "attempt" in turn.firstSend ? 1 : 0,
-        tenantId: input.tenantId,
-      }),
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
-    if (!(err instanceof ChildWorkflowFailure)) throw err;
-    const ended = (reason: string, attempts: number): DeliveryResult => ({
-      webhookId: item.input.webhookId,
-      status: "failed",
-      attempts,
-      lastStatusCode: 0,
-      reason,
-    });
-    // Cancelled or terminated through the API or the Web UI: the operator ended it, the key goes on.
-    if (err.cause instanceof CancelledFailure) return ended("cancelled", 0);
-    if (err.cause instanceof TerminatedFailure) return ended("cancelled (terminated)", 0);
-    // Any other end of the delivery's workflow is its failure: the key's policy decides.
-    return ended(`delivery workflow failed: ${err.cause?.message ?? err.message}`, 1);
-  }
-}
-
-/**
- * The delivery's result when its first send ended it, as the delivery workflow would close
- * it at once (a success, a permanent failure, a config gone); undefined when it goes on.
- */
-function endedBy(turn: DeliveryInput, first: LocalFirstOutcome): DeliveryResult | undefined {
-  const result = (status: DeliveryResult["status"], attempts: number, code: number, reason: string) => ({
-    webhookId: turn.webhookId,
-    status,
-    attempts,
-    lastStatusCode: code,
-    reason,
-  });
-  if ("skipped" in first) return result("failed", 0, 0, first.skipped);
-  if (!("attempt" in first)) return undefined;
-  const { status, statusCode, error } = first.attempt;
-  if (status === "success") return result("success", 1, statusCode, `HTTP ${statusCode}`);
-  if (status === "to retry") return undefined;
-  return result("failed", 1, statusCode, error ?? `HTTP ${statusCode}`);
 }

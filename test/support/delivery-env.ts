@@ -102,27 +102,31 @@ export class DeliveryEnv {
     return handle.result();
   }
 
-  /** Rows of the attempts table for a config, oldest first. */
-  async attempts(configId: string) {
+  /** The rows of one statement on the test database. */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     const client = new pg.Client({ connectionString: this.api.db.url });
     await client.connect();
     try {
-      const { rows } = await client.query(
-        `SELECT webhook_id, retry_attempt, status::text AS status, status_code, next_retry_after, error, created_at
-           FROM attempts WHERE config_id = $1 ORDER BY created_at, retry_attempt`,
-        [configId],
-      );
-      return rows as {
-        webhook_id: string;
-        retry_attempt: number;
-        status: string;
-        status_code: number;
-        next_retry_after: Date | null;
-        error: string | null;
-        created_at: Date;
-      }[];
+      return (await client.query<R>(text, values)).rows;
     } finally {
       await client.end();
     }
+  }
+
+  /** Rows of the attempts table for a config, oldest first. */
+  attempts(configId: string) {
+    return this.query<{
+      webhook_id: string;
+      retry_attempt: number;
+      status: string;
+      status_code: number;
+      next_retry_after: Date | null;
+      error: string | null;
+      created_at: Date;
+    }>(
+      `SELECT webhook_id, retry_attempt, status::text AS status, status_code, next_retry_after, error, created_at
+         FROM attempts WHERE config_id = $1 ORDER BY created_at, retry_attempt`,
+      [configId],
+    );
   }
 }

@@ -77,7 +77,12 @@ describe("ordered delivery per ordering key", function () {
       `/configs/${configId}/ordering-keys${state ? `?state=${state}` : ""}`,
     );
     expect(r.status, r.text).to.equal(200);
-    return r.body.cursor.data as { orderingKey: string; state: string; headWebhookID?: string }[];
+    return r.body.cursor.data as {
+      orderingKey: string;
+      state: string;
+      queued: number;
+      headWebhookID?: string;
+    }[];
   };
 
   it("validates the ordering field and shows it in the config answers", async () => {
@@ -139,6 +144,7 @@ describe("ordered delivery per ordering key", function () {
   it("holds a key behind a head that fails 3 times, not the other keys", async () => {
     const c = await ordered("held");
     let headFailures = 0;
+    let listed: { orderingKey: string; state: string; queued: number }[] = [];
     answer = (e, res, r) => {
       if (e.key === "a" && e.seq === 1) {
         if (headFailures < 3) {
@@ -147,7 +153,11 @@ describe("ordered delivery per ordering key", function () {
           return;
         }
         // Its 4th attempt answers only once every event of key b arrived: key b was not held.
-        void until("key b", () => successes("b").length === 5).then(() => ok(res, r));
+        void until("key b", () => successes("b").length === 5)
+          .then(async () => {
+            listed = await keys(c.id);
+          })
+          .then(() => ok(res, r));
         return;
       }
       ok(res, r);
@@ -160,7 +170,9 @@ describe("ordered delivery per ordering key", function () {
     // Nothing of key a after its head was sent before the head succeeded.
     expect(seen("a").map((r) => eventOf(r).seq)).to.deep.equal([1, 1, 1, 1, 2, 3, 4, 5]);
     expect(headFailures).to.equal(3);
-    expect(await keys(c.id)).to.have.length(2);
+    // While key a's head retried, its whole backlog waited; key b, drained, was idle (not listed).
+    expect(listed.map((k) => [k.orderingKey, k.state, k.queued])).to.deep.equal([["a", "active", 5]]);
+    await until("both keys idle", async () => (await keys(c.id)).length === 0);
   });
 
   it("with block, holds the key after a head failed for good until skip", async () => {
@@ -255,10 +267,17 @@ describe("ordered delivery per ordering key", function () {
     const state = () =>
       env.temporal.workflow
         .getHandle(`ordered:${deleted.id}:g`)
-        .query<{ queued: number; blocked?: unknown; head?: string }>("ordered-state");
+        .query<{ blocked?: unknown; head?: string }>("ordered-state");
+    const queued = async () =>
+      (
+        await env.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM ordered_backlog WHERE config_id = $1",
+          [deleted.id],
+        )
+      )[0]!.n;
     await until("deleted's key drained", async () => {
       const s = await state();
-      return s.queued === 0 && s.blocked === undefined && s.head === undefined;
+      return (await queued()) === 0 && s.blocked === undefined && s.head === undefined;
     });
 
     await ordered("cancelled");

@@ -1,0 +1,222 @@
+import type pg from "pg";
+import type { EventRef } from "../core/stored-events.js";
+import { eventOfRow } from "../core/stored-events.js";
+import { closeUnsent } from "./unsent-deliveries.js";
+
+// An ordered key's backlog (table ordered_backlog, migration 20261204000000): the rows its
+// sequencer (workflows/key-sequencer.ts) reads in seq order, through the local activities
+// here. The order is the database's; the workflow holds only what it is doing now.
+
+/** One delivery of the key's backlog, as the sequencer starts it. */
+export interface BacklogItem {
+  seq: string;
+  webhookId: string;
+  workflowId: string;
+  eventRef: EventRef;
+  eventType: string;
+  replayOf?: string;
+  /** When it was accepted (ISO): a batch waits from its oldest member's. */
+  acceptedAt: string;
+  /**
+   * It was sent before (it has attempt rows, or its first send ran): its own workflow
+   * goes on with it (or reconciliation restarts that from its rows); the sequencer only
+   * waits for its end.
+   */
+  sent: boolean;
+}
+
+export interface Backlog {
+  items: BacklogItem[];
+  /** The key's newest seq when this was read: the sequencer goes idle only if nothing came after it. */
+  lastSeq: string;
+  /** The key's row says it is blocked (a run that begins takes it up). */
+  blocked?: { webhookId: string; reason: string };
+}
+
+export interface KeyRef {
+  sequencerId: string;
+  configId: string;
+  orderingKey: string;
+}
+
+export interface BacklogRead extends KeyRef {
+  /** Deliveries whose turn ended: their rows go before the read. */
+  done: string[];
+  limit: number;
+  /** Replays of these webhooks come first (a replay of a blocked head is the operator's retry). */
+  replaysOf?: string[];
+  /** The sequencer begins or woke: its key's row says so, and enqueues stop waking it. */
+  activate?: boolean;
+}
+
+/** How a delivery the sequencer did not start itself ended, from its rows; undefined while it goes on. */
+export type RowsEnd = { failed?: string } | undefined;
+
+export interface OrderedBacklogActivities {
+  readBacklog(r: BacklogRead): Promise<Backlog>;
+  /** Marks the key idle unless rows came after `lastSeq`; false then (read again). */
+  parkKey(k: KeyRef & { lastSeq: string }): Promise<boolean>;
+  deliveryEnded(webhookId: string): Promise<RowsEnd>;
+}
+
+interface BacklogRow {
+  seq: string;
+  webhook_id: string;
+  workflow_id: string;
+  event_id: string | null;
+  payload: string | null;
+  type: string | null;
+  bytes: number | null;
+  replay_of: string | null;
+  accepted_at: string;
+  sent: boolean;
+}
+
+export function createOrderedBacklogActivities({ pool }: { pool: pg.Pool }): OrderedBacklogActivities {
+  return {
+    async readBacklog(r) {
+      if (r.done.length > 0) {
+        await pool.query({
+          name: "backlog-done",
+          text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
+          values: [r.done],
+        });
+      }
+      if (r.activate) {
+        await pool.query({
+          name: "backlog-activate",
+          text: `UPDATE ordering_keys SET state = 'active', workflow_id = $3, updated_at = now()
+                  WHERE config_id = $1::uuid AND ordering_key = $2 AND state = 'idle'`,
+          values: [r.configId, r.orderingKey, r.sequencerId],
+        });
+      }
+      for (;;) {
+        const read = await readRows(pool, r);
+        const gone: BacklogRow[] = [];
+        const items: BacklogItem[] = [];
+        for (const row of read.rows) {
+          const item = await itemOf(pool, row);
+          if (item) items.push(item);
+          else gone.push(row);
+        }
+        if (gone.length === 0) {
+          // The head's turn starts now: reconciliation's walk of first sends that wait gives
+          // the sequencer its grace before it looks at it (workers/reconcile-unsent.ts).
+          const head = items[0];
+          if (head && !head.sent) {
+            await pool.query({
+              name: "backlog-head-turn",
+              text: `UPDATE unsent_deliveries SET next_try_at = now() WHERE webhook_id = $1::uuid AND state = 'waiting'`,
+              values: [head.webhookId],
+            });
+          }
+          return { items, lastSeq: read.lastSeq, ...(read.blocked ? { blocked: read.blocked } : {}) };
+        }
+        // Nothing left to send of these: closed with the reason, and out of the key's way.
+        for (const row of gone) await closeUnsent(pool, row.webhook_id, "its event is no longer stored");
+        await pool.query({
+          name: "backlog-done",
+          text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
+          values: [gone.map((g) => g.webhook_id)],
+        });
+      }
+    },
+
+    async parkKey(k) {
+      const { rowCount } = await pool.query({
+        name: "backlog-park",
+        text: `UPDATE ordering_keys SET state = 'idle', head_webhook_id = NULL, reason = NULL, updated_at = now()
+                WHERE config_id = $1::uuid AND ordering_key = $2 AND last_seq <= $3::bigint`,
+        values: [k.configId, k.orderingKey, k.lastSeq],
+      });
+      return rowCount === 1;
+    },
+
+    async deliveryEnded(webhookId) {
+      const { rows } = await pool.query<{
+        unsent: string | null;
+        status: string | null;
+        error: string | null;
+      }>({
+        name: "backlog-delivery-ended",
+        text: `SELECT (SELECT state::text FROM unsent_deliveries WHERE webhook_id = $1::uuid) AS unsent,
+                      a.status::text AS status, a.error
+                 FROM (SELECT 1) one
+                 LEFT JOIN LATERAL (SELECT status, error FROM attempts WHERE webhook_id = $1::uuid
+                                     ORDER BY retry_attempt DESC LIMIT 1) a ON true`,
+        values: [webhookId],
+      });
+      const { unsent, status, error } = rows[0]!;
+      if (status === "to retry" || status === "retrying") return undefined;
+      if (status === "failed") return { failed: error ?? "failed" };
+      if (status === "success") return {};
+      return unsent === "waiting" ? undefined : {};
+    },
+  };
+}
+
+/** The key's next rows (replays of `replaysOf` first) and its newest seq, in one snapshot. */
+async function readRows(
+  pool: pg.Pool,
+  r: BacklogRead,
+): Promise<{ rows: BacklogRow[]; lastSeq: string; blocked?: { webhookId: string; reason: string } }> {
+  const { rows } = await pool.query<{
+    last_seq: string | null;
+    state: string | null;
+    head: string | null;
+    reason: string | null;
+    items: BacklogRow[];
+  }>({
+    name: "backlog-read",
+    text: `SELECT k.last_seq::text AS last_seq, k.state, k.head_webhook_id AS head, k.reason,
+                  COALESCE((SELECT json_agg(x ORDER BY x.first DESC, x.seq::bigint) FROM (
+                    SELECT b.seq::text AS seq, u.webhook_id, u.workflow_id, u.event_id, u.payload, e.type, e.bytes,
+                           u.replay_of, u.accepted_at,
+                           u.replay_of = ANY($5::uuid[]) IS TRUE AS first,
+                           (u.state <> 'waiting'
+                            OR EXISTS (SELECT 1 FROM attempts a WHERE a.webhook_id = u.webhook_id)) AS sent
+                      FROM ordered_backlog b
+                      JOIN unsent_deliveries u ON u.webhook_id = b.webhook_id
+                      LEFT JOIN events e ON e.id = u.event_id
+                     WHERE b.sequencer_id = $1
+                     ORDER BY u.replay_of = ANY($5::uuid[]) IS TRUE DESC, b.seq
+                     LIMIT $4) x), '[]'::json) AS items
+             FROM (SELECT 1) one
+             LEFT JOIN ordering_keys k ON k.config_id = $2::uuid AND k.ordering_key = $3`,
+    values: [r.sequencerId, r.configId, r.orderingKey, r.limit, r.replaysOf ?? []],
+  });
+  const row = rows[0]!;
+  return {
+    rows: row.items,
+    lastSeq: row.last_seq ?? "0",
+    ...(row.state === "blocked" && row.head
+      ? { blocked: { webhookId: row.head, reason: row.reason ?? "failed" } }
+      : {}),
+  };
+}
+
+/** The item of a row; null when its event is no longer stored. */
+async function itemOf(pool: pg.Pool, row: BacklogRow): Promise<BacklogItem | null> {
+  let ref: EventRef;
+  let type: string;
+  if (row.event_id && row.type !== null && row.bytes !== null) {
+    ref = { id: row.event_id, bytes: row.bytes };
+    type = row.type;
+  } else {
+    // A row written before events were stored by reference, or whose event went.
+    const event = await eventOfRow(pool, { eventId: row.event_id, payload: row.payload });
+    if (!event) return null;
+    ref = event.ref;
+    type = event.type;
+  }
+  return {
+    seq: row.seq,
+    webhookId: row.webhook_id,
+    workflowId: row.workflow_id,
+    eventRef: ref,
+    eventType: type,
+    ...(row.replay_of ? { replayOf: row.replay_of } : {}),
+    acceptedAt: new Date(row.accepted_at).toISOString(),
+    sent: row.sent,
+  };
+}
