@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { isBatchWorkflowId, restartWorkflowId } from "../core/batching.js";
 import type { EventRef } from "../core/stored-events.js";
 import { eventOfRow } from "../core/stored-events.js";
 import { closeUnsent } from "./unsent-deliveries.js";
@@ -18,9 +19,9 @@ export interface BacklogItem {
   /** When it was accepted (ISO): a batch waits from its oldest member's. */
   acceptedAt: string;
   /**
-   * It was sent before (it has attempt rows, or its first send ran): its own workflow
-   * goes on with it (or reconciliation restarts that from its rows); the sequencer only
-   * waits for its end.
+   * It was sent before (it has attempt rows, or its first send ran) or a batch adopted it:
+   * that workflow goes on with it (or reconciliation restarts it from its rows); the
+   * sequencer only waits for its end.
    */
   sent: boolean;
 }
@@ -49,15 +50,31 @@ export interface BacklogRead extends KeyRef {
   activate?: boolean;
 }
 
-/** How a delivery the sequencer did not start itself ended, from its rows; undefined while it goes on. */
-export type RowsEnd = { failed?: string } | undefined;
+/**
+ * How a delivery the sequencer found started ended, from its rows; undefined while it goes
+ * on. `lost`: its workflow is gone before any send (the sequencer starts it again).
+ */
+export type RowsEnd = { failed?: string } | { lost: true; workflowId: string } | undefined;
 
 export interface OrderedBacklogActivities {
   readBacklog(r: BacklogRead): Promise<Backlog>;
   /** Marks the key idle unless rows came after `lastSeq`; false then (read again). */
   parkKey(k: KeyRef & { lastSeq: string }): Promise<boolean>;
-  deliveryEnded(webhookId: string): Promise<RowsEnd>;
+  deliveryEnded(d: { webhookId: string; workflowId: string }): Promise<RowsEnd>;
 }
+
+export interface OrderedBacklogDeps {
+  pool: pg.Pool;
+  /** The workflow's status name, MISSING when Temporal has none (workers/reconcile-repairs.ts). */
+  workflowStatus: (workflowId: string) => Promise<string>;
+}
+
+/** Workflow states that end a delivery never sent: the operator ended it, the key goes on. */
+const ENDED_UNSENT: Record<string, string> = {
+  TERMINATED: "workflow terminated",
+  CANCELLED: "cancelled",
+  COMPLETED: "workflow completed without sending",
+};
 
 interface BacklogRow {
   seq: string;
@@ -72,7 +89,10 @@ interface BacklogRow {
   sent: boolean;
 }
 
-export function createOrderedBacklogActivities({ pool }: { pool: pg.Pool }): OrderedBacklogActivities {
+export function createOrderedBacklogActivities({
+  pool,
+  workflowStatus,
+}: OrderedBacklogDeps): OrderedBacklogActivities {
   return {
     async readBacklog(r) {
       if (r.done.length > 0) {
@@ -132,7 +152,7 @@ export function createOrderedBacklogActivities({ pool }: { pool: pg.Pool }): Ord
       return rowCount === 1;
     },
 
-    async deliveryEnded(webhookId) {
+    async deliveryEnded({ webhookId, workflowId }) {
       const { rows } = await pool.query<{
         unsent: string | null;
         status: string | null;
@@ -149,8 +169,24 @@ export function createOrderedBacklogActivities({ pool }: { pool: pg.Pool }): Ord
       const { unsent, status, error } = rows[0]!;
       if (status === "to retry" || status === "retrying") return undefined;
       if (status === "failed") return { failed: error ?? "failed" };
-      if (status === "success") return {};
-      return unsent === "waiting" ? undefined : {};
+      if (status === "success" || unsent !== "waiting") return {};
+      // Never sent: its workflow (the delivery's, or the batch that adopted it) still runs?
+      const now = await workflowStatus(workflowId);
+      if (now === "RUNNING") return undefined;
+      const ended = ENDED_UNSENT[now];
+      if (!ended) {
+        if (!isBatchWorkflowId(workflowId)) return { lost: true, workflowId };
+        // A lost batch's event goes alone, under a workflow id of its own.
+        const own = restartWorkflowId(webhookId);
+        await pool.query({
+          name: "backlog-lost-batch",
+          text: "UPDATE unsent_deliveries SET workflow_id = $2, updated_at = now() WHERE webhook_id = $1::uuid",
+          values: [webhookId, own],
+        });
+        return { lost: true, workflowId: own };
+      }
+      await closeUnsent(pool, webhookId, ended);
+      return {};
     },
   };
 }
@@ -173,7 +209,7 @@ async function readRows(
                     SELECT b.seq::text AS seq, u.webhook_id, u.workflow_id, u.event_id, u.payload, e.type, e.bytes,
                            u.replay_of, u.accepted_at,
                            u.replay_of = ANY($5::uuid[]) IS TRUE AS first,
-                           (u.state <> 'waiting'
+                           (u.state <> 'waiting' OR u.workflow_id LIKE 'batch:%'
                             OR EXISTS (SELECT 1 FROM attempts a WHERE a.webhook_id = u.webhook_id)) AS sent
                       FROM ordered_backlog b
                       JOIN unsent_deliveries u ON u.webhook_id = b.webhook_id

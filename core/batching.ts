@@ -31,3 +31,6 @@ export const batchWorkflowId = (configId: string, batchId: string): string => `b
 
 /** True for a batch's workflow id, which the attempt rows of all its events share. */
 export const isBatchWorkflowId = (workflowId: string): boolean => workflowId.startsWith("batch:");
+
+/** The workflow id of a delivery restarted without one of its own to take up again (a lost batch's event). */
+export const restartWorkflowId = (webhookId: string): string => `delivery-restart:${webhookId}`;

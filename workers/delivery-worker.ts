@@ -19,6 +19,7 @@ import {
 } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
+import { workflowStatus } from "./reconcile-repairs.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
 import { startMaintenanceLoops } from "./maintenance-loops.js";
@@ -164,6 +165,7 @@ function activityDeps(
     localFirst,
     firstSendSettled: (workflowId: string) =>
       ctx.temporal.workflow.getHandle(workflowId).signal(firstSendSettledSignal),
+    workflowStatus: (workflowId: string) => workflowStatus(ctx, workflowId),
     prisma: ctx.db.prisma,
     pool: ctx.db.pool,
     logger,

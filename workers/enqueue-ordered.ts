@@ -42,6 +42,22 @@ export async function enqueueOrdered(
   return { started: inserted };
 }
 
+/**
+ * Whether the delivery waits behind an earlier one of its key's backlog: reconciliation
+ * then leaves it to its sequencer (a lost batch's events restart one at a time, as each
+ * becomes the head).
+ */
+export async function waitsForItsTurn(ctx: ProcessContext, webhookId: string): Promise<boolean> {
+  const { rows } = await ctx.db.pool.query<{ behind: boolean }>({
+    name: "ordered-behind",
+    text: `SELECT EXISTS (SELECT 1 FROM ordered_backlog b
+                            JOIN ordered_backlog e ON e.sequencer_id = b.sequencer_id AND e.seq < b.seq
+                           WHERE b.webhook_id = $1::uuid) AS behind`,
+    values: [webhookId],
+  });
+  return rows[0]!.behind;
+}
+
 /** Wakes the key's sequencer, starting it when none runs. */
 export async function wakeSequencer(ctx: ProcessContext, config: Config, key: string): Promise<void> {
   const host = endpointHost(config);

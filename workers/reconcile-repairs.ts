@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from "@temporalio/client";
-import { isBatchWorkflowId } from "../core/batching.js";
+import { isBatchWorkflowId, restartWorkflowId } from "../core/batching.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { describeFailure, permanentFailureOf } from "../core/start-failures.js";
 
@@ -67,8 +67,6 @@ export interface DeliveryRepair {
  * A repair that fails for a reason that may pass is tried again next round; one that can
  * never succeed (its config row is unusable, Temporal refuses the input) closes the rows.
  */
-/** The workflow id of a delivery restarted without one of its own to take up again. */
-export const restartWorkflowId = (webhookId: string): string => `delivery-restart:${webhookId}`;
 
 export async function repairDelivery(ctx: ProcessContext, d: DeliveryRepair): Promise<Outcome> {
   const close = async (reason: string, workflow: string): Promise<Outcome> => {

@@ -11,8 +11,9 @@ import { deliveryPolicy } from "./start-delivery-policy.js";
 // the same way. A waiting delivery whose workflow is gone is restarted from its first
 // send while its config and caps allow (its caps count from when it was accepted), or
 // closed with the reason; GET /webhooks/{id} then shows it `failed` with that reason.
-// Of an ordered config's deliveries only a key's head is walked (the first of its backlog,
-// or one no longer in it): the others wait for their turn, which their sequencer gives.
+// An ordered config's deliveries still in their key's backlog are their sequencer's
+// (workflows/key-sequencer.ts): it starts each in turn, and looks after one it finds
+// started; one whose turn ended without a send is walked here like any other.
 
 export interface UnsentRow {
   webhook_id: string;
@@ -38,9 +39,8 @@ export class UnsentReconciler {
       SELECT webhook_id, config_id, workflow_id, event_id, payload, replay_of, accepted_at, next_try_at
         FROM unsent_deliveries
        WHERE state = 'waiting' AND next_try_at < ${cutoff}
-         AND NOT EXISTS (SELECT 1 FROM ordered_backlog b
-                           JOIN ordered_backlog e ON e.sequencer_id = b.sequencer_id AND e.seq < b.seq
-                          WHERE b.webhook_id = unsent_deliveries.webhook_id)
+         AND (ordering_workflow_id IS NULL
+              OR NOT EXISTS (SELECT 1 FROM ordered_backlog b WHERE b.webhook_id = unsent_deliveries.webhook_id))
          AND (next_try_at, webhook_id) > (${after.at}, ${after.id}::uuid)
        ORDER BY next_try_at, webhook_id
        LIMIT ${options.reconcileBatchSize}`;

@@ -15,7 +15,7 @@ import type { Config } from "../generated/prisma/client.js";
 import { deliverWebhook } from "../workflows/delivery.js";
 import { deliveryAttributes } from "../workflows/search-attributes.js";
 import { enqueueBatched } from "./enqueue-batched.js";
-import { enqueueOrdered } from "./enqueue-ordered.js";
+import { enqueueOrdered, waitsForItsTurn } from "./enqueue-ordered.js";
 import type { Lane } from "./ordered-lanes.js";
 import { deliveryTemplate } from "./start-delivery-policy.js";
 
@@ -79,8 +79,10 @@ export async function startDelivery(
   const webhookId = restart?.webhookId ?? webhookIdFor(workflowId);
   const host = endpointHost(config);
   const ordering = orderingOf(config);
-  // An ordered config's new deliveries join their key's backlog. Reconciliation restarts
-  // only a key's head (its turn had come), so a restart starts at once, as below.
+  // An ordered config's new deliveries join their key's backlog. A restart starts at once,
+  // as below, when its turn had come; one behind its key's head waits for its turn.
+  if (ordering && restart && (await waitsForItsTurn(ctx, webhookId)))
+    return { webhookId, started: false, eager: false };
   if (ordering && !restart) {
     const input = deliveryInput(ctx, config, event, webhookId, replayOf);
     try {

@@ -20,6 +20,7 @@ export type WorkerBase = Pick<WorkerOptions, "connection" | "namespace" | "shutd
 /** The dependencies of the delivery, batch and ordering activities. */
 export type ActivityDeps = Parameters<typeof createDeliveryActivities>[0] &
   Parameters<typeof createOrderingActivities>[0] &
+  Parameters<typeof createOrderedBacklogActivities>[0] &
   Parameters<typeof createBatchActivities>[0] &
   Parameters<typeof createMaintenanceActivities>[0];
 

@@ -302,7 +302,14 @@ async function sendHead(k: Sequencer, item: BacklogItem): Promise<DeliveryResult
 async function rowsEnd(k: Sequencer, item: BacklogItem): Promise<DeliveryResult | "continue"> {
   setCurrentDetails(`waiting for webhook ${item.webhookId}, started before this run`);
   for (let waitMs = 1000; ; waitMs = Math.min(waitMs * 2, MAX_POLL_MS)) {
-    const end = await backlog.deliveryEnded(item.webhookId);
+    const end = await backlog.deliveryEnded({ webhookId: item.webhookId, workflowId: item.workflowId });
+    if (end && "lost" in end) {
+      // Gone before its first send (its workflow failed or vanished): started again, in turn.
+      const child = { ...k.childOf(item), workflowId: end.workflowId, restart: true };
+      const again = await runChild(child, k.turnOf(item), k.input);
+      if (again) return again;
+      continue;
+    }
     if (end) {
       const failed = end.failed !== undefined;
       return {

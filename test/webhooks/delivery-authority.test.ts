@@ -1,5 +1,6 @@
 // tags: @temporal-server-only (only on the production Temporal server, npm run test:temporal-server:
 // signals, cancellation and reconciliation as the server carries them)
+import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { WorkflowFailedError } from "@temporalio/client";
 import { expect } from "chai";
@@ -228,24 +229,30 @@ describe("delivery authority: the attempts table never disagrees with the workfl
     expect(metrics).to.match(/webhooks_reconciliation_total\{outcome="closed"\} [1-9]/);
   });
 
-  it("counts a repair as it happens, while the rest of the walk is still waiting on Temporal", async () => {
+  it("counts a repair once, and leaves alone an ordered key whose sequencer runs (on no worker here)", async () => {
     const closedCount = async () => {
       const text = await (await fetch(`${env.api.url}/metrics`)).text();
       return Number(/webhooks_reconciliation_total\{outcome="closed"\} (\d+)/.exec(text)?.[1] ?? 0);
     };
-    // An ordered key whose workflow no worker runs: the walk's query to it waits, so every
-    // tick ends seconds after its repairs (a loaded CI run saw the same with slow describes).
+    const { config, handle } = await deliver(later(1));
+    // A key with a stale backlog row whose sequencer runs where no worker polls: running
+    // is the authority, whether or not it makes progress; neither walk touches its row.
     const key = await env.temporal.workflow.start("nobodyRunsThis", {
       taskQueue: `no-worker-${Date.now()}`,
-      workflowId: `ordered-key-nobody-${Date.now()}`,
+      workflowId: `ordered:${config.id}:nobody`,
     });
-    const { config, handle } = await deliver(later(1));
+    const webhookId = randomUUID();
     await db.query(
       `INSERT INTO unsent_deliveries (webhook_id, config_id, workflow_id, payload, reason, accepted_at,
                                       next_try_at, updated_at, ordering_workflow_id)
-       VALUES (gen_random_uuid(), $1, 'delivery:never', '{}', 'test', now() - interval '1 hour',
-               now() - interval '1 hour', now() - interval '1 hour', $2)`,
-      [config.id, key.workflowId],
+       VALUES ($1, $2, $3, '{}', 'test', now() - interval '1 hour',
+               now() - interval '1 hour', now() - interval '1 hour', $3)`,
+      [webhookId, config.id, key.workflowId],
+    );
+    await db.query(
+      `INSERT INTO ordered_backlog (sequencer_id, config_id, ordering_key, webhook_id, created_at)
+       VALUES ($1, $2, 'nobody', $3, now() - interval '1 hour')`,
+      [key.workflowId, config.id, webhookId],
     );
     try {
       await until(
@@ -260,9 +267,15 @@ describe("delivery authority: the attempts table never disagrees with the workfl
         () => rows(config.id),
         (r) => r[0]?.status === "failed",
       );
+      // A few more rounds: the key stays as it was.
+      await new Promise((r) => setTimeout(r, 1500));
       expect(await closedCount()).to.equal(before + 1);
+      const kept = await db.query("SELECT state::text AS state FROM unsent_deliveries WHERE webhook_id = $1", [
+        webhookId,
+      ]);
+      expect(kept.rows).to.deep.equal([{ state: "waiting" }]);
     } finally {
-      await db.query("DELETE FROM unsent_deliveries WHERE ordering_workflow_id = $1", [key.workflowId]);
+      await db.query("DELETE FROM unsent_deliveries WHERE webhook_id = $1", [webhookId]);
       await key.terminate("test over");
     }
   });
