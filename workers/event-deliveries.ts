@@ -91,7 +91,11 @@ export async function startEventDeliveries(
   redelivered?: Redelivered,
 ): Promise<EventStarts> {
   // Synchronously, before any wait: an ordered config's deliveries are enqueued in arrival order.
-  const lane = enterLane(event.ordering_key, deliveryKey(event.idempotency_key, data), redelivered);
+  const lane = enterLane(
+    { tenant: event.tenant, orderingKey: event.ordering_key },
+    deliveryKey(event.idempotency_key, data),
+    redelivered,
+  );
   try {
     const starts = await startEvent(ctx, event, data, configs, lane);
     // Failed before its configs were known: it may have been bound for an ordered one.

@@ -62,17 +62,23 @@ export interface Lane {
 
 const lanes = new Map<string, LaneState>();
 
+/** What names a lane: the event's tenant as it names it, and its ordering key. */
+export interface LaneOf {
+  tenant?: string | undefined;
+  orderingKey?: string | undefined;
+}
+
 /**
- * Takes the event's place in the lane of its ordering key (events without one share a
- * lane). `eventKey` names the event across redeliveries; `redelivered` is undefined where a
- * failure goes back to the caller rather than to a broker (the API), and then holds nothing.
+ * Takes the event's place in the lane of its tenant's ordering key (a tenant's events
+ * without one share a lane). Tenants never share a lane: one tenant's held event holds
+ * none of another's, whatever their keys. (Its configs are not known yet when the event
+ * arrives, so configs of one tenant using one key string share it.) `eventKey` names the
+ * event across redeliveries; `redelivered` is undefined where a failure goes back to the
+ * caller rather than to a broker (the API), and then holds nothing.
  */
-export function enterLane(
-  orderingKey: string | undefined,
-  eventKey: string,
-  redelivered?: Redelivered,
-): Lane {
-  const name = orderingKey === undefined ? "" : `k:${orderingKey}`;
+export function enterLane(of: LaneOf, eventKey: string, redelivered?: Redelivered): Lane {
+  const { orderingKey } = of;
+  const name = JSON.stringify([of.tenant ?? null, orderingKey ?? null]);
   const state = lanes.get(name) ?? { tail: Promise.resolve() };
   lanes.set(name, state);
   const previous = state.tail;

@@ -9,23 +9,20 @@ import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import {
   type ORDERED_BATCHED_SCENARIOS,
-  ORDERED_BATCHED_SET,
   type ORDERED_FAST_SCENARIOS,
-  ORDERED_FAST_SET,
   type ORDERED_SCENARIOS,
-  ORDERED_SET,
+  SEQUENCER_SET,
 } from "../support/history-sets.js";
 import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
 import { stopTestTemporal } from "../support/temporal.js";
 
-// Records the ordered-delivery workflow's histories (workflows/ordered-delivery.ts) from
-// real runs into test/histories/<ORDERED_SET>/; test/webhooks/replay-histories.test.ts
-// replays them with every other set. `--fast` records test/histories/<ORDERED_FAST_SET>/
-// instead: local-first sends, so the key's workflow makes each first send itself (the
-// delivery workflow children it starts for what follows are recorded next to it).
-// `--batched` records test/histories/<ORDERED_BATCHED_SET>/: a batched ordered config, whose
-// key's workflow sends its queue in batches of 3 (workflows/ordered-batches.ts).
+// Records the ordered key sequencer's histories (workflows/key-sequencer.ts) from real runs
+// into test/histories/<SEQUENCER_SET>/; test/webhooks/replay-histories.test.ts replays them
+// with every other set. `--fast` records the local-first scenarios: the sequencer makes each
+// first send itself (the delivery workflow children it starts for what follows are recorded
+// next to it). `--batched` records a batched ordered config's, whose sequencer sends its
+// backlog in batches of 3 (workflows/ordered-batches.ts).
 //   npm run build && node dist/test/histories/record-ordered.js [--fast|--batched] [scenario …]
 
 type Answer = (seq: number, calls: number) => number;
@@ -125,7 +122,7 @@ const HANDOVER_EVENTS = 12;
 
 const wait = async (what: string, ok: () => Promise<boolean> | boolean) => {
   for (let i = 0; !(await ok()); i++) {
-    if (i > 600) throw new Error(`timed out: ${what}`);
+    if (i > 1500) throw new Error(`timed out: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 };
@@ -145,11 +142,7 @@ async function main(): Promise<void> {
   const chosen = (batched ? batchedScenarios : fast ? fastScenarios : scenarios).filter(
     (s) => names.length === 0 || names.includes(s.name),
   );
-  const dir = fromRoot(
-    "test",
-    "histories",
-    batched ? ORDERED_BATCHED_SET : fast ? ORDERED_FAST_SET : ORDERED_SET,
-  );
+  const dir = fromRoot("test", "histories", SEQUENCER_SET);
   await mkdir(dir, { recursive: true });
   const receiver = await new Receiver().start();
   const env = await new DeliveryEnv().start(

@@ -28,7 +28,17 @@ export const SCENARIOS = [
   "local-first-retries",
 ] as const;
 
-/** The ordered-delivery workflow's set (workflows/ordered-delivery.ts): test/histories/record-ordered.ts writes it. */
+/**
+ * The ordered key's sequencer's set (workflows/key-sequencer.ts): test/histories/record-ordered.ts
+ * writes it, in its three modes (queue sends, `--fast` local-first sends, `--batched`),
+ * with the scenarios of the earlier ordered sets.
+ */
+export const SEQUENCER_SET = "sequencer-v1";
+
+/**
+ * The key workflow of the earlier shape (workflows/ordered-delivery.ts), kept while runs of
+ * it may remain: its sets are replayed, no longer recorded.
+ */
 export const ORDERED_SET = "ordered-v1";
 
 /** Every path of the ordered-delivery workflow its set must cover. */

@@ -27,3 +27,8 @@ export async function collectBatches(): Promise<void> {
 export async function deliverBatch(): Promise<void> {
   await sleep("1 second");
 }
+
+/** And to the ordered key's sequencer. */
+export async function keySequencer(): Promise<void> {
+  await sleep("1 second");
+}

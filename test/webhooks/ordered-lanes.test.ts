@@ -1,17 +1,27 @@
 import { expect } from "chai";
-import { enterLane, HOLD_MARGIN_MS, LaneHeld, type Redelivered } from "../../workers/ordered-lanes.js";
+import {
+  enterLane,
+  HOLD_MARGIN_MS,
+  LaneHeld,
+  type LaneOf,
+  type Redelivered,
+} from "../../workers/ordered-lanes.js";
 
 const BACK: Redelivered = { delayMs: 5_000, last: false };
 
 /** One event's pass through its key's lane: "handed over", "held" or "failed" (the hand-over itself failed). */
 async function pass(
-  key: string,
+  key: string | LaneOf,
   eventKey: string,
   outcome: "ok" | "fail",
   /** null: the failure goes back to the caller (the API). */
   redelivered: Redelivered | null = BACK,
 ): Promise<string> {
-  const lane = enterLane(key, eventKey, redelivered ?? undefined);
+  const lane = enterLane(
+    typeof key === "string" ? { orderingKey: key } : key,
+    eventKey,
+    redelivered ?? undefined,
+  );
   try {
     await lane.turn;
     if (outcome === "fail") {
@@ -76,9 +86,9 @@ describe("ordered lanes: a failed hand-over holds its key until it comes back", 
   it("keeps the place of an event that failed before its turn (its configs could not be read)", async () => {
     const key = "lane-early";
     const order: string[] = [];
-    const e1 = enterLane(key, "e1", BACK);
-    const e2 = enterLane(key, "e2", BACK);
-    const e3 = enterLane(key, "e3", BACK);
+    const e1 = enterLane({ orderingKey: key }, "e1", BACK);
+    const e2 = enterLane({ orderingKey: key }, "e2", BACK);
+    const e3 = enterLane({ orderingKey: key }, "e3", BACK);
     // e2 fails at once, while e1 still hands over.
     e2.failed();
     e2.leave();
@@ -107,6 +117,30 @@ describe("ordered lanes: a failed hand-over holds its key until it comes back", 
     expect(await pass(key, "e3", "ok")).to.equal("handed over");
   });
 
+  it("keeps tenants apart: one tenant's held key holds nothing of another's with the same key", async () => {
+    const failed = enterLane({ tenant: "acme", orderingKey: "same" }, "a1", BACK);
+    await failed.turn;
+    failed.failed();
+    failed.leave();
+    // acme's next event of the key is held behind a1; globex's events of "same" are not.
+    const acme = enterLane({ tenant: "acme", orderingKey: "same" }, "a2", BACK);
+    const globex = enterLane({ tenant: "globex", orderingKey: "same" }, "g1", BACK);
+    const none = enterLane({ orderingKey: "same" }, "n1", BACK);
+    const outcome = (l: typeof acme) =>
+      l.turn.then(
+        () => "handed over",
+        (err: unknown) => (err instanceof LaneHeld ? "held" : String(err)),
+      );
+    expect(await Promise.all([outcome(acme), outcome(globex), outcome(none)])).to.deep.equal([
+      "held",
+      "handed over",
+      "handed over",
+    ]);
+    for (const l of [acme, globex, none]) l.leave();
+    // acme's hold ends once a1 comes back.
+    expect(await pass({ tenant: "acme", orderingKey: "same" }, "a1", "ok")).to.equal("handed over");
+  });
+
   it("holds nothing where a failure goes back to the caller (the API)", async () => {
     const key = "lane-api";
     await pass(key, "p1", "fail", null);
@@ -118,7 +152,7 @@ describe("ordered lanes: a failed hand-over holds its key until it comes back", 
     const order: string[] = [];
     await Promise.all(
       ["c1", "c2", "c3"].map(async (id, i) => {
-        const lane = enterLane(key, id, BACK);
+        const lane = enterLane({ orderingKey: key }, id, BACK);
         try {
           await lane.turn;
           await new Promise((r) => setTimeout(r, (3 - i) * 5));
