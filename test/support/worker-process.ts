@@ -13,13 +13,23 @@ export function testStream(): { topic: string; stream: string } {
   };
 }
 
+/** A NATS stream a worker consumes through a durable consumer, or a Kafka topic through a consumer group. */
+export type Feed =
+  | { topic: string; stream: string; consumer: string }
+  | { topic: string; kafkaGroup: string };
+
+const feedArgs = (feed: Feed): string[] =>
+  "kafkaGroup" in feed
+    ? ["--broker", "kafka", "--kafka-brokers", "127.0.0.1:9092", "--kafka-consumer-group", feed.kafkaGroup]
+    : ["--nats-stream", feed.stream, "--nats-consumer", feed.consumer];
+
 /**
  * A `webhooks worker` process beside a test's API (its database, Temporal and task queue),
  * consuming `feed` with fast retries; `args` add or override flags. Healthy when it returns.
  */
 export async function startWorkerProcess(
   api: WebhooksUnderTest,
-  feed: { topic: string; stream: string; consumer: string },
+  feed: Feed,
   args: string[] = [],
 ): Promise<ServiceProcess> {
   const port = await freePort();
@@ -35,10 +45,7 @@ export async function startWorkerProcess(
     api.taskQueue,
     "--broker-topics",
     feed.topic,
-    "--nats-stream",
-    feed.stream,
-    "--nats-consumer",
-    feed.consumer,
+    ...feedArgs(feed),
     "--min-backoff-delay",
     "200ms",
     "--max-backoff-delay",
