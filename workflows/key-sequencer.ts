@@ -187,12 +187,17 @@ class Sequencer {
     };
   }
 
-  /** Ends the head's turn: its row goes, or it holds the key when it failed for good and the key blocks. */
+  /**
+   * Ends the head's turn: its rows go, or, when it failed for good and the key blocks, the
+   * row of its first event stays as the block's mark (the block itself is in the key's row,
+   * which a run that begins after a loss reads) until the key is released.
+   */
   async ended(ids: string[], failed: BatchBlock | undefined): Promise<void> {
     const closing = this.closing;
     this.closing = undefined;
     if (failed && this.input.onFailure === "block" && !closing) {
       this.blocked = failed;
+      this.done.push(...ids.filter((id) => id !== failed.webhookId));
       await this.record("blocked");
     } else this.done.push(...ids);
   }
@@ -212,8 +217,11 @@ export async function keySequencer(input: SequencerInput): Promise<void> {
     }
     const read = await k.read(input.batch?.maxEvents ?? 1, activate);
     activate = false;
-    // A key found blocked in its row when this run began (Temporal lost the run that blocked it).
-    if (read.blocked && !k.blocked) k.blocked = { ...read.blocked, batch: [read.blocked.webhookId] };
+    // A key found blocked in its row (Temporal lost the run that blocked it): it stays blocked.
+    if (read.blocked && !k.blocked) {
+      k.blocked = { ...read.blocked, batch: [read.blocked.webhookId] };
+      await k.record("blocked");
+    }
     const first = read.items[0];
     if (k.blocked) {
       if (first?.replayOf && k.blocked.batch.includes(first.replayOf)) {
@@ -243,7 +251,6 @@ const batchable = (item: BacklogItem) => !item.sent && !item.replayOf;
 /** A blocked key waits for an operator (release, a replay of its head, or its config closing). */
 async function holdWhileBlocked(k: Sequencer): Promise<void> {
   const b = k.blocked!;
-  await status("blocked");
   setCurrentDetails(
     `blocked by webhook ${b.webhookId} (${b.reason}). ` +
       "Release: POST /configs/{id}/ordering-keys/{key}/skip, or replay the webhook",
@@ -258,7 +265,7 @@ async function deliverHead(k: Sequencer, item: BacklogItem): Promise<void> {
   k.head = item.webhookId;
   const result = item.sent ? await rowsEnd(k, item) : await sendHead(k, item);
   k.head = undefined;
-  // Undefined: the history is full while the head goes on; the next run takes it up.
+  // The history is full while the head goes on: the next run takes it up from its row.
   if (result === "continue") return;
   const failed = result && !releasesKey(result);
   await k.ended(
