@@ -94,60 +94,18 @@ export function createOrderedBacklogActivities({
   workflowStatus,
 }: OrderedBacklogDeps): OrderedBacklogActivities {
   return {
-    async readBacklog(r) {
-      if (r.done.length > 0) {
-        await pool.query({
-          name: "backlog-done",
-          text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
-          values: [r.done],
-        });
-      }
-      if (r.activate) {
-        await pool.query({
-          name: "backlog-activate",
-          text: `UPDATE ordering_keys SET state = 'active', workflow_id = $3, updated_at = now()
-                  WHERE config_id = $1::uuid AND ordering_key = $2 AND state = 'idle'`,
-          values: [r.configId, r.orderingKey, r.sequencerId],
-        });
-      }
-      for (;;) {
-        const read = await readRows(pool, r);
-        const gone: BacklogRow[] = [];
-        const items: BacklogItem[] = [];
-        for (const row of read.rows) {
-          const item = await itemOf(pool, row);
-          if (item) items.push(item);
-          else gone.push(row);
-        }
-        if (gone.length === 0) {
-          // The head's turn starts now: reconciliation's walk of first sends that wait gives
-          // the sequencer its grace before it looks at it (workers/reconcile-unsent.ts).
-          const head = items[0];
-          if (head && !head.sent) {
-            await pool.query({
-              name: "backlog-head-turn",
-              text: `UPDATE unsent_deliveries SET next_try_at = now() WHERE webhook_id = $1::uuid AND state = 'waiting'`,
-              values: [head.webhookId],
-            });
-          }
-          return { items, lastSeq: read.lastSeq, ...(read.blocked ? { blocked: read.blocked } : {}) };
-        }
-        // Nothing left to send of these: closed with the reason, and out of the key's way.
-        for (const row of gone) await closeUnsent(pool, row.webhook_id, "its event is no longer stored");
-        await pool.query({
-          name: "backlog-done",
-          text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
-          values: [gone.map((g) => g.webhook_id)],
-        });
-      }
-    },
+    readBacklog: (r) => readBacklog(pool, r),
 
     async parkKey(k) {
+      // A key whose row went (rows of the earlier shape were deleted when idle) gets one.
       const { rowCount } = await pool.query({
         name: "backlog-park",
-        text: `UPDATE ordering_keys SET state = 'idle', head_webhook_id = NULL, reason = NULL, updated_at = now()
-                WHERE config_id = $1::uuid AND ordering_key = $2 AND last_seq <= $3::bigint`,
-        values: [k.configId, k.orderingKey, k.lastSeq],
+        text: `INSERT INTO ordering_keys (config_id, ordering_key, workflow_id, state, last_seq)
+               VALUES ($1::uuid, $2, $4, 'idle', $3::bigint)
+               ON CONFLICT (config_id, ordering_key) DO UPDATE
+                 SET state = 'idle', head_webhook_id = NULL, reason = NULL, updated_at = now()
+                 WHERE ordering_keys.last_seq <= $3::bigint`,
+        values: [k.configId, k.orderingKey, k.lastSeq, k.sequencerId],
       });
       return rowCount === 1;
     },
@@ -189,6 +147,55 @@ export function createOrderedBacklogActivities({
       return {};
     },
   };
+}
+
+/** Deletes the rows of deliveries whose turn ended, then reads the key's next ones. */
+async function readBacklog(pool: pg.Pool, r: BacklogRead): Promise<Backlog> {
+  if (r.done.length > 0) {
+    await pool.query({
+      name: "backlog-done",
+      text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
+      values: [r.done],
+    });
+  }
+  if (r.activate) {
+    await pool.query({
+      name: "backlog-activate",
+      text: `UPDATE ordering_keys SET state = 'active', workflow_id = $3, updated_at = now()
+              WHERE config_id = $1::uuid AND ordering_key = $2 AND state = 'idle'`,
+      values: [r.configId, r.orderingKey, r.sequencerId],
+    });
+  }
+  for (;;) {
+    const read = await readRows(pool, r);
+    const gone: BacklogRow[] = [];
+    const items: BacklogItem[] = [];
+    for (const row of read.rows) {
+      const item = await itemOf(pool, row);
+      if (item) items.push(item);
+      else gone.push(row);
+    }
+    if (gone.length === 0) {
+      // The head's turn starts now: reconciliation's walk of first sends that wait gives
+      // the sequencer its grace before it looks at it (workers/reconcile-unsent.ts).
+      const head = items[0];
+      if (head && !head.sent) {
+        await pool.query({
+          name: "backlog-head-turn",
+          text: `UPDATE unsent_deliveries SET next_try_at = now() WHERE webhook_id = $1::uuid AND state = 'waiting'`,
+          values: [head.webhookId],
+        });
+      }
+      return { items, lastSeq: read.lastSeq, ...(read.blocked ? { blocked: read.blocked } : {}) };
+    }
+    // Nothing left to send of these: closed with the reason, and out of the key's way.
+    for (const row of gone) await closeUnsent(pool, row.webhook_id, "its event is no longer stored");
+    await pool.query({
+      name: "backlog-done",
+      text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
+      values: [gone.map((g) => g.webhook_id)],
+    });
+  }
 }
 
 /** The key's next rows (replays of `replaysOf` first) and its newest seq, in one snapshot. */

@@ -19,10 +19,10 @@ import {
 } from "../core/metrics.js";
 import type { ProcessContext } from "../core/process-context.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
-import { workflowStatus } from "./reconcile-repairs.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
 import { startMaintenanceLoops } from "./maintenance-loops.js";
+import { workflowStatus } from "./reconcile-repairs.js";
 import {
   type ActivityDeps,
   createMaintenanceWorker,

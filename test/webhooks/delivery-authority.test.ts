@@ -270,9 +270,10 @@ describe("delivery authority: the attempts table never disagrees with the workfl
       // A few more rounds: the key stays as it was.
       await new Promise((r) => setTimeout(r, 1500));
       expect(await closedCount()).to.equal(before + 1);
-      const kept = await db.query("SELECT state::text AS state FROM unsent_deliveries WHERE webhook_id = $1", [
-        webhookId,
-      ]);
+      const kept = await db.query(
+        "SELECT state::text AS state FROM unsent_deliveries WHERE webhook_id = $1",
+        [webhookId],
+      );
       expect(kept.rows).to.deep.equal([{ state: "waiting" }]);
     } finally {
       await db.query("DELETE FROM unsent_deliveries WHERE webhook_id = $1", [webhookId]);

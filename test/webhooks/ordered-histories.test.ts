@@ -13,7 +13,9 @@ import {
 // replay-histories.test.ts; this checks their sets cover every path.
 describe("recorded histories of the ordered workflows", () => {
   it("has every path of workflows/key-sequencer.ts recorded", () => {
-    const names = readdirSync(fromRoot("test", "histories", SEQUENCER_SET)).map((f) => f.replace(/\.json$/, ""));
+    const names = readdirSync(fromRoot("test", "histories", SEQUENCER_SET)).map((f) =>
+      f.replace(/\.json$/, ""),
+    );
     expect(names).to.include.members([
       ...ORDERED_SCENARIOS,
       ...ORDERED_FAST_SCENARIOS,

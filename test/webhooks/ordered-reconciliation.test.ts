@@ -5,8 +5,8 @@ import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 /**
  * Temporal loses its state while an ordered key's events wait behind a failing head:
- * reconciliation puts the head back first (from its attempt rows, through the key's
- * queue) and the waiting events after it, in the order they were accepted.
+ * reconciliation restarts the head from its attempt rows and the key's sequencer, which
+ * takes the backlog up from its rows in order; a blocked key stays blocked.
  */
 describe("ordered delivery after Temporal lost its state", function () {
   this.timeout(180_000);
@@ -78,5 +78,57 @@ describe("ordered delivery after Temporal lost its state", function () {
     expect(succeeded).to.deep.equal([1, 2, 3, 4, 5]);
     const received = receiver.requests.map((r) => seqOf(r.body));
     expect(received).to.deep.equal([1, 1, 1, 2, 3, 4, 5]);
+  });
+
+  it("keeps a blocked key blocked: its block is in its row, and a release after the loss lets it go on", async () => {
+    const config = await env.createConfig({
+      endpoint: receiver.url,
+      eventTypes: ["ledger.ordered_wiped_blocked"],
+      ordering: { enabled: true, onFailure: "block" },
+    });
+    const seqOf = (body: string) => (JSON.parse(body).payload as { seq: number }).seq;
+    const posted: number[] = [];
+    receiver.respond = (r, res) => {
+      const seq = seqOf(r.body);
+      posted.push(seq);
+      res.writeHead(seq === 1 ? 400 : 200).end();
+    };
+    for (let seq = 1; seq <= 3; seq++) {
+      const r = await env.api.call(
+        "POST",
+        "/events",
+        env.event({
+          type: "ordered_wiped_blocked",
+          idempotency_key: `wiped-blocked-${seq}`,
+          ordering_key: "b",
+          payload: { seq },
+        }),
+      );
+      expect(r.status, r.text).to.equal(202);
+    }
+    const blocked = async () =>
+      (await env.api.call("GET", `/configs/${config.id}/ordering-keys?state=blocked`)).body.cursor.data as {
+        orderingKey: string;
+        queued: number;
+      }[];
+    await until("the key blocked", async () => (await blocked()).length === 1);
+    await temporal.wipe();
+    // Reconciliation starts the key's sequencer again (its rows are past the grace): it
+    // reads the block from the key's row and holds.
+    await until("a sequencer running again", async () => {
+      try {
+        const d = await env.temporal.workflow.getHandle(`ordered:${config.id}:b`).describe();
+        return d.status.name === "RUNNING";
+      } catch {
+        return false;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(posted).to.deep.equal([1]);
+    expect((await blocked()).map((k) => [k.orderingKey, k.queued])).to.deep.equal([["b", 3]]);
+    const skip = await env.api.call("POST", `/configs/${config.id}/ordering-keys/b/skip`);
+    expect(skip.status, skip.text).to.equal(202);
+    await until("the rest", () => posted.length === 3);
+    expect(posted).to.deep.equal([1, 2, 3]);
   });
 });
