@@ -8,19 +8,12 @@ import { searchAttributeCliArgs } from "../../workflows/search-attributes.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { freePort } from "../support/ports.js";
 import { Receiver } from "../support/receiver.js";
+import { until } from "../support/until.js";
 
 const EVENTS = 600;
 /** Far below Temporal's own 10 000 signals and 2 MB payloads: a backlog of EVENTS crosses both. */
 const SIGNALS_PER_RUN = 50;
 const BLOB_BYTES = 128 * 1024;
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 120_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-};
 
 /**
  * One key's backlog while its receiver is down, on a Temporal server whose limits are
@@ -89,13 +82,13 @@ describe("ordered delivery: a long backlog on one key stays within Temporal's li
           [config.id],
         )
       )[0]!.n;
-    await until("the whole backlog accepted", async () => (await backlog()) >= EVENTS - 1);
+    await until("the whole backlog accepted", async () => (await backlog()) >= EVENTS - 1, 120_000, 200);
     // The head has been retried meanwhile; the receiver comes back.
     expect(receiver.requests.length).to.be.greaterThan(0);
     up = true;
-    await until("every event", () => succeeded.length >= EVENTS, 300_000);
+    await until("every event", () => succeeded.length >= EVENTS, 300_000, 200);
     expect(succeeded).to.deep.equal(Array.from({ length: EVENTS }, (_, i) => i + 1));
-    await until("the backlog empty", async () => (await backlog()) === 0);
+    await until("the backlog empty", async () => (await backlog()) === 0, 120_000, 200);
 
     const deadLetters = await env.api.call("GET", "/dead-letters");
     expect(deadLetters.status, deadLetters.text).to.equal(200);

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver } from "../support/receiver.js";
+import { until } from "../support/until.js";
 import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 /** The events of one POST: a batch's array, or one event sent alone. */
@@ -38,14 +39,6 @@ describe("ordered batched delivery after Temporal lost its state", function () {
     await temporal?.stop();
   });
 
-  const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
-    const end = Date.now() + 90_000;
-    while (!(await ok())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-
   it("keeps the key's order: the restarted batch's events go before the waiting ones", async () => {
     await env.createConfig({
       endpoint: receiver.url,
@@ -76,11 +69,11 @@ describe("ordered batched delivery after Temporal lost its state", function () {
       expect(r.status, r.text).to.equal(202);
     }
     // The batch of 1 and 2 waits for its retry; 3, 4 and 5 wait in the key's queue.
-    await until("the first batch's failure", () => firstCalls === 1);
+    await until("the first batch's failure", () => firstCalls === 1, 90_000);
     expect(seqsOf(receiver.requests[0]!.body)).to.deep.equal([1, 2]);
     await temporal.wipe();
 
-    await until("every event", () => succeeded.length >= 5);
+    await until("every event", () => succeeded.length >= 5, 90_000);
     expect(succeeded).to.deep.equal([1, 2, 3, 4, 5]);
   });
 });

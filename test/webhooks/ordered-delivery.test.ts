@@ -3,19 +3,12 @@ import type { ServerResponse } from "node:http";
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { type Received, Receiver } from "../support/receiver.js";
+import { until } from "../support/until.js";
 
 /** What the receiver reads of an ordered test event. */
 const eventOf = (r: Received): { key: string; seq: number } => {
   const body = JSON.parse(r.body) as { ordering_key?: string; payload: { key: string; seq: number } };
   return body.payload;
-};
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 };
 
 /**

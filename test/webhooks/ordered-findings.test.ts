@@ -3,20 +3,13 @@ import { expect } from "chai";
 import { orderedWorkflowId } from "../../core/ordering.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { type Received, Receiver } from "../support/receiver.js";
+import { until } from "../support/until.js";
 
 const eventOf = (r: Received): { key: string; seq: number } => {
   const body = JSON.parse(r.body) as
     | { payload: { key: string; seq: number } }
     | { payload: { key: string; seq: number } }[];
   return (Array.isArray(body) ? body[0]! : body).payload;
-};
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 };
 
 /**

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver } from "../support/receiver.js";
+import { until } from "../support/until.js";
 import { WipeableTemporal } from "../support/wipeable-temporal.js";
 
 /**
@@ -30,14 +31,6 @@ describe("ordered delivery after Temporal lost its state", function () {
     await env.stop();
     await temporal?.stop();
   });
-
-  const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
-    const end = Date.now() + 90_000;
-    while (!(await ok())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   it("restores the key's order: no later event overtakes the head", async () => {
     const config = await env.createConfig({
@@ -69,12 +62,12 @@ describe("ordered delivery after Temporal lost its state", function () {
       expect(r.status, r.text).to.equal(202);
     }
     // The head waits for its retry; the four others wait in the key's queue, each with its row.
-    await until("the head's first failure", () => headCalls === 1);
+    await until("the head's first failure", () => headCalls === 1, 90_000);
     const waiting = await env.api.call("GET", `/webhooks/${(await env.attempts(config.id))[0]!.webhook_id}`);
     expect(waiting.status).to.equal(200);
     await temporal.wipe();
 
-    await until("every event", () => succeeded.length === 5);
+    await until("every event", () => succeeded.length === 5, 90_000);
     expect(succeeded).to.deep.equal([1, 2, 3, 4, 5]);
     const received = receiver.requests.map((r) => seqOf(r.body));
     expect(received).to.deep.equal([1, 1, 1, 2, 3, 4, 5]);
@@ -111,7 +104,7 @@ describe("ordered delivery after Temporal lost its state", function () {
         orderingKey: string;
         queued: number;
       }[];
-    await until("the key blocked", async () => (await blocked()).length === 1);
+    await until("the key blocked", async () => (await blocked()).length === 1, 90_000);
     await temporal.wipe();
     // Reconciliation starts the key's sequencer again (its rows are past the grace): it
     // reads the block from the key's row and holds.
@@ -128,7 +121,7 @@ describe("ordered delivery after Temporal lost its state", function () {
     expect((await blocked()).map((k) => [k.orderingKey, k.queued])).to.deep.equal([["b", 3]]);
     const skip = await env.api.call("POST", `/configs/${config.id}/ordering-keys/b/skip`);
     expect(skip.status, skip.text).to.equal(202);
-    await until("the rest", () => posted.length === 3);
+    await until("the rest", () => posted.length === 3, 90_000);
     expect(posted).to.deep.equal([1, 2, 3]);
   });
 });
