@@ -10,6 +10,9 @@ export interface RetentionInput {
   failedDelayMs: number;
 }
 
+/** How long an idle ordering key's row stays (its `last_seq` is what a new event compares against). */
+const IDLE_KEY_MS = 24 * 3600 * 1000;
+
 /** Runs a DELETE of at most MAINTENANCE_BATCH rows until it deletes fewer; the total deleted. */
 async function inBatches(deleteBatch: () => Promise<number>): Promise<number> {
   let total = 0;
@@ -91,10 +94,33 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
     );
   }
 
+  /**
+   * Ordering keys idle this long with nothing in their backlog (a key used once, such as an
+   * order id, would otherwise keep its row for good); the next event of one makes it again.
+   */
+  function purgeIdleKeys(olderThanMs: number): Promise<number> {
+    const cutoff = new Date(Date.now() - olderThanMs);
+    return inBatches(
+      () => prisma.$executeRaw`
+        DELETE FROM ordering_keys WHERE (config_id, ordering_key) IN (
+          SELECT k.config_id, k.ordering_key FROM ordering_keys k
+           WHERE k.state = 'idle' AND k.updated_at < ${cutoff}
+             AND NOT EXISTS (SELECT 1 FROM ordered_backlog b WHERE b.sequencer_id = k.workflow_id)
+           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+    );
+  }
+
   return {
     async purgeFinishedAttempts(
       input: RetentionInput,
-    ): Promise<{ success: number; failed: number; claims: number; unsent: number; events: number }> {
+    ): Promise<{
+      success: number;
+      failed: number;
+      claims: number;
+      unsent: number;
+      events: number;
+      idleKeys: number;
+    }> {
       const result = {
         success: await purge("success", input.successDelayMs),
         failed: await purge("failed", input.failedDelayMs),
@@ -102,6 +128,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
         unsent: await purgeUnsent(input.failedDelayMs),
         // After the rows: an event whose last row went just now goes in the same run.
         events: await purgeEvents(),
+        idleKeys: await purgeIdleKeys(IDLE_KEY_MS),
       };
       if (Object.values(result).some((n) => n > 0)) logger.info(result, "retention: attempts purged");
       return result;

@@ -169,6 +169,27 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
         recentDone: await claim(1, "'infinity'"),
       };
 
+      // Ordering keys: idle two days (goes), idle an hour (stays), idle two days with a backlog row (stays).
+      const orderingKey = (name: string, ageHours: number) =>
+        sql(
+          `INSERT INTO ordering_keys (config_id, ordering_key, workflow_id, state, updated_at)
+           VALUES ($1, $2, $3, 'idle', now() - make_interval(hours => $4))`,
+          [config.id, name, `ordered:${config.id}:${name}`, ageHours],
+        );
+      await orderingKey("old-idle", 48);
+      await orderingKey("recent-idle", 1);
+      await orderingKey("old-with-backlog", 48);
+      const backlogged = randomUUID();
+      await sql(
+        `INSERT INTO unsent_deliveries (webhook_id, config_id, workflow_id, event_id, reason, accepted_at, next_try_at)
+         VALUES ($1, $2, 'test', $3, 'queued', now(), now() + interval '1 hour')`,
+        [backlogged, config.id, events.ofWaitingDelivery],
+      );
+      await sql(
+        "INSERT INTO ordered_backlog (sequencer_id, config_id, ordering_key, webhook_id) VALUES ($1, $2, $3, $4)",
+        [`ordered:${config.id}:old-with-backlog`, config.id, "old-with-backlog", backlogged],
+      );
+
       const handle = env.temporal.schedule.getHandle(retentionId());
       const before = (await handle.describe()).info.recentActions.length;
       await handle.trigger();
@@ -205,6 +226,11 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
       expect(storedEvents.map((r) => r.id).sort()).to.deep.equal(
         [events.youngOrphan, events.ofKeptRow, events.ofWaitingDelivery].sort(),
       );
+      const keys = await sql<{ ordering_key: string }>(
+        "SELECT ordering_key FROM ordering_keys WHERE config_id = $1 ORDER BY ordering_key",
+        [config.id],
+      );
+      expect(keys.map((k) => k.ordering_key)).to.deep.equal(["old-with-backlog", "recent-idle"]);
     });
   });
 });

@@ -59,11 +59,12 @@ DECLARE
     added INT;
     taken BIGINT;
 BEGIN
+    -- One statement takes the key's row (made when new, locked either way) and its state:
+    -- retention deleting an idle row meanwhile cannot leave it without one.
     INSERT INTO ordering_keys (config_id, ordering_key, workflow_id, state)
     VALUES (p_config_id, p_ordering_key, p_sequencer_id, 'idle')
-    ON CONFLICT (config_id, ordering_key) DO NOTHING;
-    SELECT state INTO previous FROM ordering_keys
-     WHERE config_id = p_config_id AND ordering_key = p_ordering_key FOR UPDATE;
+    ON CONFLICT (config_id, ordering_key) DO UPDATE SET state = ordering_keys.state
+    RETURNING state INTO previous;
     INSERT INTO unsent_deliveries
         (webhook_id, config_id, workflow_id, event_id, replay_of, accepted_at, reason, next_try_at,
          ordering_workflow_id)
