@@ -111,9 +111,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
   }
 
   return {
-    async purgeFinishedAttempts(
-      input: RetentionInput,
-    ): Promise<{
+    async purgeFinishedAttempts(input: RetentionInput): Promise<{
       success: number;
       failed: number;
       claims: number;
