@@ -70,6 +70,12 @@ const IDLE_MS = 60_000;
 const MAX_HISTORY_EVENTS = 10_000;
 /** First sends made in one workflow task at most (a longer chain ran out the task's timeout on a loaded worker). */
 const SENDS_PER_TASK = 25;
+/**
+ * And for this long at most (from the task's start to the last send's row): slow receivers
+ * that still answer within the budget would otherwise hold a workflow-task slot for up to
+ * 25 budgets, while other keys' tasks wait for one.
+ */
+const CHAIN_MS = 2_000;
 /** How often a head the sequencer did not start is looked at, at most. */
 const MAX_POLL_MS = 30_000;
 
@@ -95,8 +101,11 @@ class Sequencer {
   /** Forwarded to a batch waiting for its retry; cleared once the head it came during ended. */
   closing: string | undefined;
   firstSendSettled = false;
-  /** The workflow task of the last first send (its history length) and the sends made in it. */
-  task = { at: -1, sends: 0 };
+  /**
+   * The workflow task of the last first send (its history length), when it began, the sends
+   * made in it, and when the last one's row was written (all replayed from the history).
+   */
+  task = { at: -1, since: 0, sends: 0, lastAt: 0 };
   lastBatchEnd = 0;
 
   constructor(readonly input: SequencerInput) {
@@ -280,11 +289,12 @@ async function sendHead(k: Sequencer, item: BacklogItem): Promise<DeliveryResult
   const child = k.childOf(item);
   setCurrentDetails(`delivering webhook ${item.webhookId}`);
   if (!turn.localFirstBudgetMs) return (await runChild(child, turn, k.input)) ?? rowsEnd(k, item);
-  if (workflowInfo().historyLength !== k.task.at) k.task = { at: workflowInfo().historyLength, sends: 0 };
+  const newTask = () => ({ at: workflowInfo().historyLength, since: Date.now(), sends: 0, lastAt: 0 });
+  if (workflowInfo().historyLength !== k.task.at) k.task = newTask();
   // A 1 ms timer ends this task; the next one starts with the signals that came meanwhile.
-  if (++k.task.sends > SENDS_PER_TASK) {
+  if (++k.task.sends > SENDS_PER_TASK || k.task.lastAt - k.task.since > CHAIN_MS) {
     await sleep(1);
-    k.task = { at: workflowInfo().historyLength, sends: 1 };
+    k.task = { ...newTask(), sends: 1 };
   }
   k.firstSendSettled = false;
   const first = await sendFirstLocal(
@@ -293,6 +303,7 @@ async function sendHead(k: Sequencer, item: BacklogItem): Promise<DeliveryResult
     Boolean(turn.rateLimited),
     item.workflowId,
   );
+  if ("attempt" in first) k.task.lastAt = Date.parse(first.attempt.createdAt);
   const ended = endedBy(turn, first);
   if (ended) return ended;
   // Past its budget the POST goes on in the worker: wait for its row (at most a send's own
