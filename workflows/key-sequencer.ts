@@ -218,12 +218,10 @@ export async function keySequencer(input: SequencerInput): Promise<void> {
   let activate = true;
   for (;;) {
     if (historyFull()) {
-      return continueAsNew<typeof keySequencer>({
-        ...input,
-        ...(k.blocked ? { blocked: k.blocked } : { blocked: undefined }),
-        done: k.done,
-      });
+      return continueAsNew<typeof keySequencer>({ ...input, blocked: k.blocked, done: k.done });
     }
+    // Before the read: a wake that comes while it runs (a replay for a blocked key) is kept.
+    k.woken = false;
     const read = await k.read(input.batch?.maxEvents ?? 1, activate);
     activate = false;
     // A key found blocked in its row (Temporal lost the run that blocked it): it stays blocked.
@@ -242,7 +240,6 @@ export async function keySequencer(input: SequencerInput): Promise<void> {
       continue;
     }
     if (!first) {
-      k.woken = false;
       if (!(await backlog.parkKey({ ...k.key, lastSeq: read.lastSeq }))) continue;
       setCurrentDetails("idle: nothing waiting");
       if (!(await condition(() => k.woken, IDLE_MS))) return;
@@ -264,7 +261,6 @@ async function holdWhileBlocked(k: Sequencer): Promise<void> {
     `blocked by webhook ${b.webhookId} (${b.reason}). ` +
       "Release: POST /configs/{id}/ordering-keys/{key}/skip, or replay the webhook",
   );
-  k.woken = false;
   await condition(() => k.blocked === undefined || k.woken);
   if (!k.blocked) await k.record("active");
 }
