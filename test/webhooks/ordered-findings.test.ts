@@ -1,3 +1,4 @@
+// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
 import type { ServerResponse } from "node:http";
 import { expect } from "chai";
 import { orderedWorkflowId } from "../../core/ordering.js";

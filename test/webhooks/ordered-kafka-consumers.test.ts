@@ -1,4 +1,4 @@
-// tags: @needs-services (the Kafka broker scripts/kafka.sh starts)
+// tags: @needs-services @long (the Kafka broker scripts/kafka.sh starts; over 45 s)
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { Kafka, logLevel } from "kafkajs";
