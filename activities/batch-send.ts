@@ -21,7 +21,7 @@ import { activeSecrets } from "./secrets.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim } from "./send-claims.js";
 import { permission } from "./send-permission.js";
 import { closeUnsent } from "./unsent-deliveries.js";
-import { writeAfterPost, writeDeadline } from "./write-after-post.js";
+import { writeAfterPost } from "./write-after-post.js";
 
 // One send of a batch, step by step: claim the first event's attempt, check the config, take
 // the rate limit's permission, read the events still stored, POST them as one JSON array,
@@ -52,7 +52,6 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
   const first = input.members[0];
   if (!first) return { skipped: "no event left in the batch" };
   const { workflowExecution, activityId, attempt: activityAttempt } = Context.current().info;
-  const deadline = writeDeadline();
   const claim = {
     webhookId: first.webhookId,
     retryAttempt: input.retryAttempt,
@@ -104,7 +103,7 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
     workflowId: workflowExecution?.workflowId,
     batchId: input.batchId,
   };
-  await writeAfterPost(() => writeRows(deps, input, first.webhookId, events, shared), deadline, logger, {
+  await writeAfterPost(() => writeRows(deps, input, first.webhookId, events, shared), logger, {
     webhookId: first.webhookId,
     retryAttempt: input.retryAttempt,
   });

@@ -8,8 +8,11 @@ import { sendAttemptOnce } from "./send-attempt.js";
  * The first send as a local activity (--send-mode local-first): the send of
  * send-attempt.ts, given `budgetMs` to answer. Past it, the POST goes on detached, the
  * workflow is told to hand over to the sends queue (whose send finds this one's row, or
- * its claim), and the config cools down; a send that failed cools it down too. A config
- * cooling down, or a worker with too many detached POSTs, hands over at once without sending.
+ * its claim), and the config cools down; a send that failed cools it down too. A POST
+ * answered in time whose row cannot be written yet (the database is down) goes on detached
+ * the same way, its writes tried again and its claim renewed meanwhile (write-after-post.ts).
+ * A config cooling down, or a worker with too many detached POSTs, hands over at once
+ * without sending.
  */
 export async function sendFirstLocally(
   deps: DeliveryDeps,

@@ -55,7 +55,10 @@ export class LocalFirstSends {
     return this.detached.size;
   }
 
-  /** Waits for every detached POST (each ends within --send-timeout): before the database closes. */
+  /**
+   * Waits for every detached POST (each ends within --send-timeout, and the writes of its row
+   * within WRITE_AFTER_POST_MS after that): before the database closes.
+   */
   async drain(): Promise<void> {
     await Promise.all([...this.detached]);
   }

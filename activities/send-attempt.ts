@@ -16,7 +16,7 @@ import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim, renewClaim, type SendCla
 import { permission, waitForPermission } from "./send-permission.js";
 import { deliveryWorkflowId, endUnsendable } from "./unsendable.js";
 import { closeUnsent } from "./unsent-deliveries.js";
-import { writeAfterPost, writeDeadline } from "./write-after-post.js";
+import { writeAfterPost } from "./write-after-post.js";
 
 // One send of a delivery, step by step: claim the attempt, check the config, take the rate
 // limit's permission, read the stored event, POST it, and write the attempt row.
@@ -48,7 +48,6 @@ export async function sendAttemptOnce(
 ): Promise<SendOutcome> {
   const { pool } = deps;
   const { workflowExecution, activityId, attempt: activityAttempt } = Context.current().info;
-  const deadline = writeDeadline();
   const claim: SendClaim = {
     webhookId: input.webhookId,
     retryAttempt: input.retryAttempt,
@@ -61,11 +60,12 @@ export async function sendAttemptOnce(
     claim,
   );
   if (attemptWritten || !claimed) return rowOrBackOff(deps, input, heldUntil);
-  // Renewed while this execution works, so the claim outlives any send that is alive.
+  // Renewed while this execution works, its writes after the POST included (however long
+  // they are tried again), so the claim outlives any send that is alive.
   const renewal = setInterval(() => void renewClaim(pool, claim).catch(() => undefined), HEARTBEAT_EVERY_MS);
   const progress: Progress = { posted: false, onPosting };
   try {
-    return await sendClaimed(deps, input, claim, config, auth, deadline, progress);
+    return await sendClaimed(deps, input, claim, config, auth, progress);
   } catch (err) {
     // Failed before its POST: the claim goes back at once, so Temporal's retry of this
     // send does not wait for it to lapse.
@@ -102,7 +102,6 @@ async function sendClaimed(
   claim: SendClaim,
   config: Config | null,
   auth: StoredAuth | null,
-  deadline: number,
   progress: Progress,
 ): Promise<SendOutcome> {
   const { pool, logger } = deps;
@@ -128,7 +127,6 @@ async function sendClaimed(
   // The POST is made: a failed write must not fail the activity, whose retry would POST again.
   const { row, decision } = await writeAfterPost(
     () => record(deps, input, config, ref.id, result, now),
-    deadline,
     logger,
     { webhookId: input.webhookId, retryAttempt: input.retryAttempt },
   );
