@@ -14,6 +14,7 @@ import {
 } from "../common/flags.js";
 import { fromRoot } from "../common/paths.js";
 import { addServiceOptions } from "../common/service-options.js";
+import { MAX_PARTITIONS } from "../core/broker/partitions.js";
 import { parseCidr } from "../core/egress-policy.js";
 import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
@@ -284,7 +285,16 @@ function natsFlags(cmd: Command): Command {
         .default(0)
         .argParser(nonNegativeIntArg),
     )
-    .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"));
+    .addOption(new Option("--nats-consumer <name>", "durable JetStream consumer name").default("webhooks"))
+    .addOption(
+      new Option(
+        "--nats-partitions <n>",
+        "split the events among the consuming processes by (tenant, ordering key), each partition consumed by one process at a time, so that one key's order holds across processes; at most this many processes share the consuming (1: one consumer shared by all, no order across processes; needs PostgreSQL)",
+      )
+        .default(1)
+        .argParser(boundedIntArg(MAX_PARTITIONS, "each partition's consumer reads the whole stream"))
+        .env("NATS_PARTITIONS"),
+    );
 }
 
 /** Kafka: bootstrap brokers and consumer group. */

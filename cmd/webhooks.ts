@@ -109,6 +109,7 @@ type BrokerSettings = Pick<
   | "natsStream"
   | "natsStreamLimits"
   | "natsConsumer"
+  | "natsPartitions"
   | "kafkaBrokers"
   | "kafkaConsumerGroup"
 >;
@@ -141,6 +142,7 @@ function brokerSettings(o: Flags): BrokerSettings {
       maxMsgs: opt("natsStreamMaxMsgs"),
     },
     natsConsumer: opt("natsConsumer"),
+    natsPartitions: opt("natsPartitions"),
     kafkaBrokers: opt("kafkaBrokers"),
     kafkaConsumerGroup: opt("kafkaConsumerGroup"),
   };
@@ -187,7 +189,20 @@ function checkUrl(flag: string, value: string): string {
   }
 }
 
+function checkPartitions(s: WebhooksOptions): void {
+  if (s.natsPartitions === 1 || !s.worker || !s.consume) return;
+  if (s.broker !== "nats")
+    throw new Error(
+      "--nats-partitions applies to --broker nats (Kafka keeps a key's order through its own partitions)",
+    );
+  if (!s.storageSqldbConnString)
+    throw new Error(
+      "--nats-partitions needs PostgreSQL (--storage-sqldb-conn-string): its partitions' owners hold locks there",
+    );
+}
+
 function checkPolicy(s: WebhooksOptions): void {
+  checkPartitions(s);
   if (s.maxBackoffDelay < s.minBackoffDelay) {
     throw new Error(
       `--max-backoff-delay (${formatDuration(s.maxBackoffDelay)}) is shorter than --min-backoff-delay (${formatDuration(s.minBackoffDelay)})`,

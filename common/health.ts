@@ -4,22 +4,25 @@ export type HealthCheck = () => Promise<unknown>;
 
 /**
  * `/_healthcheck`: runs every dependency check (with a timeout) and answers 200
- * when all pass, 503 otherwise, naming what failed.
+ * when all pass, 503 otherwise, naming what failed. A check that resolves to a string
+ * adds it under `details` (e.g. the NATS partitions a consumer owns).
  */
 export function healthHandler(checks: Record<string, HealthCheck>, timeoutMs = 2000): RequestHandler {
   return async (_req, res) => {
     const results: Record<string, string> = {};
+    const details: Record<string, string> = {};
     await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {
         let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([
+          const value = await Promise.race([
             check(),
             new Promise((_, reject) => {
               timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
             }),
           ]);
           results[name] = "ok";
+          if (typeof value === "string" && value) details[name] = value;
         } catch (err) {
           results[name] = `error: ${(err as Error).message}`;
         } finally {
@@ -28,6 +31,10 @@ export function healthHandler(checks: Record<string, HealthCheck>, timeoutMs = 2
       }),
     );
     const healthy = Object.values(results).every((r) => r === "ok");
-    res.status(healthy ? 200 : 503).json({ status: healthy ? "ok" : "unavailable", checks: results });
+    res.status(healthy ? 200 : 503).json({
+      status: healthy ? "ok" : "unavailable",
+      checks: results,
+      ...(Object.keys(details).length > 0 ? { details } : {}),
+    });
   };
 }

@@ -311,3 +311,25 @@ export const metricsHandlerFrom =
   };
 
 export const metricsHandler = metricsHandlerFrom(() => registry.metrics());
+
+const natsPartitionsOwned = new Gauge({
+  name: "webhooks_nats_partitions_owned",
+  help: "NATS partitions (--nats-partitions) this process consumes: 1 for each it owns, 0 for the others",
+  labelNames: ["partition"] as const,
+  registers: [registry],
+});
+
+const natsPartitionHandovers = new Counter({
+  name: "webhooks_nats_partition_handovers_total",
+  help: "NATS partitions this process took (acquired), gave up to even out the work (released), or lost with its lock session (lost)",
+  labelNames: ["event"] as const,
+  registers: [registry],
+});
+
+/** Ownership of --nats-partitions, as core/broker/partition-locks.ts reports it. */
+export const natsPartitionMetrics = {
+  owns: (partition: number, owned: boolean) =>
+    natsPartitionsOwned.set({ partition: String(partition) }, owned ? 1 : 0),
+  handedOver: (event: "acquired" | "released" | "lost", count: number) =>
+    natsPartitionHandovers.inc({ event }, count),
+};

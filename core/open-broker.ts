@@ -3,6 +3,7 @@
 import type { Logger } from "../common/logger.js";
 import { NatsConsumer, NatsPublisher } from "./broker/nats.js";
 import type { BrokerConsumer, BrokerPublisher } from "./broker/types.js";
+import { natsPartitionMetrics } from "./metrics.js";
 import type { WebhooksOptions } from "./options.js";
 
 /** The publisher of the configured broker. */
@@ -36,7 +37,7 @@ export async function openConsumer(
       logger,
     });
   }
-  return new NatsConsumer({
+  const nats = {
     url: options.natsUrl,
     auth: options.natsAuth,
     stream: options.natsStream,
@@ -46,5 +47,15 @@ export async function openConsumer(
     concurrency,
     redelivery: options.redelivery,
     logger,
-  });
+  };
+  if (options.natsPartitions > 1 && options.storageSqldbConnString) {
+    const { PartitionedNatsConsumer } = await import("./broker/nats-partitions.js");
+    return new PartitionedNatsConsumer({
+      ...nats,
+      partitions: options.natsPartitions,
+      connString: options.storageSqldbConnString,
+      metrics: natsPartitionMetrics,
+    });
+  }
+  return new NatsConsumer(nats);
 }

@@ -105,6 +105,12 @@ export interface WebhooksOptions {
   /** Limits of the stream --nats-stream (age in ms, bytes, messages; 0: none). */
   natsStreamLimits: StreamLimits;
   natsConsumer: string;
+  /**
+   * --nats-partitions: the event stream split by (tenant, ordering key) among the consuming
+   * processes, each partition consumed by one of them at a time (core/broker/nats-partitions.ts);
+   * 1, the default, is one durable consumer shared by all.
+   */
+  natsPartitions: number;
   kafkaBrokers: string[];
   kafkaConsumerGroup: string;
   // Temporal.

@@ -141,7 +141,7 @@ export async function connectTemporal(opts: TemporalOptions, logger: Logger): Pr
 export function healthChecks(
   ctx: ProcessContext,
   worker?: { state(): string },
-  consumer?: { healthy(): Promise<void>; deadLettersHealthy(): Promise<void> },
+  consumer?: { healthy(): Promise<unknown>; deadLettersHealthy(): Promise<void> },
 ): Record<string, HealthCheck> {
   return {
     // On Prisma's pool, without Prisma: its error is a multi-line "Invalid `prisma.$queryRaw()`

@@ -25,7 +25,8 @@ const CONCURRENCY = 64;
 
 /** The event consumer as the health check sees it: the broker, and the dead letters parked on disk. */
 export interface EventConsumer {
-  healthy(): Promise<void>;
+  /** Throws when the broker is unreachable or the consumer stuck; may resolve to a string shown in the health answer. */
+  healthy(): Promise<unknown>;
   /** Throws while dead letters wait in --dead-letter-spool for the store. */
   deadLettersHealthy(): Promise<void>;
 }

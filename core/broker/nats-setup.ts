@@ -1,11 +1,15 @@
 import {
+  AckPolicy,
   type ConsumerConfig,
+  type ConsumerInfo,
+  DeliverPolicy,
   DiscardPolicy,
   type JetStreamManager,
   nanos,
   RetentionPolicy,
   type StreamConfig,
 } from "nats";
+import type { Logger } from "../../common/logger.js";
 import type { Redelivery } from "./types.js";
 
 // What the NATS consumer and publisher keep in step with the flags on the server: the stream
@@ -109,3 +113,42 @@ export const sameSettings = (c: ConsumerConfig, wanted: ReturnType<typeof consum
   c.ack_wait === wanted.ack_wait &&
   c.max_ack_pending === wanted.max_ack_pending &&
   JSON.stringify(c.backoff ?? []) === JSON.stringify(wanted.backoff);
+
+/**
+ * The durable consumer `name` of `topic`: created when missing (from the stream's first
+ * message, or from `startSeq`), else brought to `wanted`. Returns what existed before, if
+ * anything. Processes starting together may both create it: the loser reads the winner's.
+ */
+export async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  name: string,
+  topic: string,
+  wanted: ReturnType<typeof consumerSettings>,
+  logger: Logger,
+  startSeq?: number,
+): Promise<ConsumerInfo | undefined> {
+  const existing = await jsm.consumers.info(stream, name).catch(() => undefined);
+  if (!existing) {
+    const from =
+      startSeq === undefined
+        ? { deliver_policy: DeliverPolicy.All }
+        : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startSeq };
+    try {
+      await jsm.consumers.add(stream, {
+        durable_name: name,
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: topic,
+        ...from,
+        ...wanted,
+      });
+    } catch (err) {
+      // Created meanwhile by another process (with another start, when it computed one).
+      if (!(await jsm.consumers.info(stream, name).catch(() => undefined))) throw err;
+    }
+  } else if (!sameSettings(existing.config, wanted)) {
+    await jsm.consumers.update(stream, name, wanted);
+    logger.info({ stream, consumer: name, ...wanted }, "consumer brought to the redelivery flags");
+  }
+  return existing;
+}

@@ -36,8 +36,11 @@ export interface BrokerConsumer {
   start(handler: MessageHandler, abandoned?: AbandonedHandler): Promise<void>;
   /** Stops taking messages and waits for the in-flight handlers. */
   stop(): Promise<void>;
-  /** Throws when the broker is unreachable or the consumer is stuck (messages waiting, none settled). */
-  healthy(): Promise<void>;
+  /**
+   * Throws when the broker is unreachable or the consumer is stuck (messages waiting, none
+   * settled); may resolve to a string the health answer shows (NATS partitions: which it owns).
+   */
+  healthy(): Promise<unknown>;
 }
 
 export interface BrokerPublisher {

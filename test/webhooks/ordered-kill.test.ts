@@ -4,7 +4,7 @@ import { defaultPayloadConverter } from "@temporalio/common";
 import { expect } from "chai";
 import pg from "pg";
 import type { Received } from "../support/receiver.js";
-import { KilledWorkerStack } from "../support/worker-process.js";
+import { KilledWorkerStack, orderedEvents } from "../support/worker-process.js";
 
 const KEYS = 50;
 const PER_KEY = 40;
@@ -128,25 +128,9 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
   };
 
   it("delivers every key in order with no gap and no repeat of a succeeded event", async () => {
-    const created = await stack.api.call("POST", "/configs", {
-      endpoint: stack.receiver.url,
-      eventTypes: ["ledger.ordered_kill"],
-      ordering: { enabled: true },
-    });
-    expect(created.status, created.text).to.equal(200);
-
+    const configId = await stack.orderedConfig("ordered_kill");
     // Published at full speed: every publish is in flight at once, in stream order.
-    const events = [];
-    for (let seq = 1; seq <= PER_KEY; seq++)
-      for (let key = 0; key < KEYS; key++)
-        events.push({
-          idempotency_key: `ok-${key}-${seq}`,
-          app: "ledger",
-          type: "ORDERED_KILL",
-          ordering_key: `key-${key}`,
-          payload: { key, seq },
-        });
-    await stack.publishAll(events);
+    await stack.publishAll(orderedEvents("ordered_kill", KEYS, PER_KEY, "ok"));
 
     for (const at of [300, 1000]) {
       await waitForRequests(at, 120_000);
@@ -164,7 +148,7 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
     };
     const end = Date.now() + 90_000;
     while (![...seqs().values()].every((s) => new Set(s).size === PER_KEY) || seqs().size < KEYS) {
-      if (Date.now() > end) throw new Error(`not all delivered: ${await missing(created.body.data.id)}`);
+      if (Date.now() > end) throw new Error(`not all delivered: ${await missing(configId)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
 
@@ -177,7 +161,7 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
       const inOrder = Array.from({ length: PER_KEY }, (_, i) => i + 1);
       if (JSON.stringify(collapsed) !== JSON.stringify(inOrder))
         console.log(
-          `key ${key} out of order; its workflow and rows:\n${await keyStory(created.body.data.id, key)}\n` +
+          `key ${key} out of order; its workflow and rows:\n${await keyStory(configId, key)}\n` +
             `the workers said:\n${stack.workerLines(new RegExp(`unacknowledged|handling failed|"key":"ok-${key}-`)).join("\n")}`,
         );
       expect(collapsed, `key ${key}`).to.deep.equal(inOrder);
