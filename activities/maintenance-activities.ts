@@ -94,22 +94,6 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
     );
   }
 
-  /**
-   * Ordering keys idle this long with nothing in their backlog (a key used once, such as an
-   * order id, would otherwise keep its row for good); the next event of one makes it again.
-   */
-  function purgeIdleKeys(olderThanMs: number): Promise<number> {
-    const cutoff = new Date(Date.now() - olderThanMs);
-    return inBatches(
-      () => prisma.$executeRaw`
-        DELETE FROM ordering_keys WHERE (config_id, ordering_key) IN (
-          SELECT k.config_id, k.ordering_key FROM ordering_keys k
-           WHERE k.state = 'idle' AND k.updated_at < ${cutoff}
-             AND NOT EXISTS (SELECT 1 FROM ordered_backlog b WHERE b.sequencer_id = k.workflow_id)
-           LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
-    );
-  }
-
   return {
     async purgeFinishedAttempts(input: RetentionInput): Promise<{
       success: number;
@@ -126,7 +110,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
         unsent: await purgeUnsent(input.failedDelayMs),
         // After the rows: an event whose last row went just now goes in the same run.
         events: await purgeEvents(),
-        idleKeys: await purgeIdleKeys(IDLE_KEY_MS),
+        idleKeys: await purgeIdleKeys(prisma, IDLE_KEY_MS),
       };
       if (Object.values(result).some((n) => n > 0)) logger.info(result, "retention: attempts purged");
       return result;
@@ -135,3 +119,19 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
 }
 
 export type MaintenanceActivities = ReturnType<typeof createMaintenanceActivities>;
+
+/**
+ * Ordering keys idle this long with nothing in their backlog (a key used once, such as an
+ * order id, would otherwise keep its row for good); the next event of one makes it again.
+ */
+function purgeIdleKeys(prisma: PrismaClient, olderThanMs: number): Promise<number> {
+  const cutoff = new Date(Date.now() - olderThanMs);
+  return inBatches(
+    () => prisma.$executeRaw`
+      DELETE FROM ordering_keys WHERE (config_id, ordering_key) IN (
+        SELECT k.config_id, k.ordering_key FROM ordering_keys k
+         WHERE k.state = 'idle' AND k.updated_at < ${cutoff}
+           AND NOT EXISTS (SELECT 1 FROM ordered_backlog b WHERE b.sequencer_id = k.workflow_id)
+         LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+  );
+}
