@@ -149,15 +149,18 @@ export function createOrderedBacklogActivities({
   };
 }
 
+/** Takes deliveries out of their key's backlog: their turn ended. */
+async function deleteRows(pool: pg.Pool, webhookIds: string[]): Promise<void> {
+  await pool.query({
+    name: "backlog-done",
+    text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
+    values: [webhookIds],
+  });
+}
+
 /** Deletes the rows of deliveries whose turn ended, then reads the key's next ones. */
 async function readBacklog(pool: pg.Pool, r: BacklogRead): Promise<Backlog> {
-  if (r.done.length > 0) {
-    await pool.query({
-      name: "backlog-done",
-      text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
-      values: [r.done],
-    });
-  }
+  if (r.done.length > 0) await deleteRows(pool, r.done);
   if (r.activate) {
     await pool.query({
       name: "backlog-activate",
@@ -190,11 +193,10 @@ async function readBacklog(pool: pg.Pool, r: BacklogRead): Promise<Backlog> {
     }
     // Nothing left to send of these: closed with the reason, and out of the key's way.
     for (const row of gone) await closeUnsent(pool, row.webhook_id, "its event is no longer stored");
-    await pool.query({
-      name: "backlog-done",
-      text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
-      values: [gone.map((g) => g.webhook_id)],
-    });
+    await deleteRows(
+      pool,
+      gone.map((g) => g.webhook_id),
+    );
   }
 }
 
