@@ -1,20 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Database, PrismaClient } from "../common/db/database.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
-import { AttemptStatus as DbStatus, Prisma } from "../generated/prisma/client.js";
+import { AttemptStatus as DbStatus, type Prisma } from "../generated/prisma/client.js";
 import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
-import { CLAIM_DONE } from "./send-claims.js";
-import { UNSENT_SENT } from "./unsent-deliveries.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
 // the attempt state table (docs/spec-rules.md#attempt-states) is one of these writes.
 
-const TO_DB: Record<AttemptStatus, DbStatus> = {
-  success: DbStatus.success,
-  "to retry": DbStatus.toRetry,
-  retrying: DbStatus.retrying,
-  failed: DbStatus.failed,
-};
 export const fromDbStatus = (s: DbStatus): AttemptStatus => (s === DbStatus.toRetry ? "to retry" : s);
 
 /** The config as snapshotted into attempt rows: everything but its secrets. */
@@ -85,70 +77,53 @@ const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId",
   next_retry_after AS "nextRetryAfter", error, replay_of AS "replayOf", workflow_id AS "workflowId",
   batch_id AS "batchId", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-/**
- * A first attempt, which has claimed nothing: one INSERT in plain SQL (every delivery
- * writes one; Prisma's cost per query is several times the round trip, see
- * core/config-rows.ts). Idempotent on (webhook_id, retry_attempt): a repeated call (a
- * retried or re-run send, rare) inserts nothing and returns the stored row.
- */
-async function insertFirstAttempt(db: Pick<Database, "prisma" | "pool">, a: NewAttempt): Promise<Attempt> {
-  const { rows } = await db.pool.query<Attempt>({
-    name: "attempts-insert-first",
-    // The send's claim is done once its row exists (send-claims.ts), in the same statement.
-    // So is a wait before the first send (unsent-deliveries.ts).
-    text: `WITH claim_done AS (${CLAIM_DONE.replace("$1::uuid", "$2::uuid").replace("$2::int", "0")}),
-        unsent_sent AS (${UNSENT_SENT.replace("$1::uuid", "$2::uuid")})
-      INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
-        retry_attempt, status, next_retry_after, error, replay_of, workflow_id, batch_id)
-      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::jsonb, $5, $6, $7, 0, $8::attempt_status, $9, $10, $11::uuid, $12, $13::uuid)
-      ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
-      RETURNING ${ATTEMPT_COLUMNS}`,
-    values: [
-      randomUUID(),
-      a.webhookId,
-      a.config.id,
-      JSON.stringify(configSnapshot(a.config)),
-      a.eventId,
-      a.statusCode,
-      a.durationMs ?? null,
-      a.status,
-      a.nextRetryAfter,
-      a.error,
-      a.replayOf ?? null,
-      a.workflowId ?? null,
-      a.batchId ?? null,
-    ],
-  });
-  return rows[0] ?? (await findAttempt(db.prisma, a.webhookId, 0))!;
+/** What the rows of one send share: all but each delivery's webhook, event and replay. */
+export type SharedAttempt = Omit<NewAttempt, "webhookId" | "eventId" | "replayOf">;
+
+/** One delivery's part of a send's rows. */
+export interface AttemptOf {
+  webhookId: string;
+  eventId: string;
+  replayOf?: string | undefined;
 }
 
 /**
- * The first attempts of a batch's events (activities/batch-activities.ts), which share
- * everything but their webhook and event ids: one INSERT for all, with each event's send
- * claim and waiting row done in the same statement, as insertFirstAttempt does for one.
- * One statement, so a re-run finds every row or none. Idempotent as insertFirstAttempt.
+ * The attempt rows of one send, a delivery's or a batch's events', in one statement (every
+ * delivery writes one; Prisma's cost per query is several times the round trip, see
+ * core/config-rows.ts). In the same statement: each send claim ends (send-claims.ts); a
+ * first attempt's waiting row becomes sent (unsent-deliveries.ts); a retry's claimed rows
+ * (`retrying`, of earlier attempts) take the new status, or `failed` when the new one is
+ * `to retry`, so only the newest row stays queued. One statement, so a re-run finds every
+ * row of the send or none. Idempotent on (webhook_id, retry_attempt): rows already there
+ * are kept. Returns the rows inserted.
  */
-export async function insertFirstAttempts(
+export async function recordAttempts(
   pool: Database["pool"],
-  shared: Omit<NewAttempt, "webhookId" | "eventId" | "retryAttempt" | "replayOf">,
-  events: { webhookId: string; eventId: string }[],
-): Promise<void> {
-  await pool.query({
-    name: "attempts-insert-first-many",
-    text: `WITH new AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS n(id, webhook_id, event_id)),
+  shared: SharedAttempt,
+  events: readonly AttemptOf[],
+): Promise<Attempt[]> {
+  const { rows } = await pool.query<Attempt>({
+    name: "attempts-record",
+    text: `WITH new AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[]) AS n(id, webhook_id, event_id, replay_of)),
         claim_done AS (UPDATE send_claims SET expires_at = 'infinity'
-          WHERE webhook_id IN (SELECT webhook_id FROM new) AND retry_attempt = 0),
+          WHERE webhook_id IN (SELECT webhook_id FROM new) AND retry_attempt = $5::int),
         unsent_sent AS (UPDATE unsent_deliveries SET state = 'sent', updated_at = now()
-          WHERE webhook_id IN (SELECT webhook_id FROM new) AND state = 'waiting')
+          WHERE $5::int = 0 AND webhook_id IN (SELECT webhook_id FROM new) AND state = 'waiting'),
+        claimed_end AS (UPDATE attempts SET status = $15::attempt_status, updated_at = now()
+          WHERE webhook_id IN (SELECT webhook_id FROM new) AND status = 'retrying' AND retry_attempt < $5::int)
       INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
-        retry_attempt, status, next_retry_after, error, workflow_id, batch_id)
-      SELECT n.id, n.webhook_id, $4::uuid, $5::jsonb, n.event_id, $6, $7, 0, $8::attempt_status, $9, $10, $11, $12::uuid
+        retry_attempt, status, next_retry_after, error, replay_of, workflow_id, batch_id)
+      SELECT n.id, n.webhook_id, $6::uuid, $7::jsonb, n.event_id, $8, $9, $5::int, $10::attempt_status, $11, $12,
+             n.replay_of, $13, $14::uuid
         FROM new n
-      ON CONFLICT (webhook_id, retry_attempt) DO NOTHING`,
+      ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
+      RETURNING ${ATTEMPT_COLUMNS}`,
     values: [
       events.map(() => randomUUID()),
       events.map((e) => e.webhookId),
       events.map((e) => e.eventId),
+      events.map((e) => e.replayOf ?? null),
+      shared.retryAttempt,
       shared.config.id,
       JSON.stringify(configSnapshot(shared.config)),
       shared.statusCode,
@@ -158,52 +133,17 @@ export async function insertFirstAttempts(
       shared.error,
       shared.workflowId ?? null,
       shared.batchId ?? null,
+      shared.status === "to retry" ? "failed" : shared.status,
     ],
   });
+  return rows;
 }
 
-/**
- * Inserts the attempt and, in the same transaction, moves the rows this retry
- * claimed out of `retrying`: they take the new row's status, or `failed` when
- * the new row is `to retry`, so only the newest row stays queued. Idempotent on
- * (webhook_id, retry_attempt): a repeated call returns the stored row.
- */
+/** One delivery's attempt row (recordAttempts): the row written, or the one already there. */
 export async function recordAttempt(db: Pick<Database, "prisma" | "pool">, a: NewAttempt): Promise<Attempt> {
-  if (a.retryAttempt === 0) return insertFirstAttempt(db, a);
-  const claimedStatus = a.status === "to retry" ? DbStatus.failed : TO_DB[a.status];
-  const data = {
-    webhookId: a.webhookId,
-    configId: a.config.id,
-    config: configSnapshot(a.config),
-    eventId: a.eventId,
-    statusCode: a.statusCode,
-    durationMs: a.durationMs ?? null,
-    retryAttempt: a.retryAttempt,
-    status: TO_DB[a.status],
-    nextRetryAfter: a.nextRetryAfter,
-    error: a.error,
-    replayOf: a.replayOf ?? null,
-    workflowId: a.workflowId ?? null,
-    batchId: a.batchId ?? null,
-  };
-  try {
-    return await db.prisma.$transaction(async (tx) => {
-      const row = await tx.attempt.create({ data });
-      // Only the rows this retry claimed: those of earlier attempts.
-      await tx.attempt.updateMany({
-        where: { webhookId: a.webhookId, status: DbStatus.retrying, retryAttempt: { lt: a.retryAttempt } },
-        data: { status: claimedStatus, updatedAt: new Date() },
-      });
-      await tx.$executeRawUnsafe(CLAIM_DONE, a.webhookId, a.retryAttempt);
-      return row;
-    });
-  } catch (err) {
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-      const existing = await findAttempt(db.prisma, a.webhookId, a.retryAttempt);
-      if (existing) return existing;
-    }
-    throw err;
-  }
+  const { webhookId, eventId, replayOf, ...shared } = a;
+  const [row] = await recordAttempts(db.pool, shared, [{ webhookId, eventId, replayOf }]);
+  return row ?? (await findAttempt(db.prisma, webhookId, a.retryAttempt))!;
 }
 
 /**

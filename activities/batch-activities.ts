@@ -1,8 +1,10 @@
 import { findConfig } from "../core/config-rows.js";
 import { claimForRetry, firstAttemptAt } from "./attempts-store.js";
-import { closeMembers, sendBatch } from "./batch-send.js";
+import { sendBatch } from "./batch-send.js";
 import type { BatchDeps, BatchMember, BatchSendInput } from "./batch-types.js";
+import { closeDeliveries } from "./close-deliveries.js";
 import { whyNoFurtherTry } from "./delivery-policy.js";
+import { heartbeating } from "./send-pipeline.js";
 import { adoptIntoBatch } from "./unsent-deliveries.js";
 
 // The activities of a batch (workflows/batch-delivery.ts): its send (batch-send.ts), the
@@ -13,7 +15,7 @@ export type { BatchDeps, BatchMember, BatchOutcome, BatchSendInput } from "./bat
 export function createBatchActivities(deps: BatchDeps) {
   const { prisma, pool, logger } = deps;
   return {
-    sendBatch: (input: BatchSendInput) => sendBatch(deps, input),
+    sendBatch: (input: BatchSendInput) => heartbeating(() => sendBatch(deps, input)),
 
     /**
      * Before a batch's re-send: claims each event's queued row. Events closed meanwhile (a
@@ -38,7 +40,7 @@ export function createBatchActivities(deps: BatchDeps) {
         now: dueAt ? Math.min(now, dueAt) : now,
       });
       if (reason === undefined) return { members };
-      await closeMembers(
+      await closeDeliveries(
         deps,
         members.map((m) => m.webhookId),
         reason,
@@ -62,7 +64,7 @@ export function createBatchActivities(deps: BatchDeps) {
 
     /** Ends the batch's events without a send (cancel, config gone, collector closed). */
     async closeBatch({ webhookIds, reason }: { webhookIds: string[]; reason: string }): Promise<void> {
-      await closeMembers(deps, webhookIds, reason);
+      await closeDeliveries(deps, webhookIds, reason);
       logger.info({ closed: webhookIds.length, reason }, "batched deliveries closed");
     },
   };

@@ -1,12 +1,6 @@
-import type pg from "pg";
-import type { PrismaClient } from "../common/db/database.js";
-import type { Logger } from "../common/logger.js";
-import type { ConfigSecrets } from "../core/config-secrets.js";
-import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EventRef } from "../core/stored-events.js";
+import type { SendDeps } from "./delivery-deps.js";
 import type { DeliveryPolicy } from "./delivery-types.js";
-import type { OAuthTokens } from "./oauth-tokens.js";
-import type { RateLimitGate } from "./rate-limit-gate.js";
 
 // The sends of a batch (workflows/batch-delivery.ts): one POST of its events' bodies as a
 // JSON array, and one attempt row per event with the batch's outcome, so each event's
@@ -42,13 +36,5 @@ export type BatchOutcome =
   /** The rate limit service said wait: nothing sent, nothing counted, no row written. */
   | { waitMs: number };
 
-export interface BatchDeps {
-  prisma: PrismaClient;
-  pool: pg.Pool;
-  logger: Logger;
-  sendTimeoutMs: number;
-  egress: EgressPolicy;
-  secrets: ConfigSecrets;
-  oauthTokens: OAuthTokens;
-  rateLimit?: RateLimitGate | undefined;
-}
+/** A batch sends with what a delivery sends with (send-pipeline.ts). */
+export type BatchDeps = SendDeps;

@@ -1,6 +1,6 @@
-import { Context } from "@temporalio/activity";
 import { findConfig } from "../core/config-rows.js";
 import { claimForRetry, closedReason, failPending, firstAttemptAt } from "./attempts-store.js";
+import { closeDeliveries } from "./close-deliveries.js";
 import type { DeliveryDeps } from "./delivery-deps.js";
 import { whyNoFurtherTry } from "./delivery-policy.js";
 import type {
@@ -13,26 +13,9 @@ import type {
   SendOutcome,
 } from "./delivery-types.js";
 import { sendFirstLocally } from "./local-first-send.js";
-import { HEARTBEAT_EVERY_MS, sendAttemptOnce } from "./send-attempt.js";
+import { sendAttemptOnce } from "./send-attempt.js";
 import { permission } from "./send-permission.js";
-import { closeUnsent } from "./unsent-deliveries.js";
-
-/**
- * Heartbeats every few seconds for as long as `task` runs, whatever step it is in: a send
- * that waits for a database connection or the rate limit service is as alive as one
- * waiting for its POST, and Temporal must not start a second execution of it meanwhile.
- * Local activities (--send-mode local) cannot heartbeat; their workflow task keeps them.
- */
-async function heartbeating<T>(task: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  if (ctx.info.isLocal) return task();
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await task();
-  } finally {
-    clearInterval(beat);
-  }
-}
+import { heartbeating } from "./send-pipeline.js";
 
 /** Activities of the delivery workflow; each is one side effect, mirrored into `attempts`. */
 export function createDeliveryActivities(deps: DeliveryDeps) {
@@ -87,8 +70,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
     /** Ends the delivery without a send: its queued or claimed row becomes `failed` with the reason. */
     async closeDelivery({ webhookId, reason }: CloseInput): Promise<number> {
-      const closed =
-        (await failPending(prisma, webhookId, reason)) + (await closeUnsent(pool, webhookId, reason));
+      const closed = await closeDeliveries(deps, [webhookId], reason);
       logger.info({ webhookId, reason, closed }, "delivery closed");
       return closed;
     },

@@ -27,3 +27,6 @@ export interface DeliveryDeps {
   /** Tells a delivery's workflow that its detached first send has written its row. */
   firstSendSettled?: (workflowId: string) => Promise<void>;
 }
+
+/** What a send uses (send-pipeline.ts), a delivery's or a batch's: all but the local first sends. */
+export type SendDeps = Omit<DeliveryDeps, "localFirst" | "firstSendSettled">;

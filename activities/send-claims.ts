@@ -114,7 +114,3 @@ export async function releaseClaim(pool: pg.Pool, claim: SendClaim): Promise<voi
     values: [claim.webhookId, claim.retryAttempt, claim.owner],
   });
 }
-
-/** Marks a claim done; run in the statement or transaction that writes its attempt row. */
-export const CLAIM_DONE = `UPDATE send_claims SET expires_at = 'infinity'
-  WHERE webhook_id = $1::uuid AND retry_attempt = $2::int`;

@@ -1,7 +1,7 @@
 import type { Config } from "../generated/prisma/client.js";
 import { firstAttemptAt, requeueClaimed } from "./attempts-store.js";
 import type { DeliveryDeps } from "./delivery-deps.js";
-import type { SendAttemptInput, SendOutcome } from "./delivery-types.js";
+import type { SendAttemptInput } from "./delivery-types.js";
 import { endUnsendable, unsentWait } from "./unsendable.js";
 import { recordUnsentWait } from "./unsent-deliveries.js";
 
@@ -37,7 +37,7 @@ export async function waitForPermission(
   config: Config,
   eventId: string,
   waitMs: number,
-): Promise<SendOutcome> {
+): Promise<{ skipped: string } | { waitMs: number }> {
   const { prisma, pool } = deps;
   const now = Date.now();
   const accepted = input.acceptedAt ? Date.parse(input.acceptedAt) : now;

@@ -97,7 +97,3 @@ export async function adoptIntoBatch(pool: pg.Pool, webhookIds: string[], workfl
     values: [webhookIds, workflowId],
   });
 }
-
-/** Marks the delivery's wait over; run in the statement that writes its first attempt row. */
-export const UNSENT_SENT = `UPDATE unsent_deliveries SET state = 'sent', updated_at = now()
-  WHERE webhook_id = $1::uuid AND state = 'waiting'`;

@@ -14,7 +14,7 @@ const MAX_WAIT_MS = 2000;
 /**
  * Runs the database writes that follow a POST until they succeed. Once the POST has gone
  * out, its answer exists only in this process's memory, and the attempt's send claim
- * (renewed meanwhile by sendAttemptOnce) is what holds every other execution of the same
+ * (renewed meanwhile by the send, send-pipeline.ts) is what holds every other execution of the same
  * attempt back: the sends queue's send of a local first send's attempt, Temporal's retry.
  * Given up, the claim lapses and that execution POSTs the attempt again. So the writes are
  * tried again for WRITE_AFTER_POST_MS from now, the POST's answer: not until a deadline

@@ -162,13 +162,16 @@ export async function collectBatches(input: CollectorInput): Promise<void> {
  * events closed meanwhile). Cancelling it closes its events `cancelled`.
  */
 export async function deliverBatch(input: BatchInput): Promise<BatchOutcome> {
-  const { sendBatch, claimBatchRetry, closeBatch } = proxyActivities<BatchActivities>({
+  const options = {
     taskQueue: input.sendTaskQueue,
     startToCloseTimeout: input.policy.sendTimeoutMs
       ? sendBudgetMs(input.policy.sendTimeoutMs)
       : LEGACY_SEND_BUDGET_MS,
     retry,
-  });
+  };
+  const { claimBatchRetry, closeBatch } = proxyActivities<BatchActivities>(options);
+  // The send heartbeats through every step, as a delivery's (activities/send-pipeline.ts).
+  const { sendBatch } = proxyActivities<BatchActivities>({ ...options, heartbeatTimeout: "20 seconds" });
   let closing: string | undefined;
   setHandler(closeBatchesSignal, (reason) => {
     closing ??= reason;

@@ -1,10 +1,11 @@
-// A batch's first attempt rows in one statement (attempts-store.ts insertFirstAttempts) on a
-// real PostgreSQL: each row reads back as the single insert writes it, the events' send
-// claims and waiting rows end in the same statement, and writing them again changes nothing.
+// A batch's attempt rows in one statement (attempts-store.ts recordAttempts) on a real
+// PostgreSQL: each row reads back as a single delivery's, the events' send claims, waiting
+// rows and claimed retries end in the same statement, a retry's rows are written all or
+// none, and writing them again changes nothing.
 
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { insertFirstAttempts, recordAttempt } from "../../activities/attempts-store.js";
+import { claimForRetry, recordAttempt, recordAttempts } from "../../activities/attempts-store.js";
 import { claimBeforeSend } from "../../activities/send-claims.js";
 import { recordCollected } from "../../activities/unsent-deliveries.js";
 import { type Database, openDatabase } from "../../common/db/database.js";
@@ -38,6 +39,7 @@ describe("a batch's first attempt rows", function () {
     config,
     statusCode: 503,
     durationMs: 12,
+    retryAttempt: 0,
     status: "to retry" as const,
     nextRetryAfter: new Date(Date.now() + 5_000),
     error: "HTTP 503",
@@ -67,13 +69,8 @@ describe("a batch's first attempt rows", function () {
     expect(await claimBeforeSend(db.pool, config.id, claim)).to.deep.include({ claimed: true });
 
     const common = shared();
-    await insertFirstAttempts(db.pool, common, events);
-    const single = await recordAttempt(db, {
-      ...common,
-      webhookId: randomUUID(),
-      eventId: eventIds[3]!,
-      retryAttempt: 0,
-    });
+    await recordAttempts(db.pool, common, events);
+    const single = await recordAttempt(db, { ...common, webhookId: randomUUID(), eventId: eventIds[3]! });
     const rows = await db.prisma.attempt.findMany({
       where: { webhookId: { in: events.map((e) => e.webhookId) } },
     });
@@ -96,14 +93,54 @@ describe("a batch's first attempt rows", function () {
 
   it("keeps the rows when the same first attempts are written again", async () => {
     const events = eventIds.slice(0, 2).map((eventId) => ({ webhookId: randomUUID(), eventId }));
-    await insertFirstAttempts(db.pool, shared(), events);
+    await recordAttempts(db.pool, shared(), events);
     const where = { webhookId: { in: events.map((e) => e.webhookId) } };
     const first = await db.prisma.attempt.findMany({ where, orderBy: { webhookId: "asc" } });
-    await insertFirstAttempts(
-      db.pool,
-      { ...shared(), statusCode: 200, status: "success", error: null },
-      events,
-    );
+    await recordAttempts(db.pool, { ...shared(), statusCode: 200, status: "success", error: null }, events);
     expect(await db.prisma.attempt.findMany({ where, orderBy: { webhookId: "asc" } })).to.deep.equal(first);
+  });
+
+  it("writes a retry's rows all or none, moving each event's claimed row and ending its claim", async () => {
+    const events = eventIds.slice(0, 3).map((eventId) => ({ webhookId: randomUUID(), eventId }));
+    await recordAttempts(db.pool, shared(), events);
+    for (const e of events) expect(await claimForRetry(db.prisma, e.webhookId, 1)).to.not.equal(undefined);
+    const retry = { ...shared(), retryAttempt: 1, statusCode: 200, status: "success" as const, error: null };
+    // One event names an event that is not stored: the statement fails, and no event of
+    // the batch has its retry written (one transaction per event wrote the others).
+    const broken = [...events.slice(0, 2), { webhookId: events[2]!.webhookId, eventId: randomUUID() }];
+    let refused: unknown;
+    await recordAttempts(db.pool, retry, broken).catch((err: unknown) => {
+      refused = err;
+    });
+    expect(String(refused)).to.match(/foreign key/);
+    const where = { webhookId: { in: events.map((e) => e.webhookId) } };
+    const before = await db.prisma.attempt.findMany({ where });
+    expect(before.map((r) => [r.retryAttempt, r.status])).to.deep.equal(events.map(() => [0, "retrying"]));
+
+    const claims = events.map((e) => ({
+      webhookId: e.webhookId,
+      retryAttempt: 1,
+      owner: "s",
+      leaseMs: 60_000,
+    }));
+    for (const c of claims) await claimBeforeSend(db.pool, config.id, c);
+    const written = await recordAttempts(db.pool, retry, events);
+    expect(written).to.have.length(3);
+    const rows = await db.prisma.attempt.findMany({
+      where,
+      orderBy: [{ webhookId: "asc" }, { retryAttempt: "asc" }],
+    });
+    // Each event: its first row ended with the retry's outcome, its retry row the newest.
+    expect(rows.map((r) => [r.retryAttempt, r.status])).to.deep.equal(
+      events.flatMap(() => [
+        [0, "success"],
+        [1, "success"],
+      ]),
+    );
+    for (const c of claims)
+      expect(await claimBeforeSend(db.pool, config.id, { ...c, owner: "late" })).to.deep.include({
+        attemptWritten: true,
+        claimed: false,
+      });
   });
 });
