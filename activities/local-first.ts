@@ -41,6 +41,16 @@ export class LocalFirstSends {
     if (this.cooling.size > MAX_COOLING) this.cooling.delete(this.cooling.keys().next().value!);
   }
 
+  /**
+   * A send of the config through the queue was answered with a success within the local
+   * budget: its receiver is back, so its first sends are local again at once instead of at
+   * the cool-down's end (an ordered key draining its backlog after an outage sent each event
+   * through the queue, a child workflow apiece, for the rest of the minute).
+   */
+  recovered(configId: string): void {
+    this.cooling.delete(configId);
+  }
+
   /** Keeps track of a POST that outlived its activity, until it settles. */
   detach(sending: Promise<unknown>): void {
     const tracked = sending.then(

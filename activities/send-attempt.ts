@@ -37,7 +37,11 @@ export async function sendAttemptOnce(
   );
   if (!("sent" in end)) return end;
   // The claim's delivery is the only one: its row is there once the send was made.
-  return { attempt: summarize(end.sent.row!) };
+  const row = end.sent.row!;
+  const budgetMs = input.localFirstBudgetMs;
+  if (row.status === "success" && budgetMs && (row.durationMs ?? budgetMs) < budgetMs)
+    deps.localFirst?.recovered(input.configId);
+  return { attempt: summarize(row) };
 }
 
 /**

@@ -123,6 +123,14 @@ describe("--send-mode local-first (the default)", function () {
     expect(h.localResults[0].attempt).to.include({ status: "to retry", statusCode: 503 });
     expect(h.queueSends).to.equal(1);
     expect(flaky.requests()).to.have.length(2);
+
+    // The failure cooled the config down; the queue's fast success ends that: the next
+    // first send is local again, not after the rest of the minute.
+    const next = await flaky.send();
+    expect(await env.result(flaky.config.id, next.event.idempotency_key)).to.include({ status: "success" });
+    const h2 = await historyOf(env, next.workflowId);
+    expect(h2.queueSends).to.equal(0);
+    expect(h2.localResults[0].attempt).to.include({ status: "success", statusCode: 200 });
   });
 
   it("keeps a fast receiver local while many others hang: no workflow task times out", async () => {
