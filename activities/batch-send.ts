@@ -217,6 +217,7 @@ async function post(
       // Each event's idempotency key is in its element; the batch has none of its own.
       idempotencyKey: "",
       test: false,
+      signatureHeaders: config.signatureHeaders,
       timeoutMs: input.policy.sendTimeoutMs ?? deps.sendTimeoutMs,
       egress: deps.egress,
     },

@@ -220,6 +220,7 @@ async function post(
       secrets: signing,
       idempotencyKey: event.idempotencyKey,
       test: false,
+      signatureHeaders: config.signatureHeaders,
       timeoutMs: input.policy.sendTimeoutMs ?? sendTimeoutMs,
       egress,
     },

@@ -12,6 +12,7 @@ import { EMPTY_AUTH, openStoredAuth, readStoredAuth, type StoredAuth } from "../
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import { type OrderingFailure, storedOrdering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -40,6 +41,7 @@ interface ConfigUser {
   filter?: Record<string, unknown> | null;
   ordering?: { enabled: boolean; onFailure?: OrderingFailure } | null;
   batch?: Batch | null;
+  signatureHeaders?: SignatureHeaderStyle | null;
   tenantId?: string;
   /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
   auth?: EndpointAuthChange;
@@ -86,6 +88,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
     ...(ordering !== undefined ? { ordering } : {}),
     ...(c.batch !== undefined ? { batch: c.batch } : {}),
+    ...(c.signatureHeaders !== undefined ? { signatureHeaders: c.signatureHeaders } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
     auth: c.auth,
   };

@@ -1,6 +1,7 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
 import { OAuthTokens } from "../activities/oauth-tokens.js";
+import { setDeploymentSignatureHeaders } from "../activities/signature-headers.js";
 import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { withoutCredentials } from "../common/redact.js";
@@ -33,6 +34,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     AggregatorRegistry.setRegistries([registry]);
   }
   const ctx = await startProcessContext(options, "serve");
+  setDeploymentSignatureHeaders(options.signatureHeaders);
   // One cache of endpoints' OAuth tokens for the process: its deliveries and test deliveries.
   const oauthTokens = new OAuthTokens(ctx.egress);
   const worker = options.worker ? await startDeliveryWorker(ctx, oauthTokens) : undefined;

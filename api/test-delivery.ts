@@ -13,8 +13,8 @@ import type { AttemptWithEvent } from "./serialize.js";
 
 /**
  * GET /configs/{id}/test: one signed test event through the same send code as
- * real deliveries (`svc-webhook-test: true`), recorded as a single attempt
- * (success or failed, never retried).
+ * real deliveries (`svc-webhook-test: true`, the signing headers named as the config's
+ * deliveries name them), recorded as a single attempt (success or failed, never retried).
  */
 export async function sendTestDelivery(
   db: Pick<Database, "prisma" | "pool">,
@@ -43,6 +43,7 @@ export async function sendTestDelivery(
       secrets: activeSecrets(config, new Date()),
       idempotencyKey: event.idempotency_key,
       test: true,
+      signatureHeaders: config.signatureHeaders,
       timeoutMs,
       egress,
     },

@@ -1,4 +1,5 @@
 import express from "express";
+import { setDeploymentSignatureHeaders } from "../activities/signature-headers.js";
 import { healthHandler } from "../common/health.js";
 import { listen } from "../common/http-server.js";
 import { metricsHandler } from "../core/metrics.js";
@@ -10,6 +11,7 @@ import { startEventConsumer } from "./event-consumer.js";
 /** `webhooks worker`: consumes events and runs delivery workflows and activities; serves /_healthcheck and /metrics. */
 export async function runWorker(options: WebhooksOptions): Promise<void> {
   const ctx = await startProcessContext(options, "worker");
+  setDeploymentSignatureHeaders(options.signatureHeaders);
   const worker = await startDeliveryWorker(ctx);
   const consumer = options.consume ? await startEventConsumer(ctx) : undefined;
   const app = express();
