@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { type Received, Receiver, signedWith } from "../support/receiver.js";
 import { PythonReceiver } from "../support/standard-webhooks-receiver.js";
+import { until } from "../support/until.js";
 
 // Deliveries under the Standard Webhooks header names, checked by that project's own
 // libraries for JavaScript (npm `standardwebhooks`) and Python (PyPI `standardwebhooks`),
@@ -99,6 +100,23 @@ describe("Standard Webhooks header names, verified by the official libraries", f
     expect(again.status).to.equal(204);
     const tampered = await python.post(c.path, got!.headers, got!.body.replace('"amount":42', '"amount":43'));
     expect(tampered).to.deep.equal({ status: 400, text: "No matching signature found" });
+  });
+
+  it("the Python library verifies a batch: webhook-id is the batch's id, the events' ids keep their header", async () => {
+    const c = await config("python", {
+      signatureHeaders: "standard",
+      batch: { maxEvents: 2, maxWaitMs: 5000 },
+    });
+    const events = [c.event, { ...c.event, idempotency_key: `${c.event.idempotency_key}-2` }];
+    for (const e of events) await env.publish(e);
+    const posts = async () => (await python.receipts()).filter((r) => r.path === c.path);
+    await until("the batch's POST", async () => (await posts()).length > 0, 30_000);
+    const [got] = await posts();
+    expect(got).to.include({ verified: true, error: null });
+    const body = JSON.parse(got!.body) as { idempotency_key: string }[];
+    expect(body.map((e) => e.idempotency_key)).to.have.members(events.map((e) => e.idempotency_key));
+    expect(got!.headers["svc-webhook-batch-ids"]!.split(",")).to.have.length(2);
+    expect(got!.headers["svc-webhook-batch-ids"]).to.not.include(got!.headers["webhook-id"]);
   });
 
   it("a config set to svc gets today's svc-webhook-* headers, which the stock libraries do not read", async () => {
