@@ -3,6 +3,7 @@ import type { PrismaClient } from "../common/db/database.js";
 import type { Logger } from "../common/logger.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import type { LocalFirstSends } from "./local-first.js";
 import type { OAuthTokens } from "./oauth-tokens.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
@@ -14,6 +15,8 @@ export interface DeliveryDeps {
   pool: pg.Pool;
   logger: Logger;
   sendTimeoutMs: number;
+  /** The deployment's names of the signing headers (--signature-headers), for configs that set none. */
+  signatureHeaders: SignatureHeaderStyle;
   rateLimit?: RateLimitGate | undefined;
   egress: EgressPolicy;
   /** Opens the config's secrets, read from the database at each send. */

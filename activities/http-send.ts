@@ -3,10 +3,12 @@ import https from "node:https";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import { BATCH_IDS_HEADER } from "./batch-body.js";
 import { parseRetryAfter } from "./delivery-policy.js";
 import { idempotencyKeyHeader } from "./idempotency-key-header.js";
 import { signatureHeader } from "./signature.js";
+import { signingHeaders } from "./signature-headers.js";
 
 export const SEND_TIMEOUT_MS = 30_000;
 /** Only this much of an endpoint's answer is read, for logs. */
@@ -23,6 +25,8 @@ export interface SendRequest {
   secrets: string[];
   idempotencyKey: string;
   test: boolean;
+  /** The names of the signing headers (activities/signature-headers.ts: the config's, else the deployment's); `svc` when absent. */
+  signatureHeaders?: SignatureHeaderStyle | undefined;
   timeoutMs?: number;
   /** Where the send may go; checked on the resolved address of every hop. */
   egress?: EgressPolicy | undefined;
@@ -85,9 +89,11 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(req.body)),
     "user-agent": `etp-webhooks/${VERSION}`,
-    "svc-webhook-id": req.webhookId,
-    "svc-webhook-timestamp": String(timestamp),
-    "svc-webhook-signature": signatureHeader(req.secrets, req.webhookId, timestamp, req.body),
+    ...signingHeaders(req.signatureHeaders ?? "svc", {
+      webhookId: req.webhookId,
+      timestamp,
+      signature: signatureHeader(req.secrets, req.webhookId, timestamp, req.body),
+    }),
     "svc-webhook-test": String(req.test),
   };
   if (req.batchIds) headers[BATCH_IDS_HEADER] = req.batchIds.join(",");

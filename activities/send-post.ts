@@ -7,6 +7,7 @@ import type { SendDeps } from "./delivery-deps.js";
 import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
 import type { SendResult } from "./http-send.js";
 import { activeSecrets } from "./secrets.js";
+import { signatureHeadersOf } from "./signature-headers.js";
 
 // The POST of a send (send-pipeline.ts): signed with the config's secrets and sent with its
 // endpoint's auth, both read with the config at each send, so a secret or credential
@@ -32,7 +33,7 @@ const notSent = (error: string, permanent: boolean): SendResult => ({
  * key is missing, retried under the policy, so restoring the key lets the delivery go on.
  */
 export async function postSigned(
-  { secrets, onPost, sendTimeoutMs, egress, oauthTokens }: SendDeps,
+  { secrets, onPost, sendTimeoutMs, egress, oauthTokens, signatureHeaders }: SendDeps,
   config: Config,
   stored: StoredAuth | null,
   what: PostOf,
@@ -67,6 +68,7 @@ export async function postSigned(
       ...request,
       secrets: signing,
       test: false,
+      signatureHeaders: signatureHeadersOf(config.signatureHeaders, signatureHeaders),
       timeoutMs: timeoutMs ?? sendTimeoutMs,
       egress,
     },

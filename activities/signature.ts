@@ -11,7 +11,7 @@ const digest = (secret: string, webhookId: string, timestamp: number, body: stri
     .update(body)
     .digest();
 
-/** The `svc-webhook-signature` value for one or more secrets (newest first). */
+/** The signature header's value (`svc-webhook-signature` or `webhook-signature`) for one or more secrets (newest first). */
 export function signatureHeader(
   secrets: string[],
   webhookId: string,

@@ -12,7 +12,7 @@ import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EventCatalog } from "../core/event-catalog.js";
 import { metricsHandler, metricsHandlerFrom } from "../core/metrics.js";
-import type { AuthOptions, PortalOptions, QuotaOptions } from "../core/options.js";
+import type { AuthOptions, PortalOptions, QuotaOptions, SignatureHeaderStyle } from "../core/options.js";
 import { auditTrail } from "./audit.js";
 import { requireToken } from "./auth.js";
 import { checkParsedBody, verifyUtf8 } from "./body-checks.js";
@@ -79,6 +79,8 @@ export interface AppDeps {
   catalog: EventCatalog;
   /** Timeout of test deliveries (--send-timeout). */
   sendTimeoutMs: number;
+  /** The deployment's names of the signing headers (--signature-headers): test deliveries use them too. */
+  signatureHeaders: SignatureHeaderStyle;
   /** The consumer portal's page and sessions. */
   portal: PortalOptions;
   /** Per-tenant quotas (api/tenant-quotas.ts). */
@@ -131,6 +133,7 @@ export function createApp(deps: AppDeps): Express {
       store: configStore(deps.pool, deps.secrets),
       listCache: new ConfigListCache(deps.pool, etagOf, deps.logger),
       sendTimeoutMs: deps.sendTimeoutMs,
+      signatureHeaders: deps.signatureHeaders,
       deliveries: deps.deliveries,
       egress: deps.egress,
       secrets: deps.secrets,

@@ -3,6 +3,7 @@ import type { RequestHandler, Response, Router } from "express";
 import type pg from "pg";
 import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
+import { signatureHeadersOf } from "../activities/signature-headers.js";
 import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import type { Batch } from "../core/batching.js";
@@ -12,6 +13,7 @@ import { EMPTY_AUTH, openStoredAuth, readStoredAuth, type StoredAuth } from "../
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import { type OrderingFailure, storedOrdering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -40,6 +42,7 @@ interface ConfigUser {
   filter?: Record<string, unknown> | null;
   ordering?: { enabled: boolean; onFailure?: OrderingFailure } | null;
   batch?: Batch | null;
+  signatureHeaders?: SignatureHeaderStyle | null;
   tenantId?: string;
   /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
   auth?: EndpointAuthChange;
@@ -86,6 +89,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     ...(c.filter !== undefined ? { filter: checkedFilter(c.filter) } : {}),
     ...(ordering !== undefined ? { ordering } : {}),
     ...(c.batch !== undefined ? { batch: c.batch } : {}),
+    ...(c.signatureHeaders !== undefined ? { signatureHeaders: c.signatureHeaders } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
     auth: c.auth,
   };
@@ -113,6 +117,8 @@ export interface ConfigRoutesDeps {
   /** The unfiltered, unpaged list. */
   listCache: ConfigListCache;
   sendTimeoutMs: number;
+  /** The deployment's names of the signing headers, for configs that set none. */
+  signatureHeaders: SignatureHeaderStyle;
   /** Pending deliveries of a config that goes away are told to end, without another send. */
   deliveries: DeliveryControl;
   /** Where sends may go: endpoints that are denied address literals are refused. */
@@ -409,6 +415,7 @@ function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
       sendTimeoutMs,
       egress,
       { auth: stored ? openStoredAuth(secrets, config.id, stored) : null, tokens: oauthTokens },
+      signatureHeadersOf(config.signatureHeaders, deps.signatureHeaders),
     );
     res.json({ data: attemptJson(attempt) });
   };

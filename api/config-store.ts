@@ -5,6 +5,7 @@ import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import type { Ordering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -26,6 +27,8 @@ export interface ConfigWrite {
   ordering?: Ordering | null;
   /** Batched delivery (core/batching.ts); null turns it off; absent keeps the current one on replace, none on create. */
   batch?: Batch | null;
+  /** Names of the signing headers; null: the deployment's; absent keeps the current one on replace, null on create. */
+  signatureHeaders?: SignatureHeaderStyle | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
 }
@@ -108,8 +111,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const auth = authFor?.(id);
       const statement = {
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch, signature_headers)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb, $11::signature_header_style) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -121,6 +124,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           data.tenantId ?? DEFAULT_TENANT_ID,
           filterParam(data.ordering),
           filterParam(data.batch),
+          data.signatureHeaders ?? null,
         ],
       };
       // With auth, both rows or neither: a config must never be sent to without the
@@ -142,7 +146,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
             previous_secret_expires_at = CASE WHEN $4::text IS NULL THEN previous_secret_expires_at END,
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
             ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
-            batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END
+            batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END,
+            signature_headers = CASE WHEN $13 THEN $14::signature_header_style ELSE signature_headers END
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
@@ -157,6 +162,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.ordering),
           data.batch !== undefined,
           filterParam(data.batch),
+          data.signatureHeaders !== undefined,
+          data.signatureHeaders ?? null,
         ],
       };
       return inTransaction(pool, async (client) => {

@@ -54,10 +54,15 @@ const RESERVED = new Set([
   "baggage",
 ]);
 
+/** Standard Webhooks' names of the signing headers (activities/signature-headers.ts), whatever the config's style. */
+const STANDARD_SIGNING = new Set(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+
 const reservedWhy = (name: string): string | undefined => {
   const n = name.toLowerCase();
   if (n.startsWith("svc-webhook-"))
     return "the service sets the svc-webhook-* headers (signature, id, timestamp)";
+  if (STANDARD_SIGNING.has(n))
+    return "the service sets webhook-id, webhook-timestamp and webhook-signature (signatureHeaders standard)";
   if (n.startsWith("proxy-")) return "Proxy-* headers are hop-by-hop";
   if (RESERVED.has(n)) return "the service or the connection sets it";
   return undefined;

@@ -28,7 +28,7 @@ export const endpointAuthSchemas = {
         description:
           "custom headers sent with every delivery to the endpoint's origin, replacing the whole list (a header given " +
           "without value keeps the stored value of that name); values are sealed like credentials. Not allowed: " +
-          "svc-webhook-*, Host, Content-Length, Content-Type, User-Agent, Connection, Keep-Alive, Transfer-Encoding, TE, " +
+          "svc-webhook-*, webhook-id, webhook-timestamp, webhook-signature, Host, Content-Length, Content-Type, User-Agent, Connection, Keep-Alive, Transfer-Encoding, TE, " +
           "Upgrade, Trailer, Expect, Proxy-*, traceparent, tracestate, baggage; names and values total at most 8192 bytes",
         items: {
           type: "object",

@@ -1,5 +1,6 @@
 import { VERSION } from "../common/version.js";
 import { MAX_BATCH_EVENTS, MAX_BATCH_WAIT_MS } from "../core/batching.js";
+import { SIGNATURE_HEADER_STYLES } from "../core/options.js";
 import { DELIVERY_STATUSES } from "./delivery-statuses.js";
 import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
 import { portalPaths, portalSchemas, portalSecurityScheme } from "./openapi-portal.js";
@@ -63,6 +64,16 @@ const BATCH = {
       description: "longest the first event of a batch waits for more before the batch goes (milliseconds)",
     },
   },
+} as const;
+/** Names of a config's signing headers (docs/webhooks/security.md#verifying-with-a-standard-webhooks-library). */
+const SIGNATURE_HEADERS = {
+  type: "string",
+  enum: SIGNATURE_HEADER_STYLES,
+  description:
+    "the names the signature travels under: svc (svc-webhook-id, svc-webhook-timestamp, svc-webhook-signature) or " +
+    "standard (webhook-id, webhook-timestamp, webhook-signature: Standard Webhooks libraries verify deliveries " +
+    "unchanged, with the config's secret as it is). The signature, the other headers (svc-webhook-test, " +
+    "svc-webhook-idempotency-key, svc-webhook-batch-ids) and the body are the same in both",
 } as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ "application/json": { schema } });
@@ -170,6 +181,12 @@ export const openapi = {
             description:
               "send up to maxEvents events in one POST as a JSON array (docs/webhooks/ordering-and-batching.md#batched-delivery); an ordered config sends the events of each ordering key in batches, one after the other; null turns it off; on update, absent keeps the current setting",
           },
+          signatureHeaders: {
+            ...SIGNATURE_HEADERS,
+            type: ["string", "null"],
+            enum: [...SIGNATURE_HEADER_STYLES, null],
+            description: `${SIGNATURE_HEADERS.description}; null or absent on create: the deployment's default (--signature-headers, svc unless set); on update, null returns to that default and absent keeps the current setting`,
+          },
         },
       },
       OrderingKey: {
@@ -239,6 +256,10 @@ export const openapi = {
             description: "present when the config delivers in order; onFailure is always shown",
           },
           batch: { ...BATCH, description: "present when the config batches its deliveries" },
+          signatureHeaders: {
+            ...SIGNATURE_HEADERS,
+            description: `${SIGNATURE_HEADERS.description}; present when the config sets it, absent when its deliveries follow the deployment's default (--signature-headers)`,
+          },
           deactivatedReason: {
             type: "string",
             description:

@@ -23,6 +23,7 @@ export function configJson(c: Config, clearSecret?: string) {
     ...(c.filter !== null ? { filter: c.filter } : {}),
     ...(orderingOf(c) ? { ordering: orderingOf(c) } : {}),
     ...(batchOf(c) ? { batch: batchOf(c) } : {}),
+    ...(c.signatureHeaders !== null ? { signatureHeaders: c.signatureHeaders } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
       : {}),

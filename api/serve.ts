@@ -65,6 +65,7 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     ingest: eventIngest(ctx),
     catalog: ctx.catalog,
     sendTimeoutMs: options.sendTimeout,
+    signatureHeaders: options.signatureHeaders,
     metrics: cluster.isWorker ? clusterMetrics : undefined,
   });
   if (options.auth)

@@ -7,14 +7,15 @@ import { activeSecrets } from "../activities/secrets.js";
 import type { Database } from "../common/db/database.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { EndpointAuth } from "../core/endpoint-auth-rows.js";
+import type { SignatureHeaderStyle } from "../core/options.js";
 import { storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { AttemptWithEvent } from "./serialize.js";
 
 /**
  * GET /configs/{id}/test: one signed test event through the same send code as
- * real deliveries (`svc-webhook-test: true`), recorded as a single attempt
- * (success or failed, never retried).
+ * real deliveries (`svc-webhook-test: true`, the signing headers named as the config's
+ * deliveries name them), recorded as a single attempt (success or failed, never retried).
  */
 export async function sendTestDelivery(
   db: Pick<Database, "prisma" | "pool">,
@@ -22,6 +23,8 @@ export async function sendTestDelivery(
   timeoutMs: number,
   egress: EgressPolicy,
   endpoint: { auth: EndpointAuth | null; tokens: OAuthTokens },
+  /** The config's names of the signing headers, else the deployment's (activities/signature-headers.ts). */
+  signatureHeaders: SignatureHeaderStyle,
 ): Promise<AttemptWithEvent> {
   const webhookId = randomUUID();
   const event = {
@@ -43,6 +46,7 @@ export async function sendTestDelivery(
       secrets: activeSecrets(config, new Date()),
       idempotencyKey: event.idempotency_key,
       test: true,
+      signatureHeaders,
       timeoutMs,
       egress,
     },

@@ -16,6 +16,7 @@ import { fromRoot } from "../common/paths.js";
 import { addServiceOptions } from "../common/service-options.js";
 import { MAX_PARTITIONS } from "../core/broker/partitions.js";
 import { parseCidr } from "../core/egress-policy.js";
+import { SIGNATURE_HEADER_STYLES } from "../core/options.js";
 import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // The flags `webhooks serve` and `webhooks worker` share, one function per group, in the
@@ -139,7 +140,7 @@ function reconciliationFlags(cmd: Command): Command {
     );
 }
 
-/** A delivery's retry policy and the bounds of one send. */
+/** A delivery's retry policy, the bounds of one send and its signing headers' names. */
 function retryPolicyFlags(cmd: Command): Command {
   return cmd
     .addOption(
@@ -166,6 +167,15 @@ function retryPolicyFlags(cmd: Command): Command {
       new Option("--send-timeout <duration>", "timeout of one HTTP send (connect to end of answer)")
         .default(d("30s"), "30s")
         .argParser(positiveDurationArg),
+    )
+    .addOption(
+      new Option(
+        "--signature-headers <style>",
+        "names of the signing headers for configs that set none (signatureHeaders): svc (svc-webhook-id, -timestamp, -signature) or standard (webhook-id, -timestamp, -signature, as Standard Webhooks names them)",
+      )
+        .choices(SIGNATURE_HEADER_STYLES)
+        .default("svc")
+        .env("SIGNATURE_HEADERS"),
     )
     .addOption(
       new Option(

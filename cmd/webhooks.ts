@@ -56,6 +56,7 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
     abortAfter: opt("abortAfter"),
     maxAttempts: opt("maxAttempts"),
     sendTimeout: opt("sendTimeout"),
+    signatureHeaders: opt("signatureHeaders"),
     shutdownGrace: opt("shutdownGrace"),
     enforceEventSchemas: o.enforceEventSchemas === true,
     retentionPeriod: opt("retentionPeriod"),

@@ -26,6 +26,7 @@ export const configColumns = (table = "") =>
     ["activated_at", "activatedAt"],
     ["ordering", "ordering"],
     ["batch", "batch"],
+    ["signature_headers", "signatureHeaders"],
     ["created_at", "createdAt"],
     ["updated_at", "updatedAt"],
   ]

@@ -6,6 +6,14 @@ import type { Redelivery } from "./broker/types.js";
 import type { EgressOptions } from "./egress-policy.js";
 import type { DeliveryTracingOptions } from "./tracing.js";
 
+/**
+ * The names a delivery's signature travels under (activities/signature-headers.ts): `svc`,
+ * the product's svc-webhook-id/-timestamp/-signature, or `standard`, Standard Webhooks'
+ * webhook-id/-timestamp/-signature. A config's own setting wins over the deployment's.
+ */
+export const SIGNATURE_HEADER_STYLES = ["svc", "standard"] as const;
+export type SignatureHeaderStyle = (typeof SIGNATURE_HEADER_STYLES)[number];
+
 /** How deliveries started by this process send their POSTs (see WebhooksOptions.sendMode). */
 export type SendMode = "queue" | "local" | "local-first";
 
@@ -88,6 +96,8 @@ export interface WebhooksOptions {
    * operators tighten it).
    */
   sendTimeout: number;
+  /** --signature-headers: the names of the signature headers for configs that set none. */
+  signatureHeaders: SignatureHeaderStyle;
   retentionPeriod: number;
   retentionSuccessDelay: number;
   retentionFailedDelay: number;

@@ -3,7 +3,7 @@
 # stack of `npm start` runs: PostgreSQL, Redis, NATS with JetStream (from Debian, as root)
 # and a pinned Temporal CLI in .tools/. SETUP_TESTS=1 (`npm test`, and .ci/run through it)
 # adds what only the tests use: memcached, Kafka, Chromium, nghttp2-client (h2load), a
-# pinned grpcurl built with Go, the scikit-build-core venvs, and (each can be turned off
+# pinned grpcurl built with Go, the scikit-build-core and standardwebhooks venvs, and (each can be turned off
 # with =0) SETUP_TEMPORAL_SERVER=1 the production Temporal server's build and
 # SETUP_RATELIMIT_REFERENCE=1 the Go reference of the rate limit service.
 # Idempotent: a second run only checks. SETUP_SKIP=1 skips it entirely.
@@ -216,7 +216,13 @@ if [[ $TESTS == 1 ]]; then
     log "WARNING: scripts/skbuild-oracle.sh failed; the settings differential test will fail until it works"
     SKBUILD_STATE="scikit-build-core MISSING (see the warning above)"
   }
-  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE"
+  # The Standard Webhooks project's Python verifier, for the test whose receiver uses it.
+  STANDARDWEBHOOKS_STATE="standardwebhooks .tools/standardwebhooks-venv"
+  bash "$ROOT/scripts/standardwebhooks-venv.sh" || {
+    log "WARNING: scripts/standardwebhooks-venv.sh failed; the Standard Webhooks test will fail until it works"
+    STANDARDWEBHOOKS_STATE="standardwebhooks MISSING (see the warning above)"
+  }
+  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE"
 fi
 # The production Temporal server is built (not started): part of the suite runs on it.
 # (`npm start -- --temporal server` builds it on first use.)

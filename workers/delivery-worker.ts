@@ -170,6 +170,7 @@ function activityDeps(
     pool: ctx.db.pool,
     logger,
     sendTimeoutMs: options.sendTimeout,
+    signatureHeaders: options.signatureHeaders,
     rateLimit,
     egress: ctx.egress,
     secrets: ctx.secrets,

@@ -66,6 +66,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
   const [picked, setPicked] = useState<string[]>([]);
   const [others, setOthers] = useState("");
   const [filter, setFilter] = useState("");
+  const [signatureHeaders, setSignatureHeaders] = useState("");
   const [headers, setHeaders] = useState<HeaderRow[]>([]);
   const [authKind, setAuthKind] = useState<AuthKind>("none");
   const [storedAuth, setStoredAuth] = useState<AuthKind>("none");
@@ -91,6 +92,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
       setPicked(config.eventTypes.filter((t) => known.has(t)));
       setOthers(config.eventTypes.filter((t) => !known.has(t)).join(", "));
       setFilter(config.filter ? JSON.stringify(config.filter, null, 2) : "");
+      setSignatureHeaders(config.signatureHeaders ?? "");
       const auth = config.auth ?? {};
       setHeaders((auth.headers ?? []).map((h) => ({ name: h.name ?? "", value: "", stored: true })));
       const kind: AuthKind = auth.basic ? "basic" : auth.bearer ? "bearer" : auth.oauth2 ? "oauth2" : "none";
@@ -118,6 +120,8 @@ function useEndpointFormState(client: Client, id: string | undefined) {
     setOthers,
     filter,
     setFilter,
+    signatureHeaders,
+    setSignatureHeaders,
     headers,
     setHeaders,
     authKind,
@@ -205,6 +209,7 @@ export function EndpointForm({ id }: { id?: string }) {
             picked: f.setPicked,
             others: f.setOthers,
             filter: f.setFilter,
+            signatureHeaders: f.setSignatureHeaders,
           }}
           catalog={f.catalog}
           moved={moved}
@@ -263,6 +268,8 @@ interface MainForm {
   picked: string[];
   others: string;
   filter: string;
+  /** "" for the deployment's default, else svc or standard. */
+  signatureHeaders: string;
 }
 
 /**
@@ -273,7 +280,7 @@ function configBodyOf(
   f: MainForm,
   current: Config | null,
 ): { found: Partial<Record<FormField, string>>; body?: ConfigUser } {
-  const { endpoint, name, picked, others, filter } = f;
+  const { endpoint, name, picked, others, filter, signatureHeaders } = f;
   const found: Partial<Record<FormField, string>> = {};
   let parsedFilter: Record<string, unknown> | null | undefined;
   if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
@@ -298,6 +305,7 @@ function configBodyOf(
     eventTypes,
     ...(name ? { name } : {}),
     ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
+    signatureHeaders: (signatureHeaders || null) as ConfigUser["signatureHeaders"],
   };
   return { found, body };
 }
@@ -398,6 +406,44 @@ function MainFields({
         onInput={(e) => set.filter(e.currentTarget.value)}
       />
       {error("filter")}
+      <SignatureHeadersField
+        value={value.signatureHeaders}
+        onChange={set.signatureHeaders}
+        error={error}
+        describedBy={describedBy}
+      />
+    </>
+  );
+}
+
+/** Which names the signature travels under: the product's, Standard Webhooks', or the deployment's choice. */
+function SignatureHeadersField({
+  value,
+  onChange,
+  error,
+  describedBy,
+}: { value: string; onChange: (v: string) => void } & FieldErrors) {
+  return (
+    <>
+      <label for="signature-headers">Signature headers</label>
+      <select
+        id="signature-headers"
+        value={value}
+        aria-invalid={error("signatureHeaders") ? "true" : undefined}
+        aria-describedby={["signature-headers-help", describedBy("signatureHeaders")]
+          .filter(Boolean)
+          .join(" ")}
+        onChange={(e) => onChange(e.currentTarget.value)}
+      >
+        <option value="">The service's default</option>
+        <option value="svc">svc-webhook-id, svc-webhook-timestamp, svc-webhook-signature</option>
+        <option value="standard">webhook-id, webhook-timestamp, webhook-signature (Standard Webhooks)</option>
+      </select>
+      <p class="muted small" id="signature-headers-help">
+        With the Standard Webhooks names, its libraries verify deliveries unchanged, given this endpoint's
+        secret as it is.
+      </p>
+      {error("signatureHeaders")}
     </>
   );
 }

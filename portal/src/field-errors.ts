@@ -9,6 +9,7 @@ export type FormField =
   | "name"
   | "eventTypes"
   | "filter"
+  | "signatureHeaders"
   | "headers"
   | "auth"
   | "tls"
@@ -23,6 +24,7 @@ const AUTH_FIELDS = new Set<string>([
 const AUTH_PATH = /\b(?:auth[./])?(oauth2|tls)[./](\w+)/;
 
 const RULES: [RegExp, FormField][] = [
+  [/\bsignatureHeaders\b/, "signatureHeaders"],
   // "endpoint: the config holds credentials (auth.headers, auth.bearer) and …" is about the URL.
   [/^\/?(body\/)?endpoint\b/, "endpoint"],
   [/^\/?(body\/)?filter\b|\bfilter\b/, "filter"],

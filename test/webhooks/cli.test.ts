@@ -57,6 +57,7 @@ describe("webhooks command", () => {
     ["--broker", "rabbitmq"],
     ["--min-backoff-delay", "0s"],
     ["--send-mode", "remote"],
+    ["--signature-headers", "webhook"],
     ["--max-cached-workflows", "0"],
   ]) {
     it(`rejects ${flag} ${value} with a message naming the flag`, async () => {

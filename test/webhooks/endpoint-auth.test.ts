@@ -563,6 +563,8 @@ describe("endpoint auth and headers (real PostgreSQL, Temporal, NATS; receivers 
       "Content-Length",
       "svc-webhook-signature",
       "SVC-Webhook-Id",
+      "Webhook-Signature",
+      "webhook-id",
       "Connection",
       "Keep-Alive",
       "Transfer-Encoding",

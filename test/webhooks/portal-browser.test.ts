@@ -339,14 +339,17 @@ describe("consumer portal in Chromium", function () {
     });
     after(() => context?.close());
 
-    it("edits the name and keeps the secret, filter and header value", async () => {
+    it("edits the name and the signature header names, and keeps the secret, filter and header value", async () => {
       await page.getByRole("link", { name: "Edit" }).click();
       await page.getByLabel("Name (optional)").fill("After edit");
+      expect(await page.getByLabel("Signature headers").inputValue()).to.equal(""); // the deployment's
+      await page.getByLabel("Signature headers").selectOption("standard");
       expect(await page.getByLabel("Value").inputValue()).to.equal(""); // write-only
       await page.getByRole("button", { name: "Save endpoint" }).click();
       await page.getByRole("heading", { name: "After edit" }).waitFor();
       const stored = (await api.call("GET", `/configs/${id}`)).body.data;
       expect(stored.name).to.equal("After edit");
+      expect(stored.signatureHeaders).to.equal("standard");
       expect(stored.filter).to.deep.equal({ "payload.amount": { $gte: 100 } });
       expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
       expect(stored.auth.headers).to.deep.equal([{ name: "X-Api-Key", value: "********" }]);
@@ -355,6 +358,7 @@ describe("consumer portal in Chromium", function () {
     it("asks for the header value again when the endpoint moves to another origin, and shows the API's refusal next to the headers", async () => {
       await page.getByRole("link", { name: "Edit" }).click();
       expect(await page.getByLabel("Value").getAttribute("placeholder")).to.equal("unchanged");
+      expect(await page.getByLabel("Signature headers").inputValue()).to.equal("standard");
       // localhost and 127.0.0.1 are two origins (the same receiver, so deliveries still work).
       const moved = `${receiver.url.replace("127.0.0.1", "localhost")}?edit=1`;
       await page.getByLabel("Endpoint URL").fill(moved);

@@ -53,6 +53,7 @@ describe("one send path for deliveries and batches", function () {
       pool: db.pool,
       logger: createLogger("send-pipeline-test", "warn"),
       sendTimeoutMs: 120_000,
+      signatureHeaders: "svc",
       egress,
       secrets: new ConfigSecrets(null),
       oauthTokens: new OAuthTokens(egress),
