@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
 import { Client, Connection } from "@temporalio/client";
 import { connect } from "nats";
 import pg from "pg";
@@ -9,17 +10,45 @@ import { orderedWorkflowId } from "../../core/ordering.js";
 import { stopTestTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
 
-// bench/delivery/ordered-backlog: one ordering key's backlog at Temporal's real limits
-// (docs/webhooks/ordering-and-batching.md#ordered-delivery). N events of one key are
-// published on NATS at full speed while the receiver answers 503; once every event is
-// accepted (a backlog row each) the receiver answers 200 and the key drains. Reported: the
-// time to accept and to drain, events/s while draining, whether every event arrived once and
-// in order, dead letters, and the sequencer's largest run (history events, signals, input
-// bytes) against the bounds a key workflow must stay under (10 000 signals per run, 2 MB
-// payloads, ~50 000 history events).
-// Usage: node dist/bench/delivery/ordered-backlog.js [events, default 5000]
+// bench/delivery/ordered-backlog: ordered keys' backlogs at Temporal's real limits
+// (docs/webhooks/ordering-and-batching.md#ordered-delivery). N events to each of K keys are
+// published on NATS at full speed, round-robin over the keys. With an outage (the default
+// for one key) the receiver answers 503 until every event is accepted (a backlog row each),
+// then answers 200 and the keys drain; without one it answers from the start. The receiver
+// takes a random time in --receiver-ms before each answer. Reported: the time to accept and
+// to drain, events/s while draining, whether every event arrived once and in its key's
+// order, dead letters, and the sequencers' largest run (history events, signals, input
+// bytes; a sample of keys) against the bounds a key workflow must stay under (10 000
+// signals per run, 2 MB payloads, ~50 000 history events).
+// Usage: node dist/bench/delivery/ordered-backlog.js [events per key, default 5000]
+//   [--keys K] [--receiver-ms A-B] [--outage | --no-outage]
+// e.g. `... 100 --keys 1000 --receiver-ms 20-80 --no-outage` (1 000 keys x 100 events).
 
-const EVENTS = Number(process.argv[2] ?? 5_000);
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    keys: { type: "string", default: "1" },
+    "receiver-ms": { type: "string", default: "0-0" },
+    outage: { type: "boolean" },
+    "no-outage": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (flags.help) {
+  console.log(
+    "usage: ordered-backlog.js [events per key, default 5000] [--keys K] [--receiver-ms A-B] [--outage | --no-outage]",
+  );
+  process.exit(0);
+}
+const PER_KEY = Number(positionals[0] ?? 5_000);
+const KEYS = Number(flags.keys);
+const [MIN_MS, MAX_MS] = String(flags["receiver-ms"]).split("-").map(Number) as [number, number];
+const OUTAGE = flags["no-outage"] ? false : (flags.outage ?? KEYS === 1);
+const EVENTS = PER_KEY * KEYS;
+if (![PER_KEY, KEYS, MIN_MS, MAX_MS].every((n) => Number.isInteger(n) && n >= 0) || MAX_MS < MIN_MS)
+  throw new Error("events per key, --keys and --receiver-ms A-B must be whole numbers, A <= B");
+/** Keys whose sequencer runs are read for the shape (reading all of a thousand takes long). */
+const SHAPE_SAMPLE = 20;
 
 interface RunShape {
   runs: number;
@@ -28,20 +57,32 @@ interface RunShape {
   maxInputBytes: number;
 }
 
+const keyOf = (k: number) => `key-${k}`;
+
 async function main() {
-  let up = false;
-  const arrived: number[] = [];
+  let up = !OUTAGE;
+  /** Per key, the seqs in the order they arrived (a repeat counts again). */
+  const arrived = new Map<string, number[]>();
+  let arrivals = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       if (!up) return void res.writeHead(503).end();
-      arrived.push(
-        (JSON.parse(Buffer.concat(chunks).toString()) as { payload: { seq: number } }).payload.seq,
-      );
-      res.writeHead(200).end();
+      const { payload } = JSON.parse(Buffer.concat(chunks).toString()) as {
+        payload: { key: string; seq: number };
+      };
+      const delay = MIN_MS + Math.floor(Math.random() * (MAX_MS - MIN_MS + 1));
+      setTimeout(() => {
+        const seqs = arrived.get(payload.key) ?? [];
+        seqs.push(payload.seq);
+        arrived.set(payload.key, seqs);
+        arrivals++;
+        res.writeHead(200).end();
+      }, delay);
     });
   });
+  server.maxConnections = 10_000;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const topic = `bench-backlog-${Date.now()}`;
@@ -63,65 +104,91 @@ async function main() {
     });
     if (created.status !== 200) throw new Error(created.text);
     const configId = created.body.data.id as string;
-    const backlog = async () =>
-      (await db.query("SELECT count(*)::int AS n FROM ordered_backlog WHERE config_id = $1", [configId]))
-        .rows[0].n as number;
+    const accepted = async () =>
+      (
+        await db.query("SELECT (SELECT count(*)::int FROM unsent_deliveries WHERE config_id = $1) AS n", [
+          configId,
+        ])
+      ).rows[0].n as number;
     const started = Date.now();
     const js = nats.jetstream();
-    for (let seq = 1; seq <= EVENTS; seq += 500)
+    const events = Array.from({ length: EVENTS }, (_, i) => ({
+      key: keyOf(i % KEYS),
+      seq: Math.floor(i / KEYS) + 1,
+    }));
+    for (let at = 0; at < EVENTS; at += 500)
       await Promise.all(
-        Array.from({ length: Math.min(500, EVENTS - seq + 1) }, (_, i) =>
+        events.slice(at, at + 500).map(({ key, seq }) =>
           js.publish(
             topic,
             JSON.stringify({
-              idempotency_key: `backlog-${seq + i}`,
+              idempotency_key: `backlog-${key}-${seq}`,
               date: new Date().toISOString(),
               app: "bench",
               version: "v2",
               type: "BACKLOG",
-              ordering_key: "one",
-              payload: { seq: seq + i },
+              ordering_key: key,
+              payload: { key, seq },
             }),
           ),
         ),
       );
     await waitUntil(
-      async () => (await backlog()) >= EVENTS,
+      async () => (await accepted()) >= EVENTS,
       "accepted",
-      () => backlog(),
+      () => accepted(),
     );
     const acceptedS = (Date.now() - started) / 1000;
     up = true;
-    const draining = Date.now();
+    // Without an outage the keys drain while events are published: counted from the first.
+    const draining = OUTAGE ? Date.now() : started;
     await waitUntil(
-      async () => arrived.length >= EVENTS,
+      async () => arrivals >= EVENTS,
       "drained",
-      async () => arrived.length,
+      async () => arrivals,
     );
     const drainS = (Date.now() - draining) / 1000;
-    const inOrder = arrived.every((seq, i) => seq === i + 1);
+    // Each key: every seq once, 1..N in order.
+    const outOfOrder = [...Array(KEYS).keys()].filter((k) => {
+      const seqs = arrived.get(keyOf(k)) ?? [];
+      return seqs.length !== PER_KEY || seqs.some((seq, i) => seq !== i + 1);
+    }).length;
     const deadLetters = (await api.call("GET", "/dead-letters")).body.cursor.data.length as number;
     const connection = await Connection.connect({ address: api.temporalAddress });
-    const shape = await runShape(new Client({ connection }), orderedWorkflowId(configId, "one"));
+    const temporal = new Client({ connection });
+    const shape: RunShape = { runs: 0, maxHistoryEvents: 0, maxSignals: 0, maxInputBytes: 0 };
+    for (let k = 0; k < Math.min(KEYS, SHAPE_SAMPLE); k++) {
+      const one = await runShape(temporal, orderedWorkflowId(configId, keyOf(k)));
+      shape.runs = Math.max(shape.runs, one.runs);
+      shape.maxHistoryEvents = Math.max(shape.maxHistoryEvents, one.maxHistoryEvents);
+      shape.maxSignals = Math.max(shape.maxSignals, one.maxSignals);
+      shape.maxInputBytes = Math.max(shape.maxInputBytes, one.maxInputBytes);
+    }
     await connection.close();
     const row = {
+      keys: KEYS,
+      eventsPerKey: PER_KEY,
       events: EVENTS,
+      receiverMs: [MIN_MS, MAX_MS],
+      outage: OUTAGE,
       acceptedSeconds: acceptedS,
       drainSeconds: drainS,
       drainEventsPerSecond: Math.round(EVENTS / drainS),
-      arrivedOnceInOrder: inOrder && arrived.length === EVENTS,
+      arrivedOnceInOrder: outOfOrder === 0 && arrivals === EVENTS,
+      keysOutOfOrder: outOfOrder,
+      arrivals,
       deadLetters,
       ...shape,
     };
     console.log(
-      "| events | accepted in s | drained in s | events/s draining | once, in order | dead letters | runs | largest run: history events / signals / input bytes |",
+      "| keys x events | receiver ms | outage | accepted in s | drained in s | events/s draining | once, in order | dead letters | most runs of a key | largest run: history events / signals / input bytes |",
     );
-    console.log("|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     console.log(
-      `| ${EVENTS} | ${acceptedS.toFixed(1)} | ${drainS.toFixed(1)} | ${row.drainEventsPerSecond} | ${row.arrivedOnceInOrder} | ${deadLetters} | ${shape.runs} | ${shape.maxHistoryEvents} / ${shape.maxSignals} / ${shape.maxInputBytes} |`,
+      `| ${KEYS} x ${PER_KEY} | ${MIN_MS}-${MAX_MS} | ${OUTAGE ? "yes" : "no"} | ${acceptedS.toFixed(1)} | ${drainS.toFixed(1)} | ${row.drainEventsPerSecond} | ${row.arrivedOnceInOrder} | ${deadLetters} | ${shape.runs} | ${shape.maxHistoryEvents} / ${shape.maxSignals} / ${shape.maxInputBytes} |`,
     );
     mkdirSync(fromRoot("bench", "results"), { recursive: true });
-    const file = fromRoot("bench", "results", "delivery-ordered-backlog.json");
+    const file = fromRoot("bench", "results", `delivery-ordered-backlog-${KEYS}x${PER_KEY}.json`);
     writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ...row }, null, 2)}\n`);
     console.log(`results written to ${file}`);
   } finally {
