@@ -3,7 +3,8 @@
 # stack of `npm start` runs: PostgreSQL, Redis, NATS with JetStream (from Debian, as root)
 # and a pinned Temporal CLI in .tools/. SETUP_TESTS=1 (`npm test`, and .ci/run through it)
 # adds what only the tests use: memcached, Kafka, Chromium, nghttp2-client (h2load), a
-# pinned grpcurl built with Go, the scikit-build-core and standardwebhooks venvs, and (each can be turned off
+# pinned grpcurl built with Go, the scikit-build-core and standardwebhooks venvs, the
+# generated clients' tools (scripts/client-tools.sh), and (each can be turned off
 # with =0) SETUP_TEMPORAL_SERVER=1 the production Temporal server's build and
 # SETUP_RATELIMIT_REFERENCE=1 the Go reference of the rate limit service.
 # Idempotent: a second run only checks. SETUP_SKIP=1 skips it entirely.
@@ -222,7 +223,13 @@ if [[ $TESTS == 1 ]]; then
     log "WARNING: scripts/standardwebhooks-venv.sh failed; the Standard Webhooks test will fail until it works"
     STANDARDWEBHOOKS_STATE="standardwebhooks MISSING (see the warning above)"
   }
-  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE"
+  # The generated clients' tools (clients/): their generator test and package tests need them.
+  CLIENT_TOOLS_STATE="client tools .tools/client-tools-venv"
+  bash "$ROOT/scripts/client-tools.sh" || {
+    log "WARNING: scripts/client-tools.sh failed; the client library tests will fail until it works"
+    CLIENT_TOOLS_STATE="client tools MISSING (see the warning above)"
+  }
+  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE, $CLIENT_TOOLS_STATE"
 fi
 # The production Temporal server is built (not started): part of the suite runs on it.
 # (`npm start -- --temporal server` builds it on first use.)

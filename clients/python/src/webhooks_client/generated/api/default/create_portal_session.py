@@ -1,0 +1,217 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.portal_session_created import PortalSessionCreated
+from ...models.portal_session_user import PortalSessionUser
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    tenant: str,
+    *,
+    body: PortalSessionUser | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/tenants/{tenant}/portal-sessions".format(
+            tenant=quote(str(tenant), safe=""),
+        ),
+    }
+
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | PortalSessionCreated | None:
+    if response.status_code == 201:
+        response_201 = PortalSessionCreated.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | PortalSessionCreated]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PortalSessionUser | Unset = UNSET,
+) -> Response[Error | PortalSessionCreated]:
+    """Create a consumer portal session for the tenant (write scope); 403 for a portal token
+
+    Args:
+        tenant (str):
+        body (PortalSessionUser | Unset): A portal session as its creator asks for it (every field
+            optional).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PortalSessionCreated]
+    """
+
+    kwargs = _get_kwargs(
+        tenant=tenant,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PortalSessionUser | Unset = UNSET,
+) -> Error | PortalSessionCreated | None:
+    """Create a consumer portal session for the tenant (write scope); 403 for a portal token
+
+    Args:
+        tenant (str):
+        body (PortalSessionUser | Unset): A portal session as its creator asks for it (every field
+            optional).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PortalSessionCreated
+    """
+
+    return sync_detailed(
+        tenant=tenant,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PortalSessionUser | Unset = UNSET,
+) -> Response[Error | PortalSessionCreated]:
+    """Create a consumer portal session for the tenant (write scope); 403 for a portal token
+
+    Args:
+        tenant (str):
+        body (PortalSessionUser | Unset): A portal session as its creator asks for it (every field
+            optional).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PortalSessionCreated]
+    """
+
+    kwargs = _get_kwargs(
+        tenant=tenant,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PortalSessionUser | Unset = UNSET,
+) -> Error | PortalSessionCreated | None:
+    """Create a consumer portal session for the tenant (write scope); 403 for a portal token
+
+    Args:
+        tenant (str):
+        body (PortalSessionUser | Unset): A portal session as its creator asks for it (every field
+            optional).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PortalSessionCreated
+    """
+
+    return (
+        await asyncio_detailed(
+            tenant=tenant,
+            client=client,
+            body=body,
+        )
+    ).parsed

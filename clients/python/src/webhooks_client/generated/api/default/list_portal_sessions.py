@@ -1,0 +1,190 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.portal_session_cursor import PortalSessionCursor
+from ...types import Response
+
+
+def _get_kwargs(
+    tenant: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/tenants/{tenant}/portal-sessions".format(
+            tenant=quote(str(tenant), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | PortalSessionCursor | None:
+    if response.status_code == 200:
+        response_200 = PortalSessionCursor.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | PortalSessionCursor]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | PortalSessionCursor]:
+    """The tenant's live portal sessions (neither expired nor revoked), newest first, without tokens; 403
+    for a portal token
+
+    Args:
+        tenant (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PortalSessionCursor]
+    """
+
+    kwargs = _get_kwargs(
+        tenant=tenant,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | PortalSessionCursor | None:
+    """The tenant's live portal sessions (neither expired nor revoked), newest first, without tokens; 403
+    for a portal token
+
+    Args:
+        tenant (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PortalSessionCursor
+    """
+
+    return sync_detailed(
+        tenant=tenant,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | PortalSessionCursor]:
+    """The tenant's live portal sessions (neither expired nor revoked), newest first, without tokens; 403
+    for a portal token
+
+    Args:
+        tenant (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | PortalSessionCursor]
+    """
+
+    kwargs = _get_kwargs(
+        tenant=tenant,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    tenant: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | PortalSessionCursor | None:
+    """The tenant's live portal sessions (neither expired nor revoked), newest first, without tokens; 403
+    for a portal token
+
+    Args:
+        tenant (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | PortalSessionCursor
+    """
+
+    return (
+        await asyncio_detailed(
+            tenant=tenant,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,13 @@
+from enum import StrEnum
+
+
+class PortalSessionCreatedFeaturesItem(StrEnum):
+    DELIVERIES = "deliveries"
+    ENDPOINTS = "endpoints"
+    RECOVERY = "recovery"
+    REPLAY = "replay"
+    SECRETS = "secrets"
+    TEST_EVENTS = "test-events"
+
+    def __str__(self) -> str:
+        return str(self.value)
