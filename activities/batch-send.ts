@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
-import { recordAttempt as recordAttemptMetric } from "../core/metrics.js";
+import { observeDeliveryEnd, recordAttempt as recordAttemptMetric } from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
 import { readStoredEvents } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -109,6 +109,7 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
   });
   if (!events.some((e) => e.webhookId === first.webhookId)) await releaseClaim(pool, claim);
   for (const _ of events) recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
+  observeDeliveryEnd(config.tenantId, decision.status, now, input.members, events);
   logBatchAttempt(deps, input, config, events, result, decision.status);
   return {
     // A new row is never `retrying` (that is a claimed row's state).

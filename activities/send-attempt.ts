@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
-import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
+import {
+  observeDeliveryEnd,
+  recordAttempt as recordAttemptMetric,
+  sendsClaimedElsewhere,
+} from "../core/metrics.js";
 import { SealedValueError } from "../core/sealing.js";
 import { type EventRef, readStoredEvent, type StoredEvent, storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -131,6 +135,7 @@ async function sendClaimed(
     { webhookId: input.webhookId, retryAttempt: input.retryAttempt },
   );
   recordAttemptMetric(decision.status, result.statusCode, result.durationMs);
+  observeDeliveryEnd(config.tenantId, decision.status, now, [input]);
   logAttempt(deps, input, config, result, decision.status);
   return { attempt: summarize(row) };
 }
