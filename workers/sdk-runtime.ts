@@ -59,6 +59,12 @@ export async function installSdkRuntime(logger: Logger, metrics: boolean): Promi
   Runtime.install(base);
 }
 
+/**
+ * The schedule-to-start latencies are what workers scale on (docs/webhooks/scaling-workers.md):
+ * the SDK's own buckets (0.1, 0.5, 1, 5, 10, 100, 1000 s) put a p95 of 2 s or of 40 s in one bucket.
+ */
+const SCHEDULE_TO_START_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
 /** Prometheus conventions, as the product's metrics follow them: seconds, units and `_total` in the names. */
 const exporterOptions = (port: number) => ({
   metricPrefix: SDK_METRIC_PREFIX,
@@ -69,6 +75,10 @@ const exporterOptions = (port: number) => ({
     countersTotalSuffix: true,
     unitSuffix: true,
     useSecondsForDurations: true,
+    histogramBucketOverrides: {
+      workflow_task_schedule_to_start_latency: SCHEDULE_TO_START_BUCKETS,
+      activity_schedule_to_start_latency: SCHEDULE_TO_START_BUCKETS,
+    },
   },
 });
 
