@@ -24,6 +24,8 @@ const KIND_NORMAL = 1;
 const MODE_ENHANCED = 1;
 /** gRPC status of a method the server does not have. */
 const UNIMPLEMENTED = 12;
+/** One read waits this long at most: a hung call must not hold the loop (nor the lock session) for long. */
+const DESCRIBE_TIMEOUT_MS = 5_000;
 /** A server that reports no stats is asked again this rarely (an upgrade brings them). */
 const UNSUPPORTED_RECHECK_MS = 10 * 60_000;
 
@@ -93,7 +95,10 @@ const lockKey = (namespace: string, taskQueue: string): [number, number] => {
 export function startTaskQueueStats(
   ctx: ProcessContext,
   intervalMs: number,
-  describe: DescribeTaskQueue = (r) => ctx.temporal.workflowService.describeTaskQueue(r),
+  describe: DescribeTaskQueue = (r) =>
+    ctx.temporal.connection.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () =>
+      ctx.temporal.workflowService.describeTaskQueue(r),
+    ),
 ): { stop(): Promise<void> } {
   const { options, logger, db } = ctx;
   const { namespace } = options.temporal;

@@ -191,14 +191,15 @@ describe("scaling metrics", function () {
           "",
           "--task-queue-stats-interval",
           "1s",
-          ...(over.taskQueue ? ["--task-queue", over.taskQueue] : []),
+          // The second process also goes without the SDK's metrics.
+          ...(over.taskQueue ? ["--task-queue", over.taskQueue, "--temporal-sdk-metrics", "false"] : []),
         ],
       });
       started.unshift(p);
       return p;
     };
 
-    it("shows the backlog of a queue no worker polls from the one process reading it; another takes over when it stops", async () => {
+    it("shows the backlog of a queue no worker polls from the one process reading it; another (without the SDK's metrics) takes over when it stops", async () => {
       const first = await noWorkflowWorker();
       const second = await noWorkflowWorker({ db: first.db, taskQueue: first.taskQueue });
       const waiting = { task_queue: first.taskQueue, task_type: "workflow" };
@@ -236,6 +237,8 @@ describe("scaling metrics", function () {
         }),
       ).to.equal(0);
       const other = await scrape(second.url);
+      expect(other).to.not.match(/^temporal_/m);
+      expect(text).to.match(/^temporal_worker_task_slots_available\{/m);
       expect(one(other, "webhooks_task_queue_stats_sampler")).to.equal(0);
       expect(samples(other, "webhooks_task_queue_backlog_tasks")).to.deep.equal([]);
 
