@@ -15,7 +15,11 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
     deps,
     {
       ...jobOf(input),
-      members: input.members.map((m) => ({ webhookId: m.webhookId, eventId: m.eventRef.id })),
+      members: input.members.map((m) => ({
+        webhookId: m.webhookId,
+        eventId: m.eventRef.id,
+        acceptedAt: m.acceptedAt,
+      })),
       batchId: input.batchId,
       workflowId: Context.current().info.workflowExecution?.workflowId,
     },

@@ -26,7 +26,14 @@ export async function sendAttemptOnce(
     deps,
     {
       ...jobOf(input),
-      members: [{ webhookId: input.webhookId, eventId: ref.id, replayOf: input.replayOf }],
+      members: [
+        {
+          webhookId: input.webhookId,
+          eventId: ref.id,
+          replayOf: input.replayOf,
+          acceptedAt: input.acceptedAt,
+        },
+      ],
       workflowId: deliveryWorkflowId(input),
       onPosting,
     },

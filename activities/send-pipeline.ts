@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import type { StoredAuth } from "../core/endpoint-auth-rows.js";
-import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
+import {
+  observeDeliveryEnd,
+  recordAttempt as recordAttemptMetric,
+  sendsClaimedElsewhere,
+} from "../core/metrics.js";
 import { readStoredEvents, type StoredEvent } from "../core/stored-events.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 import {
@@ -32,8 +36,8 @@ export const HEARTBEAT_EVERY_MS = 4000;
 /** A backed-off execution comes back this long after the other's claim would lapse. */
 const CLAIM_RETRY_MARGIN_MS = 500;
 
-/** One delivery in a send: its webhook, its stored event, the delivery it replays. */
-export type SendMember = AttemptOf;
+/** One delivery in a send: its webhook, its stored event, the delivery it replays, when it was accepted (ISO). */
+export type SendMember = AttemptOf & { acceptedAt?: string | undefined };
 
 /** One send: attempt `retryAttempt` of one delivery, or of a batch's events. */
 export interface SendJob {
@@ -227,6 +231,7 @@ async function sendClaimed(deps: SendDeps, job: SendJob, steps: SendSteps, c: Cl
   // The claim's own event was gone: no row ends its claim, so it is given back.
   if (!sent.row) await releaseClaim(pool, claim);
   for (const _ of events) recordAttemptMetric(sent.status, result.statusCode, result.durationMs);
+  observeDeliveryEnd(config.tenantId, sent.status, now, events);
   logAttempt(deps, job, config, events.length, result, sent.status);
   return { sent };
 }

@@ -62,6 +62,7 @@ export function addSharedOptions(cmd: Command): Command {
     egressFlags,
     rateLimitFlags,
     tracingFlags,
+    metricsFlags,
     throughputFlags,
     eventFlags,
     secretsFlags,
@@ -447,6 +448,49 @@ function tracingFlags(cmd: Command): Command {
         .argParser(rateArg)
         .env("TRACING_SAMPLING_RATE"),
     );
+}
+
+/** Task queues' stats read at most this often: each read fans out to every partition of four queues. */
+const MIN_STATS_INTERVAL_MS = 1000;
+
+/** What /metrics adds for scaling workers and the delivery SLO (docs/webhooks/scaling-workers.md). */
+function metricsFlags(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option(
+        "--temporal-sdk-metrics [on]",
+        "serve the Temporal SDK's own worker metrics (temporal_*: task slots, schedule-to-start latency, sticky cache, polls) on /metrics",
+      )
+        .preset("true")
+        .argParser(boolArg)
+        .default(true)
+        .env("TEMPORAL_SDK_METRICS"),
+    )
+    .addOption(
+      new Option(
+        "--task-queue-stats-interval <duration>",
+        "how often one worker process reads the task queues' backlog from Temporal for /metrics (0: never)",
+      )
+        .default(d("10s"), "10s")
+        .argParser(statsIntervalArg)
+        .env("TASK_QUEUE_STATS_INTERVAL"),
+    )
+    .addOption(
+      new Option(
+        "--delivery-latency-tenants <n>",
+        "tenants (the first a process sees) labeled by id on webhooks_delivery_latency_seconds; the others are labeled other",
+      )
+        .default(20)
+        .argParser(nonNegativeIntArg)
+        .env("DELIVERY_LATENCY_TENANTS"),
+    );
+}
+
+function statsIntervalArg(value: string): number {
+  const ms = nonNegativeDurationArg(value);
+  if (ms > 0 && ms < MIN_STATS_INTERVAL_MS)
+    throw new InvalidArgumentError(`expected 0 (off) or at least 1s, got "${value}"`);
+  return ms;
 }
 
 /** What this process runs and how much of it at once: consuming, sends, workflow tasks. */

@@ -74,6 +74,9 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
     localSendBudget: opt("localSendBudget"),
     eagerStart: o.eagerStart !== false,
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: opt("maxCachedWorkflows") } : {}),
+    temporalSdkMetrics: o.temporalSdkMetrics !== false,
+    taskQueueStatsInterval: opt("taskQueueStatsInterval"),
+    deliveryLatencyTenants: opt("deliveryLatencyTenants"),
     ...(str("ratelimitAddr") ? { ratelimitAddr: str("ratelimitAddr") } : {}),
     ratelimitDomain: opt("ratelimitDomain"),
     egress: {

@@ -303,14 +303,32 @@ export function recordAttempt(status: string, statusCode: number, durationMs: nu
   attemptDuration.observe(durationMs / 1000);
 }
 
-/** GET /metrics in the Prometheus text format, from `source` (this process's registry by default). */
+/** GET /metrics in the Prometheus text format, from `source` (this process's metrics by default). */
 export const metricsHandlerFrom =
   (source: () => Promise<string>): RequestHandler =>
   async (_req, res) => {
     res.type(registry.contentType).send(await source());
   };
 
-export const metricsHandler = metricsHandlerFrom(() => registry.metrics());
+/** Other exporters of this process whose text each scrape appends (the Temporal SDK's: workers/sdk-runtime.ts). */
+const otherSources: (() => Promise<string>)[] = [];
+export function addMetricsSource(read: () => Promise<string>): void {
+  otherSources.push(read);
+}
+
+/** This process's metrics: the registry's, then the other exporters' (each ends its own lines). */
+export async function processMetrics(): Promise<string> {
+  const texts = await Promise.all([registry.metrics(), ...otherSources.map((read) => read())]);
+  return texts.map((t) => (t === "" || t.endsWith("\n") ? t : `${t}\n`)).join("");
+}
+
+export const metricsHandler = metricsHandlerFrom(processMetrics);
+
+export const sdkMetricsReadFailures = new Counter({
+  name: "webhooks_sdk_metrics_read_failures_total",
+  help: "Scrapes of /metrics that could not read the Temporal SDK's exporter on its loopback port and served the product's metrics only",
+  registers: [registry],
+});
 
 const natsPartitionsOwned = new Gauge({
   name: "webhooks_nats_partitions_owned",
@@ -333,3 +351,112 @@ export const natsPartitionMetrics = {
   handedOver: (event: "acquired" | "released" | "lost", count: number) =>
     natsPartitionHandovers.inc({ event }, count),
 };
+
+// The backlog Temporal reports for each task queue of the service (workers/task-queue-stats.ts),
+// exported by the one worker process that samples it: the others export none of these series.
+const queueGauge = (name: string, help: string) =>
+  new Gauge({ name, help, labelNames: ["task_queue", "task_type"] as const, registers: [registry] });
+const queueBacklog = queueGauge(
+  "webhooks_task_queue_backlog_tasks",
+  "Tasks waiting in the task queue as Temporal reports them (approximate; sticky workflow tasks not counted), by queue and task type (workflow, activity)",
+);
+const queueBacklogAge = queueGauge(
+  "webhooks_task_queue_backlog_age_seconds",
+  "Age of the oldest task waiting in the task queue as Temporal reports it (0 when none waits)",
+);
+const queueAddRate = queueGauge(
+  "webhooks_task_queue_add_rate",
+  "Tasks added to the task queue per second as Temporal reports it (its average over the last 30 s)",
+);
+const queueDispatchRate = queueGauge(
+  "webhooks_task_queue_dispatch_rate",
+  "Tasks handed to workers from the task queue per second as Temporal reports it (its average over the last 30 s); below the add rate, the backlog grows",
+);
+const queueSampledAt = queueGauge(
+  "webhooks_task_queue_stats_sampled_timestamp_seconds",
+  "When the task queue's stats were last read from Temporal (Unix time)",
+);
+const queueGauges = [queueBacklog, queueBacklogAge, queueAddRate, queueDispatchRate, queueSampledAt];
+const queueSampler = new Gauge({
+  name: "webhooks_task_queue_stats_sampler",
+  help: "1 in the one worker process that reads the task queues' stats from Temporal (--task-queue-stats-interval), 0 in the others",
+  registers: [registry],
+});
+queueSampler.set(0);
+
+export interface TaskQueueStats {
+  backlog: number;
+  backlogAgeSeconds: number;
+  addRate: number;
+  dispatchRate: number;
+}
+
+/** The task queues' stats as workers/task-queue-stats.ts reads them. */
+export const taskQueueStatsMetrics = {
+  sampled(taskQueue: string, taskType: string, stats: TaskQueueStats, at: number): void {
+    const labels = { task_queue: taskQueue, task_type: taskType };
+    queueBacklog.set(labels, stats.backlog);
+    queueBacklogAge.set(labels, stats.backlogAgeSeconds);
+    queueAddRate.set(labels, stats.addRate);
+    queueDispatchRate.set(labels, stats.dispatchRate);
+    queueSampledAt.set(labels, at / 1000);
+  },
+  /** No fresh value for this queue: its series go rather than stay at a stale value. */
+  unknown(taskQueue: string, taskType: string): void {
+    const labels = { task_queue: taskQueue, task_type: taskType };
+    for (const g of queueGauges) g.remove(labels);
+  },
+  /** Whether this process is the sampler; one that is not exports no queue series. */
+  sampling(on: boolean): void {
+    queueSampler.set(on ? 1 : 0);
+    if (!on)
+      for (const g of [queueBacklog, queueBacklogAge, queueAddRate, queueDispatchRate, queueSampledAt])
+        g.reset();
+  },
+};
+
+// Accept to end of delivery, the delivery SLO: observed where the attempt row that ends a
+// delivery is written (activities/send-attempt.ts, activities/batch-send.ts).
+const deliveryLatency = new Histogram({
+  name: "webhooks_delivery_latency_seconds",
+  help: "Time from an event's acceptance to the end of its delivery to one config, once per delivery: outcome delivered (its first 2xx answer) or failed (given up after an attempt); tenant is the config's tenant id for the first --delivery-latency-tenants tenants this process sees, other for the rest",
+  labelNames: ["tenant", "outcome"] as const,
+  buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400],
+  registers: [registry],
+});
+
+/** Tenants with a label value of their own: at most `max`, the first seen; their series stay. */
+let latencyTenants = { max: 20, named: new Set<string>() };
+export function limitDeliveryLatencyTenants(max: number): void {
+  latencyTenants = { max, named: new Set() };
+}
+function tenantLabel(tenantId: string): string {
+  const { max, named } = latencyTenants;
+  if (named.has(tenantId)) return tenantId;
+  if (named.size >= max) return "other";
+  named.add(tenantId);
+  return tenantId;
+}
+
+/**
+ * Observes the deliveries an attempt row just ended: status `success` (delivered) or
+ * `failed` (given up); any other status ends nothing. `deliveries` (those the row's send
+ * POSTed) carry their acceptance time; a delivery started before it was recorded has none
+ * and is left out.
+ */
+export function observeDeliveryEnd(
+  tenantId: string,
+  status: string,
+  endedAt: Date,
+  deliveries: readonly { acceptedAt?: string | undefined }[],
+): void {
+  const outcome = status === "success" ? "delivered" : status === "failed" ? "failed" : undefined;
+  if (!outcome) return;
+  for (const d of deliveries) {
+    const accepted = d.acceptedAt ? Date.parse(d.acceptedAt) : Number.NaN;
+    if (Number.isNaN(accepted)) continue;
+    // Clocks of the accepting and the sending process may differ by a little.
+    const seconds = Math.max(0, endedAt.getTime() - accepted) / 1000;
+    deliveryLatency.observe({ tenant: tenantLabel(tenantId), outcome }, seconds);
+  }
+}

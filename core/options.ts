@@ -152,6 +152,12 @@ export interface WebhooksOptions {
    * without a trip through the task queue).
    */
   eagerStart: boolean;
+  /** --temporal-sdk-metrics: the SDK's own metrics on /metrics beside the product's (workers/sdk-runtime.ts). */
+  temporalSdkMetrics: boolean;
+  /** --task-queue-stats-interval: how often one worker process reads the task queues' backlog, ms (0: never). */
+  taskQueueStatsInterval: number;
+  /** --delivery-latency-tenants: tenants with a label of their own on the delivery latency histogram. */
+  deliveryLatencyTenants: number;
   /** Workflows the worker keeps cached between tasks; the SDK's default (from the heap size) when absent. */
   maxCachedWorkflows?: number;
   /** gRPC address of the rate limit service asked before each send; off when absent. */

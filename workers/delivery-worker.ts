@@ -1,18 +1,11 @@
 import { Client } from "@temporalio/client";
-import {
-  DefaultLogger,
-  type InjectedSinks,
-  type LogLevel,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from "@temporalio/worker";
+import { type InjectedSinks, NativeConnection, type Worker } from "@temporalio/worker";
 import { LocalFirstSends } from "../activities/local-first.js";
 import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
-import type { Logger } from "../common/logger.js";
 import { temporalTls } from "../common/temporal.js";
 import {
+  limitDeliveryLatencyTenants,
   observeDeliveriesInFlight,
   observeDetachedFirstSends,
   observeWorkflowTaskSlots,
@@ -23,6 +16,8 @@ import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
 import { startMaintenanceLoops } from "./maintenance-loops.js";
 import { workflowStatus } from "./reconcile-repairs.js";
+import { installSdkRuntime, sdkLogger } from "./sdk-runtime.js";
+import { startTaskQueueStats } from "./task-queue-stats.js";
 import {
   type ActivityDeps,
   createMaintenanceWorker,
@@ -41,23 +36,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** The SDK's logs (worker, bundler, workflow code) as our structured logs; chatty below WARN unless debugging. */
-function sdkLogger(logger: Logger): DefaultLogger {
-  const level = (logger.level === "trace" || logger.level === "debug" ? "DEBUG" : "WARN") as LogLevel;
-  return new DefaultLogger(level, (e) => {
-    const method =
-      e.level === "TRACE" ? "trace" : (e.level.toLowerCase() as "debug" | "info" | "warn" | "error");
-    logger[method]({ sdk: "temporal", ...e.meta }, e.message);
-  });
-}
-
-let runtimeInstalled = false;
-function installSdkLogger(logger: Logger): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  Runtime.install({ logger: sdkLogger(logger) });
-}
-
 /**
  * Polls the task queues of delivery chosen by --task-queues: workflow tasks
  * (`--task-queue`), HTTP sends (`<queue>-sends`) and maintenance
@@ -72,7 +50,8 @@ export async function startDeliveryWorker(
   oauthTokens = new OAuthTokens(ctx.egress),
 ): Promise<RunningWorker> {
   const { options, logger } = ctx;
-  installSdkLogger(logger);
+  await installSdkRuntime(logger, options.temporalSdkMetrics);
+  limitDeliveryLatencyTenants(options.deliveryLatencyTenants);
   const connection = await connectWorkers(ctx);
   const started = Date.now();
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
@@ -129,6 +108,10 @@ export async function startDeliveryWorker(
   }
   const running = runWorkers(ctx, workers, connection);
   ctx.shutdown.add("workers", () => running.stop());
+  if (options.taskQueueStatsInterval > 0) {
+    const stats = startTaskQueueStats(ctx, options.taskQueueStatsInterval);
+    ctx.shutdown.add("task queue stats", () => stats.stop());
+  }
   if (polls.has("maintenance")) await startMaintenanceLoops(ctx);
   return running;
 }
