@@ -38,6 +38,11 @@ export interface DeliveryInput {
   replayOf?: string;
   /** When the delivery was started (ISO time): a first send that must wait counts its caps from here. */
   acceptedAt?: string;
+  /**
+   * An ordered delivery's acceptance into its key's backlog (ISO time), where `acceptedAt` is
+   * the start of its turn (its caps count from there): the delivery latency counts from here.
+   */
+  queuedAt?: string;
   /** Ask the rate limit service before each send (the worker had --ratelimit-addr). */
   rateLimited?: boolean;
   /** Send as local activities of the workflow worker (--send-mode local) instead of on sendTaskQueue. */

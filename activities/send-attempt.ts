@@ -31,7 +31,7 @@ export async function sendAttemptOnce(
           webhookId: input.webhookId,
           eventId: ref.id,
           replayOf: input.replayOf,
-          acceptedAt: input.acceptedAt,
+          acceptedAt: input.queuedAt ?? input.acceptedAt,
         },
       ],
       workflowId: deliveryWorkflowId(input),

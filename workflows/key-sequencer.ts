@@ -183,6 +183,7 @@ class Sequencer {
       ...template,
       ...(item.replayOf ? { replayOf: item.replayOf } : {}),
       acceptedAt,
+      queuedAt: item.acceptedAt,
     };
   }
 
