@@ -1,9 +1,11 @@
 import {
+  executeChild,
   proxyActivities,
   proxyLocalActivities,
   proxySinks,
   type Sinks,
   upsertSearchAttributes,
+  workflowInfo,
 } from "@temporalio/workflow";
 import { WebhookAttemptCount, WebhookDeliveryStatus } from "../../workflows/search-attributes.js";
 
@@ -66,4 +68,13 @@ export async function floorLocalNoUpsert(): Promise<void> {
   const { noop } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: "1 minute" });
   await noop();
   done(false);
+}
+
+/** A workflow that does nothing: the least a child workflow per event costs. */
+export async function floorChild(): Promise<void> {}
+
+/** `n` children one after the other: the floor of an ordering key that ran each event as a workflow. */
+export async function floorSerialChildren(n: number): Promise<void> {
+  const { workflowId } = workflowInfo();
+  for (let i = 0; i < n; i++) await executeChild(floorChild, { workflowId: `${workflowId}-${i}` });
 }

@@ -9,6 +9,7 @@ import { fromRoot } from "../../common/paths.js";
 import { orderedWorkflowId } from "../../core/ordering.js";
 import { stopTestTemporal } from "../../test/support/temporal.js";
 import { startWebhooks } from "../../test/support/webhooks-server.js";
+import { serialChildrenPerSecond } from "./serial-floor.js";
 
 // bench/delivery/ordered-backlog: ordered keys' backlogs at Temporal's real limits
 // (docs/webhooks/ordering-and-batching.md#ordered-delivery). N events to each of K keys are
@@ -19,7 +20,8 @@ import { startWebhooks } from "../../test/support/webhooks-server.js";
 // to drain, events/s while draining, whether every event arrived once and in its key's
 // order, dead letters, and the sequencers' largest run (history events, signals, input
 // bytes; a sample of keys) against the bounds a key workflow must stay under (10 000
-// signals per run, 2 MB payloads, ~50 000 history events).
+// signals per run, 2 MB payloads, ~50 000 history events). With one key, the floor beside
+// it: a child workflow per event in series on the same server (serial-floor.ts).
 // Usage: node dist/bench/delivery/ordered-backlog.js [events per key, default 5000]
 //   [--keys K] [--receiver-ms A-B] [--outage | --no-outage]
 // e.g. `... 100 --keys 1000 --receiver-ms 20-80 --no-outage` (1 000 keys x 100 events).
@@ -49,6 +51,8 @@ if (![PER_KEY, KEYS, MIN_MS, MAX_MS].every((n) => Number.isInteger(n) && n >= 0)
   throw new Error("events per key, --keys and --receiver-ms A-B must be whole numbers, A <= B");
 /** Keys whose sequencer runs are read for the shape (reading all of a thousand takes long). */
 const SHAPE_SAMPLE = 20;
+/** Children of the one-key floor at most: they are one parent's history. */
+const FLOOR_CHILDREN = 2000;
 
 interface RunShape {
   runs: number;
@@ -165,6 +169,11 @@ async function main() {
       shape.maxInputBytes = Math.max(shape.maxInputBytes, one.maxInputBytes);
     }
     await connection.close();
+    // One key: beside it, the floor of a child workflow per event on the same server.
+    const floor =
+      KEYS === 1
+        ? await serialChildrenPerSecond(api.temporalAddress, Math.min(EVENTS, FLOOR_CHILDREN))
+        : undefined;
     const row = {
       keys: KEYS,
       eventsPerKey: PER_KEY,
@@ -179,6 +188,9 @@ async function main() {
       arrivals,
       deadLetters,
       ...shape,
+      ...(floor
+        ? { childWorkflowFloorPerSecond: Math.round(floor), keyOverFloor: EVENTS / drainS / floor }
+        : {}),
     };
     console.log(
       "| keys x events | receiver ms | outage | accepted in s | drained in s | events/s draining | once, in order | dead letters | most runs of a key | largest run: history events / signals / input bytes |",
@@ -187,6 +199,10 @@ async function main() {
     console.log(
       `| ${KEYS} x ${PER_KEY} | ${MIN_MS}-${MAX_MS} | ${OUTAGE ? "yes" : "no"} | ${acceptedS.toFixed(1)} | ${drainS.toFixed(1)} | ${row.drainEventsPerSecond} | ${row.arrivedOnceInOrder} | ${deadLetters} | ${shape.runs} | ${shape.maxHistoryEvents} / ${shape.maxSignals} / ${shape.maxInputBytes} |`,
     );
+    if (row.keyOverFloor)
+      console.log(
+        `one key: ${row.drainEventsPerSecond} events/s; a child workflow per event in series on the same server: ${row.childWorkflowFloorPerSecond}/s; ratio ${row.keyOverFloor.toFixed(2)}`,
+      );
     mkdirSync(fromRoot("bench", "results"), { recursive: true });
     const file = fromRoot("bench", "results", `delivery-ordered-backlog-${KEYS}x${PER_KEY}.json`);
     writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ...row }, null, 2)}\n`);
