@@ -52,6 +52,12 @@ export interface PumpOptions {
    * the order their ack waits ran out, and hands them over in the stream's order.
    */
   position?: () => Promise<{ delivered: number; unacknowledged: number }>;
+  /**
+   * The single consumer: the unacknowledged messages it found as it started (a process that
+   * died left them). JetStream hands them out again in the order their ack waits ran out,
+   * which need not be the stream's; the first fetch gathers them and hands them over sorted.
+   */
+  unacknowledgedAtStart?: number;
 }
 
 /**
@@ -79,7 +85,9 @@ export class Pump {
   /** Messages whose handling failed, by stream sequence: when each should be back (epoch ms). */
   private readonly naked = new Map<number, number>();
 
-  constructor(private readonly o: PumpOptions) {}
+  constructor(private readonly o: PumpOptions) {
+    this.gather = Math.min(o.unacknowledgedAtStart ?? 0, MAX_GATHERED);
+  }
 
   /** Starts the loop; `holdMs` is how long to wait before the first fetch. */
   start(holdMs: number): this {

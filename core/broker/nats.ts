@@ -112,6 +112,7 @@ export class NatsConsumer implements BrokerConsumer {
         logger,
         slots: () => slots,
         inFlight: this.inFlight,
+        unacknowledgedAtStart: unacked,
       });
       this.pumps.push(pump.start(holdMs));
       logger.info({ stream, consumer: name, topic }, "consuming from NATS JetStream");

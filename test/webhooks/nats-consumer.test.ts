@@ -1,12 +1,13 @@
-// The JetStream consumer under a burst, on the real NATS server: it never holds more
-// messages than its handler slots, handles each once, and refills its slots in batches.
+// The JetStream consumer on the real NATS server: under a burst it never holds more
+// messages than its handler slots, handles each once, and refills its slots in batches;
+// after a process died it hands the messages left over in the stream's order.
 // The consumer connection's publishes (acknowledgements and pull requests) are read from
 // the server's own monitoring endpoint (`nats-server -m 8222`, scripts/setup.sh).
 
 import { expect } from "chai";
-import { connect } from "nats";
+import { connect, type JsMsg } from "nats";
 import { createLogger } from "../../common/logger.js";
-import { NatsConsumer } from "../../core/broker/nats.js";
+import { consumerName, NatsConsumer } from "../../core/broker/nats.js";
 
 const MONITOR = "http://127.0.0.1:8222";
 
@@ -20,10 +21,10 @@ async function publishedBy(name: string): Promise<number> {
   return conn.in_msgs;
 }
 
-describe("NATS consumer under a burst", function () {
+describe("the NATS consumer", function () {
   this.timeout(60_000);
 
-  it("holds at most its slots, handles every message once and refills a quarter of its slots per pull", async () => {
+  it("under a burst, holds at most its slots, handles every message once and refills a quarter of its slots per pull", async () => {
     const id = Date.now();
     const topic = `consumer-burst-${id}`;
     const durable = `burst-${id}`;
@@ -79,6 +80,63 @@ describe("NATS consumer under a burst", function () {
       for (const release of waiting.splice(0)) release();
       await consumer.stop();
       await (await nc.jetstreamManager()).streams.delete(`CONSUMER_BURST_${id}`).catch(() => {});
+      await nc.close();
+    }
+  });
+
+  it("hands the messages a dead process left over in stream order, not in the order their ack waits ran out", async () => {
+    const id = Date.now();
+    const topic = `consumer-restart-${id}`;
+    const stream = `CONSUMER_RESTART_${id}`;
+    const durable = `restart-${id}`;
+    const options = {
+      url: "nats://127.0.0.1:4222",
+      auth: {},
+      stream,
+      limits: { maxAgeMs: 0, maxBytes: 0, maxMsgs: 0 },
+      logger: createLogger("test", "warn"),
+      durable,
+      topics: [topic],
+      concurrency: 16,
+      // An ack wait of 2 s.
+      redelivery: { maxBrokerDeliveries: 5, backoffMs: [2_000], stuckAfterMs: 0 },
+    };
+    const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+    let second: NatsConsumer | undefined;
+    const dying = await connect({ servers: "nats://127.0.0.1:4222" });
+    try {
+      // The durable consumer, as the product makes it.
+      const first = new NatsConsumer(options);
+      await first.start(async () => {});
+      await first.stop();
+      const js = nc.jetstream();
+      for (let i = 1; i <= 10; i++) await js.publish(topic, String(i));
+      // A process takes all ten and dies without acknowledging them; just before, it told
+      // JetStream it was still at work on the first five, so their ack waits run out last.
+      const pulled = await dying.jetstream().consumers.get(stream, consumerName(durable, topic));
+      const taken: JsMsg[] = [];
+      for await (const m of await pulled.fetch({ max_messages: 10, expires: 5_000 })) {
+        taken.push(m);
+        if (taken.length === 10) break;
+      }
+      expect(taken.map((m) => m.seq)).to.have.length(10);
+      await new Promise((r) => setTimeout(r, 1000));
+      for (const m of taken.slice(0, 5)) m.working();
+      await dying.flush();
+      await dying.close();
+
+      const handled: string[] = [];
+      second = new NatsConsumer(options);
+      await second.start(async (msg) => {
+        handled.push(Buffer.from(msg.data).toString());
+      });
+      const deadline = Date.now() + 30_000;
+      while (handled.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(handled).to.deep.equal(["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]);
+    } finally {
+      if (!dying.isClosed()) await dying.close();
+      await second?.stop();
+      await (await nc.jetstreamManager()).streams.delete(stream).catch(() => {});
       await nc.close();
     }
   });
