@@ -8,6 +8,8 @@ export const MAINTENANCE_BATCH = 5000;
 export interface RetentionInput {
   successDelayMs: number;
   failedDelayMs: number;
+  /** Absent in runs a process of an earlier version scheduled: dead letters are kept. */
+  deadLetterDelayMs?: number;
 }
 
 /** How long an idle ordering key's row stays (its `last_seq` is what a new event compares against). */
@@ -102,6 +104,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
       unsent: number;
       events: number;
       idleKeys: number;
+      deadLetters: number;
     }> {
       const result = {
         success: await purge("success", input.successDelayMs),
@@ -111,6 +114,7 @@ export function createMaintenanceActivities({ prisma, logger }: { prisma: Prisma
         // After the rows: an event whose last row went just now goes in the same run.
         events: await purgeEvents(),
         idleKeys: await purgeIdleKeys(prisma, IDLE_KEY_MS),
+        deadLetters: await purgeDeadLetters(prisma, input.deadLetterDelayMs ?? 0),
       };
       if (Object.values(result).some((n) => n > 0)) logger.info(result, "retention: attempts purged");
       return result;
@@ -132,6 +136,22 @@ function purgeIdleKeys(prisma: PrismaClient, olderThanMs: number): Promise<numbe
         SELECT k.config_id, k.ordering_key FROM ordering_keys k
          WHERE k.state = 'idle' AND k.updated_at < ${cutoff}
            AND NOT EXISTS (SELECT 1 FROM ordered_backlog b WHERE b.sequencer_id = k.workflow_id)
+         LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
+  );
+}
+
+/**
+ * Dead letters (workers/dead-letter-rows.ts) untouched this long, whatever their status: a
+ * replayed one is done with, and one nobody replayed in that time is the operator's to keep
+ * with a longer --retention-dead-letter-delay (0 keeps them all).
+ */
+function purgeDeadLetters(prisma: PrismaClient, olderThanMs: number): Promise<number> {
+  if (olderThanMs <= 0) return Promise.resolve(0);
+  const cutoff = new Date(Date.now() - olderThanMs);
+  return inBatches(
+    () => prisma.$executeRaw`
+      DELETE FROM dead_letters WHERE id IN (
+        SELECT id FROM dead_letters WHERE updated_at < ${cutoff}
          LIMIT ${MAINTENANCE_BATCH} FOR UPDATE SKIP LOCKED)`,
   );
 }

@@ -208,6 +208,14 @@ function retentionFlags(cmd: Command): Command {
       new Option("--retention-failed-delay <duration>", "age at which failed rows are purged (0 keeps them)")
         .default(d("2160h"), "2160h")
         .argParser(durationArg),
+    )
+    .addOption(
+      new Option(
+        "--retention-dead-letter-delay <duration>",
+        "age since their last change at which dead letters are purged, replayed or not (0 keeps them)",
+      )
+        .default(d("720h"), "720h")
+        .argParser(durationArg),
     );
 }
 

@@ -62,6 +62,7 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
     retentionPeriod: opt("retentionPeriod"),
     retentionSuccessDelay: opt("retentionSuccessDelay"),
     retentionFailedDelay: opt("retentionFailedDelay"),
+    retentionDeadLetterDelay: opt("retentionDeadLetterDelay"),
     ...brokerSettings(o),
     temporal: temporalSettings(o),
     taskQueue: opt("taskQueue"),

@@ -101,6 +101,8 @@ export interface WebhooksOptions {
   retentionPeriod: number;
   retentionSuccessDelay: number;
   retentionFailedDelay: number;
+  /** --retention-dead-letter-delay: dead letters untouched this long are purged (0 keeps them). */
+  retentionDeadLetterDelay: number;
   // Broker.
   broker: "nats" | "kafka";
   brokerTopics: string[];

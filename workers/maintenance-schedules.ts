@@ -23,7 +23,13 @@ function retentionSchedule(ctx: ProcessContext): ScheduleOptions {
     action: {
       type: "startWorkflow",
       workflowType: attemptsRetention,
-      args: [{ successDelayMs: options.retentionSuccessDelay, failedDelayMs: options.retentionFailedDelay }],
+      args: [
+        {
+          successDelayMs: options.retentionSuccessDelay,
+          failedDelayMs: options.retentionFailedDelay,
+          deadLetterDelayMs: options.retentionDeadLetterDelay,
+        },
+      ],
       taskQueue: maintenanceQueue(options.taskQueue),
     },
     policies: { overlap: "SKIP", catchupWindow: "1 minute" },

@@ -190,6 +190,19 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
         [`ordered:${config.id}:old-with-backlog`, config.id, "old-with-backlog", backlogged],
       );
 
+      // Dead letters: untouched 31 days (goes, pending or replayed), a day (stays).
+      const deadLetter = (ageHours: number, status: string) =>
+        sql(
+          `INSERT INTO dead_letters (id, dedup_key, topic, position, message, kind, reason, delivery_count, status, updated_at)
+           VALUES ($1::uuid, $1::text, 'events', 'nats:TEST:1', '\\x7b7d', 'permanent', 'test', 1,
+                   $2::dead_letter_status, now() - make_interval(hours => $3))`,
+          [randomUUID(), status, ageHours],
+        );
+      await deadLetter(24 * 31, "pending");
+      await deadLetter(24 * 31, "replayed");
+      await deadLetter(24, "pending");
+      const deadLettersBefore = await sql<{ n: number }>("SELECT count(*)::int AS n FROM dead_letters");
+
       const handle = env.temporal.schedule.getHandle(retentionId());
       const before = (await handle.describe()).info.recentActions.length;
       await handle.trigger();
@@ -231,6 +244,12 @@ describe("delivery operations: replay, metrics, maintenance schedules", function
         [config.id],
       );
       expect(keys.map((k) => k.ordering_key)).to.deep.equal(["old-with-backlog", "recent-idle"]);
+      // --retention-dead-letter-delay, 720h by default.
+      const deadLettersAfter = await sql<{ n: number }>("SELECT count(*)::int AS n FROM dead_letters");
+      expect(deadLettersAfter[0]!.n).to.equal(deadLettersBefore[0]!.n - 2);
+      expect(
+        await sql("SELECT 1 FROM dead_letters WHERE updated_at < now() - interval '30 days'"),
+      ).to.have.length(0);
     });
   });
 });
