@@ -24,7 +24,7 @@ export async function sendBatch(deps: BatchDeps, input: BatchSendInput): Promise
       workflowId: Context.current().info.workflowExecution?.workflowId,
     },
     {
-      waitForPermission: async (_, waitMs) => ({ waitMs }),
+      wait: async (_, waitMs) => ({ waitMs }),
       endMember: async (m, _, reason) => void (await closeDeliveries(deps, [m.webhookId], reason)),
     },
   );

@@ -38,7 +38,7 @@ export async function sendAttemptOnce(
       onPosting,
     },
     {
-      waitForPermission: (config, waitMs) => waitForPermission(deps, input, config, ref.id, waitMs),
+      wait: (config, waitMs, why) => waitForPermission(deps, input, config, ref.id, waitMs, why),
       endMember: (_, config, reason) => endUnsendable(deps, input, config, reason, null),
     },
   );

@@ -53,11 +53,11 @@ const CLAIM_BEFORE_SEND = `WITH r AS (
   written AS (
     SELECT a.id FROM attempts a, r WHERE a.webhook_id = r.webhook_id AND a.retry_attempt = r.retry_attempt),
   claim AS (
-    INSERT INTO send_claims (webhook_id, retry_attempt, owner, expires_at)
-    SELECT r.webhook_id, r.retry_attempt, r.owner, now() + $5::int * interval '1 millisecond'
+    INSERT INTO send_claims (webhook_id, retry_attempt, owner, expires_at, config_id)
+    SELECT r.webhook_id, r.retry_attempt, r.owner, now() + $5::int * interval '1 millisecond', r.config_id
       FROM r WHERE NOT EXISTS (SELECT 1 FROM written)
     ON CONFLICT (webhook_id, retry_attempt) DO UPDATE
-      SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, taken_at = now()
+      SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, taken_at = now(), config_id = EXCLUDED.config_id
       WHERE send_claims.expires_at < now()
     RETURNING owner)
   SELECT ${configColumns("c")}, (SELECT id FROM written) AS "attemptId", (SELECT owner FROM claim) AS "claimedBy",

@@ -25,7 +25,8 @@ export function permission(
 }
 
 /**
- * The rate limit service said wait. A wait that would end past the abort-after deadline
+ * The rate limit service said wait, or every send slot of the config was taken (`why`
+ * says which: "waiting for the rate limit service"). A wait that would end past the abort-after deadline
  * (counted from the first attempt, or from acceptance when none was sent yet) closes the
  * delivery now with the reason. Otherwise the delivery is queued until then: a retry's
  * claimed row goes back to `to retry`; a first send that has no row yet gets its unsent
@@ -37,13 +38,14 @@ export async function waitForPermission(
   config: Config,
   eventId: string,
   waitMs: number,
+  why: string,
 ): Promise<{ skipped: string } | { waitMs: number }> {
   const { prisma, pool } = deps;
   const now = Date.now();
   const accepted = input.acceptedAt ? Date.parse(input.acceptedAt) : now;
   const first = (await firstAttemptAt(prisma, input.webhookId))?.getTime() ?? accepted;
   if (now + waitMs > Math.min(first, accepted) + input.policy.abortAfterMs) {
-    const reason = `abort-after window exhausted while waiting for the rate limit service${
+    const reason = `abort-after window exhausted while ${why}${
       input.retryAttempt === 0 ? " (never sent)" : ""
     }`;
     await endUnsendable(deps, input, config, reason, eventId);
@@ -51,10 +53,6 @@ export async function waitForPermission(
   }
   if (input.retryAttempt > 0)
     await requeueClaimed(prisma, input.webhookId, input.retryAttempt, new Date(now + waitMs));
-  else
-    await recordUnsentWait(
-      pool,
-      unsentWait(input, config, eventId, "waiting for the rate limit service", now + waitMs),
-    );
+  else await recordUnsentWait(pool, unsentWait(input, config, eventId, why, now + waitMs));
   return { waitMs };
 }

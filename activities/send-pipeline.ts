@@ -5,6 +5,7 @@ import {
   observeDeliveryEnd,
   recordAttempt as recordAttemptMetric,
   sendsClaimedElsewhere,
+  sendsWaitingForSlot,
 } from "../core/metrics.js";
 import { readStoredEvents, type StoredEvent } from "../core/stored-events.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
@@ -23,6 +24,7 @@ import type { SendResult } from "./http-send.js";
 import { CLAIM_LEASE_MS, claimBeforeSend, releaseClaim, renewClaim, type SendClaim } from "./send-claims.js";
 import { permission } from "./send-permission.js";
 import { type PostOf, postSigned } from "./send-post.js";
+import { SLOT_WAIT_MS, takeSendSlot } from "./send-slots.js";
 import { writeAfterPost } from "./write-after-post.js";
 
 // The one send of the product: a delivery's attempt (send-attempt.ts, also a local first
@@ -71,8 +73,8 @@ export const jobOf = ({
 
 /** What differs between the send of a delivery and of a batch. */
 export interface SendSteps {
-  /** The rate limit service said wait (the claim is given back already). */
-  waitForPermission(config: Config, waitMs: number): Promise<SendEnd>;
+  /** The rate limit service said wait, or the config's send slots are taken (`why`); the claim is given back already. */
+  wait(config: Config, waitMs: number, why: string): Promise<SendEnd>;
   /** A member's event is no longer stored (retention removed it): its delivery ends. */
   endMember(member: SendMember, config: Config, reason: string): Promise<void>;
 }
@@ -200,12 +202,19 @@ async function sendClaimed(deps: SendDeps, job: SendJob, steps: SendSteps, c: Cl
     await releaseClaim(pool, claim);
     return { skipped: reason };
   }
+  const max = config.maxConcurrency;
+  if (max !== null && !(await takeSendSlot(pool, config.id, claim, max))) {
+    sendsWaitingForSlot.inc();
+    // Spread out, so the sends that found the slots taken do not all ask again together.
+    const waitMs = SLOT_WAIT_MS + Math.floor(Math.random() * SLOT_WAIT_MS);
+    return steps.wait(config, waitMs, `waiting for a send slot (maxConcurrency ${max})`);
+  }
   const usable = URL.canParse(config.endpoint);
   if (job.rateLimited && usable) {
     const waitMs = await permission(deps, config);
     if (waitMs > 0) {
       await releaseClaim(pool, claim);
-      return steps.waitForPermission(config, waitMs);
+      return steps.wait(config, waitMs, "waiting for the rate limit service");
     }
   }
   // Read once permission is taken: a send that waits never loads the bytes.

@@ -43,6 +43,7 @@ interface ConfigUser {
   ordering?: { enabled: boolean; onFailure?: OrderingFailure } | null;
   batch?: Batch | null;
   signatureHeaders?: SignatureHeaderStyle | null;
+  maxConcurrency?: number | null;
   tenantId?: string;
   /** Endpoint auth and headers, applied as PATCH /configs/{id}/auth applies them. */
   auth?: EndpointAuthChange;
@@ -90,6 +91,7 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     ...(ordering !== undefined ? { ordering } : {}),
     ...(c.batch !== undefined ? { batch: c.batch } : {}),
     ...(c.signatureHeaders !== undefined ? { signatureHeaders: c.signatureHeaders } : {}),
+    ...(c.maxConcurrency !== undefined ? { maxConcurrency: c.maxConcurrency } : {}),
     ...(c.tenantId !== undefined ? { tenantId: c.tenantId.toLowerCase() } : {}),
     auth: c.auth,
   };

@@ -29,6 +29,8 @@ export interface ConfigWrite {
   batch?: Batch | null;
   /** Names of the signing headers; null: the deployment's; absent keeps the current one on replace, null on create. */
   signatureHeaders?: SignatureHeaderStyle | null;
+  /** Sends in flight at most; null: no cap; absent keeps the current one on replace, none on create. */
+  maxConcurrency?: number | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
 }
@@ -111,8 +113,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const auth = authFor?.(id);
       const statement = {
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch, signature_headers)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb, $11::signature_header_style) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch, signature_headers, max_concurrency)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb, $11::signature_header_style, $12::int) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -125,6 +127,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.ordering),
           filterParam(data.batch),
           data.signatureHeaders ?? null,
+          data.maxConcurrency ?? null,
         ],
       };
       // With auth, both rows or neither: a config must never be sent to without the
@@ -147,7 +150,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
             filter = CASE WHEN $7 THEN $8::jsonb ELSE filter END, updated_at = $6,
             ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
             batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END,
-            signature_headers = CASE WHEN $13 THEN $14::signature_header_style ELSE signature_headers END
+            signature_headers = CASE WHEN $13 THEN $14::signature_header_style ELSE signature_headers END,
+            max_concurrency = CASE WHEN $15 THEN $16::int ELSE max_concurrency END
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
@@ -164,6 +168,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.batch),
           data.signatureHeaders !== undefined,
           data.signatureHeaders ?? null,
+          data.maxConcurrency !== undefined,
+          data.maxConcurrency ?? null,
         ],
       };
       return inTransaction(pool, async (client) => {

@@ -75,6 +75,16 @@ const SIGNATURE_HEADERS = {
     "unchanged, with the config's secret as it is). The signature, the other headers (svc-webhook-test, " +
     "svc-webhook-idempotency-key, svc-webhook-batch-ids) and the body are the same in both",
 } as const;
+/** A config's cap on its sends in flight (activities/send-slots.ts). */
+const MAX_CONCURRENCY = {
+  type: "integer",
+  minimum: 1,
+  maximum: 10_000,
+  description:
+    "most sends of this config in flight at once, across every worker process (a POST counts from its claim " +
+    "to its attempt row); a send past it waits and tries again, shown as the delivery's wait " +
+    '("waiting for a send slot")',
+} as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ "application/json": { schema } });
 const ok = (description: string, schema: object) => ({ description, content: json(schema) });
@@ -187,6 +197,11 @@ export const openapi = {
             enum: [...SIGNATURE_HEADER_STYLES, null],
             description: `${SIGNATURE_HEADERS.description}; null or absent on create: the deployment's default (--signature-headers, svc unless set); on update, null returns to that default and absent keeps the current setting`,
           },
+          maxConcurrency: {
+            ...MAX_CONCURRENCY,
+            type: ["integer", "null"],
+            description: `${MAX_CONCURRENCY.description}; null or absent on create: no cap; on update, null removes the cap and absent keeps it`,
+          },
         },
       },
       OrderingKey: {
@@ -259,6 +274,10 @@ export const openapi = {
           signatureHeaders: {
             ...SIGNATURE_HEADERS,
             description: `${SIGNATURE_HEADERS.description}; present when the config sets it, absent when its deliveries follow the deployment's default (--signature-headers)`,
+          },
+          maxConcurrency: {
+            ...MAX_CONCURRENCY,
+            description: `${MAX_CONCURRENCY.description}; absent: no cap`,
           },
           deactivatedReason: {
             type: "string",

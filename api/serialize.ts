@@ -24,6 +24,7 @@ export function configJson(c: Config, clearSecret?: string) {
     ...(orderingOf(c) ? { ordering: orderingOf(c) } : {}),
     ...(batchOf(c) ? { batch: batchOf(c) } : {}),
     ...(c.signatureHeaders !== null ? { signatureHeaders: c.signatureHeaders } : {}),
+    ...(c.maxConcurrency !== null ? { maxConcurrency: c.maxConcurrency } : {}),
     ...(c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
       ? { previousSecretExpiresAt: c.previousSecretExpiresAt.toISOString() }
       : {}),

@@ -33,6 +33,12 @@ export const sendsClaimedElsewhere = new Counter({
   registers: [registry],
 });
 
+export const sendsWaitingForSlot = new Counter({
+  name: "webhooks_sends_waiting_for_slot_total",
+  help: "Sends that found every send slot of their config taken (its maxConcurrency) and waited instead of POSTing",
+  registers: [registry],
+});
+
 export const workflowsStarted = new Counter({
   name: "webhooks_workflows_started_total",
   help: "Delivery workflows started (one per event and matching config)",

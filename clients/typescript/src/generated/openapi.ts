@@ -747,6 +747,8 @@ export interface components {
              * @enum {string|null}
              */
             signatureHeaders?: "svc" | "standard" | null;
+            /** @description most sends of this config in flight at once, across every worker process (a POST counts from its claim to its attempt row); a send past it waits and tries again, shown as the delivery's wait ("waiting for a send slot"); null or absent on create: no cap; on update, null removes the cap and absent keeps it */
+            maxConcurrency?: number | null;
         };
         OrderingKey: {
             orderingKey: string;
@@ -817,6 +819,8 @@ export interface components {
              * @enum {string}
              */
             signatureHeaders?: "svc" | "standard";
+            /** @description most sends of this config in flight at once, across every worker process (a POST counts from its claim to its attempt row); a send past it waits and tries again, shown as the delivery's wait ("waiting for a send slot"); absent: no cap */
+            maxConcurrency?: number;
             /** @description set when the config was deactivated automatically (--auto-deactivate-after); cleared by activate */
             deactivatedReason?: string;
             /** Format: date-time */

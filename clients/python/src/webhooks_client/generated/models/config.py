@@ -49,6 +49,9 @@ class Config:
             other headers (svc-webhook-test, svc-webhook-idempotency-key, svc-webhook-batch-ids) and the body are the same
             in both; present when the config sets it, absent when its deliveries follow the deployment's default
             (--signature-headers)
+        max_concurrency (int | Unset): most sends of this config in flight at once, across every worker process (a POST
+            counts from its claim to its attempt row); a send past it waits and tries again, shown as the delivery's wait
+            ("waiting for a send slot"); absent: no cap
         deactivated_reason (str | Unset): set when the config was deactivated automatically (--auto-deactivate-after);
             cleared by activate
         deactivated_at (datetime.datetime | Unset):
@@ -69,6 +72,7 @@ class Config:
     ordering: ConfigOrdering | Unset = UNSET
     batch: ConfigBatch | Unset = UNSET
     signature_headers: ConfigSignatureHeaders | Unset = UNSET
+    max_concurrency: int | Unset = UNSET
     deactivated_reason: str | Unset = UNSET
     deactivated_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -118,6 +122,8 @@ class Config:
         if not isinstance(self.signature_headers, Unset):
             signature_headers = self.signature_headers.value
 
+        max_concurrency = self.max_concurrency
+
         deactivated_reason = self.deactivated_reason
 
         deactivated_at: str | Unset = UNSET
@@ -152,6 +158,8 @@ class Config:
             field_dict["batch"] = batch
         if signature_headers is not UNSET:
             field_dict["signatureHeaders"] = signature_headers
+        if max_concurrency is not UNSET:
+            field_dict["maxConcurrency"] = max_concurrency
         if deactivated_reason is not UNSET:
             field_dict["deactivatedReason"] = deactivated_reason
         if deactivated_at is not UNSET:
@@ -232,6 +240,8 @@ class Config:
         else:
             signature_headers = ConfigSignatureHeaders(_signature_headers)
 
+        max_concurrency = d.pop("maxConcurrency", UNSET)
+
         deactivated_reason = d.pop("deactivatedReason", UNSET)
 
         _deactivated_at = d.pop("deactivatedAt", UNSET)
@@ -257,6 +267,7 @@ class Config:
             ordering=ordering,
             batch=batch,
             signature_headers=signature_headers,
+            max_concurrency=max_concurrency,
             deactivated_reason=deactivated_reason,
             deactivated_at=deactivated_at,
         )

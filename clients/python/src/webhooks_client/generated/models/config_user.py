@@ -60,6 +60,10 @@ class ConfigUser:
             other headers (svc-webhook-test, svc-webhook-idempotency-key, svc-webhook-batch-ids) and the body are the same
             in both; null or absent on create: the deployment's default (--signature-headers, svc unless set); on update,
             null returns to that default and absent keeps the current setting
+        max_concurrency (int | None | Unset): most sends of this config in flight at once, across every worker process
+            (a POST counts from its claim to its attempt row); a send past it waits and tries again, shown as the delivery's
+            wait ("waiting for a send slot"); null or absent on create: no cap; on update, null removes the cap and absent
+            keeps it
     """
 
     endpoint: str
@@ -78,6 +82,7 @@ class ConfigUser:
         | None
         | Unset
     ) = UNSET
+    max_concurrency: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.config_user_batch_type_0 import ConfigUserBatchType0  # noqa: PLC0415
@@ -136,6 +141,12 @@ class ConfigUser:
         else:
             signature_headers = self.signature_headers
 
+        max_concurrency: int | None | Unset
+        if isinstance(self.max_concurrency, Unset):
+            max_concurrency = UNSET
+        else:
+            max_concurrency = self.max_concurrency
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -160,6 +171,8 @@ class ConfigUser:
             field_dict["batch"] = batch
         if signature_headers is not UNSET:
             field_dict["signatureHeaders"] = signature_headers
+        if max_concurrency is not UNSET:
+            field_dict["maxConcurrency"] = max_concurrency
 
         return field_dict
 
@@ -292,6 +305,15 @@ class ConfigUser:
 
         signature_headers = _parse_signature_headers(d.pop("signatureHeaders", UNSET))
 
+        def _parse_max_concurrency(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_concurrency = _parse_max_concurrency(d.pop("maxConcurrency", UNSET))
+
         config_user = cls(
             endpoint=endpoint,
             event_types=event_types,
@@ -303,6 +325,7 @@ class ConfigUser:
             ordering=ordering,
             batch=batch,
             signature_headers=signature_headers,
+            max_concurrency=max_concurrency,
         )
 
         return config_user
