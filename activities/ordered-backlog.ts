@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { inLazyTransaction } from "../common/db/transaction.js";
 import { isBatchWorkflowId, restartWorkflowId } from "../core/batching.js";
 import type { EventRef } from "../core/stored-events.js";
 import { eventOfRow } from "../core/stored-events.js";
@@ -149,48 +150,58 @@ export function createOrderedBacklogActivities({
   };
 }
 
+/** A pool, or a client of it inside a transaction. */
+type Queryable = pg.Pool | pg.PoolClient;
+
 /** Takes deliveries out of their key's backlog: their turn ended. */
-async function deleteRows(pool: pg.Pool, webhookIds: string[]): Promise<void> {
-  await pool.query({
+async function deleteRows(db: Queryable, webhookIds: string[]): Promise<void> {
+  await db.query({
     name: "backlog-done",
     text: "DELETE FROM ordered_backlog WHERE webhook_id = ANY($1::uuid[])",
     values: [webhookIds],
   });
 }
 
-/** Deletes the rows of deliveries whose turn ended, then reads the key's next ones. */
+/**
+ * Deletes the rows of deliveries whose turn ended, then reads the key's next ones. Its
+ * writes are bookkeeping a crash of PostgreSQL may lose (inLazyTransaction): a row deleted
+ * again comes back as sent and its end is read from its attempt rows, an activation lost
+ * costs an enqueue one wake signal, a head's turn lost lets reconciliation look at it
+ * sooner (and find its sequencer running). So a key's turn waits for no fsync of its own:
+ * a send's claim and attempt rows are the only commits per event that do.
+ */
 async function readBacklog(pool: pg.Pool, r: BacklogRead): Promise<Backlog> {
-  if (r.done.length > 0) await deleteRows(pool, r.done);
-  if (r.activate) {
-    await pool.query({
-      name: "backlog-activate",
-      text: `UPDATE ordering_keys SET state = 'active', workflow_id = $3, updated_at = now()
-              WHERE config_id = $1::uuid AND ordering_key = $2 AND state = 'idle'`,
-      values: [r.configId, r.orderingKey, r.sequencerId],
-    });
-  }
-  for (;;) {
-    const read = await readRows(pool, r);
-    const gone: BacklogRow[] = [];
-    const items: BacklogItem[] = [];
-    for (const row of read.rows) {
-      const item = await itemOf(pool, row);
-      if (item) items.push(item);
-      else gone.push(row);
-    }
-    if (gone.length === 0) {
+  for (let first = true; ; first = false) {
+    const { read, items, gone } = await inLazyTransaction(pool, async (client) => {
+      if (first && r.done.length > 0) await deleteRows(client, r.done);
+      if (first && r.activate)
+        await client.query({
+          name: "backlog-activate",
+          text: `UPDATE ordering_keys SET state = 'active', workflow_id = $3, updated_at = now()
+                  WHERE config_id = $1::uuid AND ordering_key = $2 AND state = 'idle'`,
+          values: [r.configId, r.orderingKey, r.sequencerId],
+        });
+      const read = await readRows(client, r);
+      const gone: BacklogRow[] = [];
+      const items: BacklogItem[] = [];
+      for (const row of read.rows) {
+        const item = await itemOf(client, row);
+        if (item) items.push(item);
+        else gone.push(row);
+      }
       // The head's turn starts now: reconciliation's walk of first sends that wait gives
       // the sequencer its grace before it looks at it (workers/reconcile-unsent.ts).
       const head = items[0];
-      if (head && !head.sent) {
-        await pool.query({
+      if (gone.length === 0 && head && !head.sent)
+        await client.query({
           name: "backlog-head-turn",
           text: `UPDATE unsent_deliveries SET next_try_at = now() WHERE webhook_id = $1::uuid AND state = 'waiting'`,
           values: [head.webhookId],
         });
-      }
+      return { read, items, gone };
+    });
+    if (gone.length === 0)
       return { items, lastSeq: read.lastSeq, ...(read.blocked ? { blocked: read.blocked } : {}) };
-    }
     // Nothing left to send of these: closed with the reason, and out of the key's way.
     for (const row of gone) await closeUnsent(pool, row.webhook_id, "its event is no longer stored");
     await deleteRows(
@@ -202,10 +213,10 @@ async function readBacklog(pool: pg.Pool, r: BacklogRead): Promise<Backlog> {
 
 /** The key's next rows (replays of `replaysOf` first) and its newest seq, in one snapshot. */
 async function readRows(
-  pool: pg.Pool,
+  db: Queryable,
   r: BacklogRead,
 ): Promise<{ rows: BacklogRow[]; lastSeq: string; blocked?: { webhookId: string; reason: string } }> {
-  const { rows } = await pool.query<{
+  const { rows } = await db.query<{
     last_seq: string | null;
     state: string | null;
     head: string | null;
@@ -241,7 +252,7 @@ async function readRows(
 }
 
 /** The item of a row; null when its event is no longer stored. */
-async function itemOf(pool: pg.Pool, row: BacklogRow): Promise<BacklogItem | null> {
+async function itemOf(db: Queryable, row: BacklogRow): Promise<BacklogItem | null> {
   let ref: EventRef;
   let type: string;
   if (row.event_id && row.type !== null && row.bytes !== null) {
@@ -249,7 +260,7 @@ async function itemOf(pool: pg.Pool, row: BacklogRow): Promise<BacklogItem | nul
     type = row.type;
   } else {
     // A row written before events were stored by reference, or whose event went.
-    const event = await eventOfRow(pool, { eventId: row.event_id, payload: row.payload });
+    const event = await eventOfRow(db, { eventId: row.event_id, payload: row.payload });
     if (!event) return null;
     ref = event.ref;
     type = event.type;

@@ -62,7 +62,7 @@ export async function storeEvent(pool: pg.Pool, event: EventMessage): Promise<De
 
 /** Stores an event's body as it is (rows written before events were stored keep theirs). */
 export async function storeEventBody(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   body: string,
   type: string,
   idempotencyKey: string,
@@ -105,7 +105,7 @@ export async function readStoredEvents(pool: pg.Pool, ids: string[]): Promise<Ma
  * Null when the row's event is gone or its copy is not an event message.
  */
 export async function eventOfRow(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   row: { eventId: string | null; payload: string | null },
 ): Promise<DeliveryEvent | null> {
   if (row.eventId) {

@@ -25,3 +25,16 @@ export async function inTransaction<T>(
     client.release(broken);
   }
 }
+
+/**
+ * inTransaction whose commit does not wait for its WAL to reach the disk (synchronous_commit
+ * off): for bookkeeping whose loss in a crash of PostgreSQL itself (its last fraction of a
+ * second) whoever reads it next notices and redoes. A hot path saves its fsync wait, which
+ * on a busy disk is most of a statement's time. Atomicity and order are as in any transaction.
+ */
+export function inLazyTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (client) => {
+    await client.query("SET LOCAL synchronous_commit = off");
+    return work(client);
+  });
+}
