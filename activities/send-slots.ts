@@ -11,7 +11,7 @@ export const SLOT_WAIT_MS = 500;
 
 /**
  * Whether this claim may send now under the config's cap of `max` (take_send_slot, migration
- * 20261206000000: one round trip, serialized per config); false: the claim was given back.
+ * 20261206200000: one round trip, serialized per config); false: the claim was given back.
  */
 export async function takeSendSlot(
   pool: pg.Pool,
