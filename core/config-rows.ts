@@ -27,6 +27,7 @@ export const configColumns = (table = "") =>
     ["ordering", "ordering"],
     ["batch", "batch"],
     ["signature_headers", "signatureHeaders"],
+    ["destination", "destination"],
     ["created_at", "createdAt"],
     ["updated_at", "updatedAt"],
   ]
