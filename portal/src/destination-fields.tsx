@@ -57,6 +57,14 @@ export function destinationInputOf(d: Config["destination"]): DestinationInput {
   };
 }
 
+/** A text field as sent: left out when blank, so the API names it as missing. */
+const given = <K extends string>(key: K, text: string): { [k in K]?: string } =>
+  text.trim() === "" ? {} : ({ [key]: text.trim() } as { [k in K]: string });
+
+/** An address list as sent: left out when empty. */
+const givenList = <K extends string>(key: K, text: string): { [k in K]?: string[] } =>
+  list(text).length === 0 ? {} : ({ [key]: list(text) } as { [k in K]: string[] });
+
 /** The destination to write: undefined for HTTP unless the stored config had another one. */
 export function destinationOfInput(
   f: DestinationInput,
@@ -69,8 +77,8 @@ export function destinationOfInput(
     case "kafka":
       return {
         type: "kafka",
-        brokers: list(f.brokers),
-        topic: f.topic.trim(),
+        ...givenList("brokers", f.brokers),
+        ...given("topic", f.topic),
         ...(f.ssl ? { ssl: true } : {}),
         ...(f.sasl
           ? { sasl: { mechanism: f.sasl, username: f.saslUsername, ...(secret ? { password: secret } : {}) } }
@@ -80,8 +88,8 @@ export function destinationOfInput(
       const key = f.natsAuth === "userPassword" ? "password" : f.natsAuth;
       return {
         type: "nats",
-        servers: list(f.servers),
-        subject: f.subject.trim(),
+        ...givenList("servers", f.servers),
+        ...given("subject", f.subject),
         jetstream: f.jetstream,
         ...(f.natsAuth
           ? {
@@ -97,9 +105,9 @@ export function destinationOfInput(
     case "amqp":
       return {
         type: "amqp",
-        url: f.url.trim(),
+        ...given("url", f.url),
         exchange: f.exchange.trim(),
-        routingKey: f.routingKey.trim(),
+        ...given("routingKey", f.routingKey),
         ...(secret ? { password: secret } : {}),
       };
   }
