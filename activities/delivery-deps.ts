@@ -4,6 +4,7 @@ import type { Logger } from "../common/logger.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
 import type { SignatureHeaderStyle } from "../core/options.js";
+import type { BrokerConnections } from "./destinations/connections.js";
 import type { LocalFirstSends } from "./local-first.js";
 import type { OAuthTokens } from "./oauth-tokens.js";
 import type { RateLimitGate } from "./rate-limit-gate.js";
@@ -23,6 +24,8 @@ export interface DeliveryDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens of the endpoints that want one, shared by the process's sends. */
   oauthTokens: OAuthTokens;
+  /** Connections to the configs' broker destinations (Kafka, NATS, AMQP), shared by the process's sends. */
+  brokers: BrokerConnections;
   /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
   onPost?: (workflowId: string) => void;
   /** Local first sends of this worker (--send-mode local-first): cool-downs and detached POSTs. */

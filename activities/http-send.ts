@@ -3,12 +3,11 @@ import https from "node:https";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
-import type { SignatureHeaderStyle } from "../core/options.js";
-import { BATCH_IDS_HEADER } from "./batch-body.js";
+import { type DeliveryHeaderFields, deliveryHeaders } from "./delivery-headers.js";
 import { parseRetryAfter } from "./delivery-policy.js";
-import { idempotencyKeyHeader } from "./idempotency-key-header.js";
-import { signatureHeader } from "./signature.js";
-import { signingHeaders } from "./signature-headers.js";
+import type { SendResult } from "./destinations/message.js";
+
+export type { SendResult };
 
 export const SEND_TIMEOUT_MS = 30_000;
 /** Only this much of an endpoint's answer is read, for logs. */
@@ -17,21 +16,12 @@ export const RESPONSE_EXCERPT_BYTES = 64 * 1024;
 export const MAX_REDIRECTS = 10;
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
-export interface SendRequest {
+/** One POST: what its delivery headers are made of (activities/delivery-headers.ts), where it goes, and how. */
+export interface SendRequest extends DeliveryHeaderFields {
   endpoint: string;
-  webhookId: string;
-  body: string;
-  /** Secrets to sign with (the current one first; a rotated one during its overlap window). */
-  secrets: string[];
-  idempotencyKey: string;
-  test: boolean;
-  /** The names of the signing headers (activities/signature-headers.ts: the config's, else the deployment's); `svc` when absent. */
-  signatureHeaders?: SignatureHeaderStyle | undefined;
   timeoutMs?: number;
   /** Where the send may go; checked on the resolved address of every hop. */
   egress?: EgressPolicy | undefined;
-  /** A batch's events' webhook ids (activities/batch-body.ts); `webhookId` is then the batch's id. */
-  batchIds?: readonly string[] | undefined;
   /** The config's custom headers and Authorization (activities/endpoint-auth-send.ts): sent to the endpoint's origin only. */
   endpointHeaders?: Record<string, string> | undefined;
   /** Client certificate and CA bundle for the endpoint's origin only. */
@@ -44,20 +34,6 @@ export interface EndpointTls {
   key?: string;
   /** Replaces the system's trusted roots for the endpoint. */
   ca?: string;
-}
-
-export interface SendResult {
-  /** HTTP status, or 0 when no answer came (connection error, timeout, bad redirect, denied). */
-  statusCode: number;
-  retryAfterMs?: number;
-  error?: string;
-  /**
-   * Nothing reached the receiver and no retry can change that: the egress policy refused
-   * an address, or Node could not build the request from what the delivery holds.
-   */
-  permanent?: boolean;
-  responseExcerpt: string;
-  durationMs: number;
 }
 
 /**
@@ -89,15 +65,8 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(req.body)),
     "user-agent": `etp-webhooks/${VERSION}`,
-    ...signingHeaders(req.signatureHeaders ?? "svc", {
-      webhookId: req.webhookId,
-      timestamp,
-      signature: signatureHeader(req.secrets, req.webhookId, timestamp, req.body),
-    }),
-    "svc-webhook-test": String(req.test),
+    ...deliveryHeaders(req, timestamp),
   };
-  if (req.batchIds) headers[BATCH_IDS_HEADER] = req.batchIds.join(",");
-  if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = idempotencyKeyHeader(req.idempotencyKey);
   propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
   try {

@@ -1,17 +1,19 @@
 import { Context } from "@temporalio/activity";
-import { type EndpointAuth, openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
+import { destinationOf, openDestinationSecret } from "../core/destinations.js";
+import { openStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { SealedValueError } from "../core/sealing.js";
 import type { Config } from "../generated/prisma/client.js";
 import { batchBody } from "./batch-body.js";
 import type { SendDeps } from "./delivery-deps.js";
-import { sendWithEndpointAuth } from "./endpoint-auth-send.js";
 import type { SendResult } from "./http-send.js";
 import { activeSecrets } from "./secrets.js";
+import { type OpenedCredentials, sendToDestination } from "./send-destination.js";
 import { signatureHeadersOf } from "./signature-headers.js";
 
 // The POST of a send (send-pipeline.ts): signed with the config's secrets and sent with its
 // endpoint's auth, both read with the config at each send, so a secret or credential
-// changed through the API applies to the next send.
+// changed through the API applies to the next send. A config with a broker destination
+// gets the same body and signed headers as one message instead (send-destination.ts).
 
 /** What one POST carries: one delivery's event, or a batch's events' bodies as one array. */
 export type PostOf =
@@ -33,7 +35,7 @@ const notSent = (error: string, permanent: boolean): SendResult => ({
  * key is missing, retried under the policy, so restoring the key lets the delivery go on.
  */
 export async function postSigned(
-  { secrets, onPost, sendTimeoutMs, egress, oauthTokens, signatureHeaders }: SendDeps,
+  { secrets, onPost, sendTimeoutMs, egress, oauthTokens, brokers, signatureHeaders }: SendDeps,
   config: Config,
   stored: StoredAuth | null,
   what: PostOf,
@@ -42,10 +44,14 @@ export async function postSigned(
   if (!URL.canParse(config.endpoint))
     return notSent(`endpoint ${JSON.stringify(config.endpoint)} is not a URL`, true);
   let signing: string[];
-  let auth: EndpointAuth | null;
+  let credentials: OpenedCredentials;
   try {
     signing = activeSecrets(secrets.openConfig(config), new Date());
-    auth = stored ? openStoredAuth(secrets, config.id, stored) : null;
+    const http = destinationOf(config).type === "http";
+    credentials = {
+      auth: stored && http ? openStoredAuth(secrets, config.id, stored) : null,
+      secret: http ? {} : openDestinationSecret(secrets, config.id, stored?.destination_secret),
+    };
   } catch (err) {
     if (!(err instanceof SealedValueError)) throw err;
     return notSent(`not sent: ${err.message}`, false);
@@ -62,18 +68,12 @@ export async function postSigned(
           idempotencyKey: "",
         }
       : what;
-  return sendWithEndpointAuth(
-    {
-      endpoint: config.endpoint,
-      ...request,
-      secrets: signing,
-      test: false,
-      signatureHeaders: signatureHeadersOf(config.signatureHeaders, signatureHeaders),
-      timeoutMs: timeoutMs ?? sendTimeoutMs,
-      egress,
-    },
-    auth,
-    config.id,
-    oauthTokens,
-  );
+  return sendToDestination({ egress, oauthTokens, brokers }, config, credentials, {
+    ...request,
+    secrets: signing,
+    test: false,
+    signatureHeaders: signatureHeadersOf(config.signatureHeaders, signatureHeaders),
+    timeoutMs: timeoutMs ?? sendTimeoutMs,
+    eventBodies: "batchId" in what ? what.events.map((e) => e.body) : [what.body],
+  });
 }

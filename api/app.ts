@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler } from "express";
 import type pg from "pg";
+import type { BrokerConnections } from "../activities/destinations/connections.js";
 import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import type { PrismaClient } from "../common/db/database.js";
 import type { DatabaseTimeouts } from "../common/db/timeouts.js";
@@ -69,6 +70,8 @@ export interface AppDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens for test deliveries (the process's cache). */
   oauthTokens: OAuthTokens;
+  /** Broker connections for test deliveries to Kafka, NATS and AMQP destinations (the process's). */
+  brokers: BrokerConnections;
   /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
   ingest: RequestHandler[];
   /** Bulk recovery of a config's failed deliveries (POST /configs/{id}/recover). */
@@ -138,6 +141,7 @@ export function createApp(deps: AppDeps): Express {
       egress: deps.egress,
       secrets: deps.secrets,
       oauthTokens: deps.oauthTokens,
+      brokers: deps.brokers,
       quotas,
     }),
   );

@@ -13,7 +13,8 @@ const CONFIG_JSON = (c: string) => `(CASE WHEN ${c}.filter IS NULL THEN ${STRIPP
     ELSE (left(${STRIPPED(c)}::text, -1) || ',"filter":' || ${c}.filter::text || '}')::json END)`;
 
 const STRIPPED = (c: string) => `json_strip_nulls(json_build_object(
-    'id', ${c}.id, 'name', ${c}.name, 'endpoint', ${c}.endpoint, 'eventTypes', ${c}.event_types,
+    'id', ${c}.id, 'name', ${c}.name, 'endpoint', ${c}.endpoint, 'destination', ${c}.destination,
+    'eventTypes', ${c}.event_types,
     'secret', '${MASKED_SECRET}',
     'previousSecretExpiresAt',
       CASE WHEN ${c}.previous_secret_expires_at > now() THEN ${iso(`${c}.previous_secret_expires_at`)} END,

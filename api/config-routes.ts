@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { RequestHandler, Response, Router } from "express";
 import type pg from "pg";
+import type { BrokerConnections } from "../activities/destinations/connections.js";
 import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { generateSecret } from "../activities/secrets.js";
 import { signatureHeadersOf } from "../activities/signature-headers.js";
@@ -8,8 +8,9 @@ import type { PrismaClient } from "../common/db/database.js";
 import { parseDuration } from "../common/duration.js";
 import type { Batch } from "../core/batching.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import { destinationOf, openDestinationSecret } from "../core/destinations.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { EMPTY_AUTH, openStoredAuth, readStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
+import { openStoredAuth, readStoredAuth, type StoredAuth } from "../core/endpoint-auth-rows.js";
 import { normalizeSubscription } from "../core/event-types.js";
 import { compileFilter } from "../core/filter-compile.js";
 import { FilterSyntaxError } from "../core/filter-syntax.js";
@@ -18,10 +19,11 @@ import { type OrderingFailure, storedOrdering } from "../core/ordering.js";
 import { DEFAULT_TENANT_ID, findTenant, type TenantRow } from "../core/tenant-rows.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { ConfigListCache } from "./config-list-cache.js";
+import { newPlacement, replacedPlacement } from "./config-placement.js";
 import type { ConfigStore } from "./config-store.js";
-import { checkCredentialBinding } from "./credential-binding.js";
 import type { DeliveryControl } from "./delivery-control.js";
-import { applyAuthChange, type EndpointAuthChange, withAuth } from "./endpoint-auth-input.js";
+import { type DestinationInput, readDestination } from "./destination-input.js";
+import { type EndpointAuthChange, withAuth } from "./endpoint-auth-input.js";
 import { checkEndpoint } from "./endpoint-url.js";
 import { ApiError, notFound, validation } from "./errors.js";
 import { afterCursor, pageOf, readPage } from "./paging.js";
@@ -35,7 +37,8 @@ import { sendTestDelivery } from "./test-delivery.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
 interface ConfigUser {
-  endpoint: string;
+  endpoint?: string;
+  destination?: DestinationInput;
   eventTypes: string[];
   secret?: string;
   name?: string;
@@ -58,6 +61,8 @@ interface SecretChange {
 const MAX_OVERLAP_MS = 720 * 3_600_000;
 
 export { checkEndpoint };
+
+const BROKER_ENDPOINT = /^(kafka|nats|amqps?):\/\//;
 
 /**
  * The filter as stored, or a VALIDATION error naming the path of what is wrong.
@@ -82,7 +87,9 @@ function readConfigUser(body: unknown, egress: EgressPolicy) {
     );
   const ordering = c.ordering !== undefined ? storedOrdering(c.ordering) : undefined;
   return {
-    endpoint: checkEndpoint(c.endpoint, egress),
+    /** Checked with the destination it goes with (api/config-placement.ts). */
+    endpoint: c.endpoint,
+    destination: c.destination === undefined ? undefined : readDestination(c.destination, egress),
     eventTypes: [...new Set(c.eventTypes.map(normalizeSubscription))],
     /** As given: a create generates one when absent, a replace decides (replacedSecret). */
     secret: c.secret,
@@ -129,6 +136,8 @@ export interface ConfigRoutesDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens for test deliveries to endpoints that want one. */
   oauthTokens: OAuthTokens;
+  /** Broker connections for test deliveries to Kafka, NATS and AMQP destinations. */
+  brokers: BrokerConnections;
   /** Per-tenant quotas: configs, test sends. */
   quotas: TenantQuotas;
 }
@@ -147,33 +156,6 @@ const withWarnings = (
   data: withAuth(configJson(config, clearSecret), auth),
   ...(warnings.length > 0 ? { warnings } : {}),
 });
-
-/**
- * A new config's auth change checked before the config is written (sealed for a placeholder
- * id, then discarded), and where its credentials may go (api/credential-binding.ts).
- */
-function precheckAuth(
-  { secrets, egress }: Pick<ConfigRoutesDeps, "secrets" | "egress">,
-  endpoint: string,
-  change: EndpointAuthChange | undefined,
-): void {
-  if (!change) return;
-  const next = applyAuthChange(EMPTY_AUTH, change, {
-    configId: randomUUID(),
-    secrets,
-    egress,
-    prefix: "auth.",
-  });
-  checkCredentialBinding({
-    endpointBefore: null,
-    endpointAfter: endpoint,
-    authBefore: EMPTY_AUTH,
-    authAfter: next,
-    change,
-    egress,
-    prefix: "auth.",
-  });
-}
 
 /**
  * The secret a PUT writes: the one given, or a new one (the Formance contract). A portal
@@ -220,7 +202,9 @@ function listRoute(r: Router, { prisma, store, listCache }: ConfigRoutesDeps): v
     const { id, endpoint } = req.query as Record<string, string | undefined>;
     if (id !== undefined && !UUID_RE.test(id))
       throw validation(`id must be a UUID, got ${JSON.stringify(id)}`);
-    const normalized = endpoint === undefined ? undefined : checkEndpoint(endpoint);
+    // A broker destination's endpoint is derived (core/destinations.ts): matched as it is.
+    const normalized =
+      endpoint === undefined || BROKER_ENDPOINT.test(endpoint) ? endpoint : checkEndpoint(endpoint);
     const page = readPage(req.query, undefined);
     // A tenant-scoped token lists its tenant's configs only (never the shared cached list).
     const tenantId = tenantScopeOf(res)?.id;
@@ -260,20 +244,25 @@ function listRoute(r: Router, { prisma, store, listCache }: ConfigRoutesDeps): v
 
 /** POST /configs: a new config, its auth sealed in the same transaction. */
 function createRoute(r: Router, deps: ConfigRoutesDeps): void {
-  const { pool, store, egress, secrets } = deps;
+  const { pool, store, egress } = deps;
   r.post("/configs", allowQuery(), jsonBody({ required: true }), async (req, res) => {
     // The one answer besides a rotation and GET /configs/{id}/secret that shows the secret.
-    const { auth, secret, ...rest } = readConfigUser(req.body, egress);
-    const data = { ...rest, secret: secret ?? generateSecret() };
-    precheckAuth(deps, data.endpoint, auth);
+    const { auth, secret, endpoint: given, destination: read, ...rest } = readConfigUser(req.body, egress);
+    const placed = newPlacement(deps, { endpoint: given, destination: read, auth });
+    const data = {
+      ...rest,
+      endpoint: placed.endpoint,
+      destination: placed.destination,
+      secret: secret ?? generateSecret(),
+    };
     const tenantId = await tenantOfNewConfig(pool, data.tenantId, tenantScopeOf(res));
     await deps.quotas.config(tenantId);
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
     // Sealed for the new config's id, written in the same transaction as the config.
     const sealed: { auth: StoredAuth | null } = { auth: null };
-    const authFor = auth
+    const authFor = placed.authFor
       ? (configId: string) => {
-          sealed.auth = applyAuthChange(EMPTY_AUTH, auth, { configId, secrets, egress, prefix: "auth." });
+          sealed.auth = placed.authFor!(configId);
           return sealed.auth;
         }
       : undefined;
@@ -316,7 +305,7 @@ function readRoutes(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
 function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
   const { pool, store, egress, secrets, deliveries } = deps;
   r.put("/configs/:id", allowQuery(), jsonBody({ required: true }), async (req, res) => {
-    const { auth, secret, ...rest } = readConfigUser(req.body, egress);
+    const { auth, secret, endpoint: given, destination: read, ...rest } = readConfigUser(req.body, egress);
     const data = { ...rest, secret: replacedSecret(res, secret) };
     const id = String(req.params.id);
     if (!UUID_RE.test(id)) throw missing(id);
@@ -326,23 +315,16 @@ function replaceRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void
       );
     }
     const warnings = await subscriptionWarnings(pool, data.eventTypes);
-    // Under the config's row lock: the change applied to the stored auth (absent keeps it),
-    // and a kept credential must stay at the origin it was set for (api/credential-binding.ts).
-    const replaced = await store.replace(id, data, ({ endpoint, auth: current }) => {
-      const next = auth
-        ? applyAuthChange(current, auth, { configId: id, secrets, egress, prefix: "auth." })
-        : undefined;
-      checkCredentialBinding({
-        endpointBefore: endpoint,
-        endpointAfter: data.endpoint,
-        authBefore: current,
-        authAfter: next ?? current,
-        change: auth,
-        egress,
-        prefix: "auth.",
-      });
-      return next;
-    });
+    // Under the config's row lock: the endpoint, destination and auth decided from the stored
+    // ones (absent keeps them), and a kept credential must stay where it was set for
+    // (api/credential-binding.ts, api/destination-input.ts).
+    const replaced = await store.replace(id, data, (stored) =>
+      replacedPlacement(
+        { secrets, egress, configId: id },
+        { endpoint: given, destination: read, auth },
+        stored,
+      ),
+    );
     if (!replaced) throw missing(id);
     // Its keys' backlogs still drain in order; a blocked one would otherwise hold them for good.
     if (data.ordering === null) await deliveries.releaseOrderedKeys(id, "ordering turned off");
@@ -406,17 +388,21 @@ function secretChangeRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
 
 /** POST /configs/{id}/test (and its deprecated GET alias): one test delivery to the endpoint. */
 function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig): void {
-  const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens } = deps;
+  const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens, brokers } = deps;
   const send: RequestHandler = async (req, res) => {
     const config = await load(String(req.params.id));
     await deps.quotas.testSend(config.tenantId, config.id);
     const stored = await readStoredAuth(pool, config.id);
+    const http = destinationOf(config).type === "http";
     const attempt = await sendTestDelivery(
       { prisma, pool },
       secrets.openConfig(config),
       sendTimeoutMs,
-      egress,
-      { auth: stored ? openStoredAuth(secrets, config.id, stored) : null, tokens: oauthTokens },
+      { egress, oauthTokens, brokers },
+      {
+        auth: stored && http ? openStoredAuth(secrets, config.id, stored) : null,
+        secret: http ? {} : openDestinationSecret(secrets, config.id, stored?.destination_secret),
+      },
       signatureHeadersOf(config.signatureHeaders, deps.signatureHeaders),
     );
     res.json({ data: attemptJson(attempt) });

@@ -4,6 +4,7 @@ import { inTransaction } from "../common/db/transaction.js";
 import type { Batch } from "../core/batching.js";
 import { CONFIG_COLUMNS, findConfig } from "../core/config-rows.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import { type Destination, destinationOf } from "../core/destinations.js";
 import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
 import type { SignatureHeaderStyle } from "../core/options.js";
 import type { Ordering } from "../core/ordering.js";
@@ -33,13 +34,28 @@ export interface ConfigWrite {
   maxConcurrency?: number | null;
   /** The owning tenant, on create (the default tenant when absent); a config never changes tenant. */
   tenantId?: string;
+  /** Where deliveries go (core/destinations.ts); absent or http: the endpoint. */
+  destination?: Destination;
 }
 
 /** A replace's fields: a secret absent keeps the stored one and its overlap (a portal session without "secrets"). */
-export type ConfigReplace = Omit<ConfigWrite, "secret"> & { secret?: string | undefined };
+export type ConfigReplace = Omit<ConfigWrite, "secret" | "endpoint" | "destination"> & {
+  secret?: string | undefined;
+};
 
-/** The auth a replace stores, decided from what is stored (undefined keeps it). */
-export type AuthOf = (stored: { endpoint: string; auth: StoredAuth }) => StoredAuth | undefined;
+/** What a replace decides from the stored row: the endpoint and destination to store, and the auth (undefined keeps it). */
+export interface Placement {
+  endpoint: string;
+  destination: Destination;
+  auth: StoredAuth | undefined;
+}
+
+/** Decides a replace's placement from what is stored (it may throw a 400 before anything is written). */
+export type PlacementOf = (stored: {
+  endpoint: string;
+  destination: Destination;
+  auth: StoredAuth;
+}) => Placement;
 
 export interface ConfigFilter {
   id?: string | undefined;
@@ -58,14 +74,14 @@ export interface ConfigStore {
   /**
    * Replaces the user fields, ends any secret overlap when the secret is given, refreshes
    * updatedAt; null when unknown. In one transaction holding the config's row lock,
-   * `authOf` is given the stored endpoint and auth and answers the auth to store (undefined
-   * keeps it) or throws a 400: a concurrent auth change cannot slip between its check and
-   * the write (api/credential-binding.ts).
+   * `placementOf` is given the stored endpoint, destination and auth and answers the
+   * endpoint, destination and auth to store (undefined keeps the auth) or throws a 400: a
+   * concurrent change cannot slip between its check and the write (api/credential-binding.ts).
    */
   replace(
     id: string,
     data: ConfigReplace,
-    authOf: AuthOf,
+    placementOf: PlacementOf,
   ): Promise<{ config: Config; auth: StoredAuth | null } | null>;
   /** Configs matching every given filter, newest update first. */
   list(filter: ConfigFilter): Promise<Config[]>;
@@ -74,6 +90,10 @@ export interface ConfigStore {
 /** A filter as a query parameter: its JSON text (pg would send a JS array as a PostgreSQL array), or SQL NULL. */
 const filterParam = (filter: unknown): string | null =>
   filter === undefined || filter === null ? null : JSON.stringify(filter);
+
+/** The destination column: null for HTTP (every config written before destinations too). */
+const destinationParam = (d: Destination | undefined): string | null =>
+  d === undefined || d.type === "http" ? null : JSON.stringify(d);
 
 /** One statement per filter combination, so each keeps an index-friendly plan. */
 function listStatement(filter: ConfigFilter): { name: string; text: string; values: string[] } {
@@ -113,8 +133,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       const auth = authFor?.(id);
       const statement = {
         name: "configs-insert",
-        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch, signature_headers, max_concurrency)
-          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb, $11::signature_header_style, $12::int) RETURNING ${CONFIG_COLUMNS}`,
+        text: `INSERT INTO configs (id, name, endpoint, event_types, secret, filter, active, created_at, updated_at, tenant_id, ordering, batch, signature_headers, max_concurrency, destination)
+          VALUES ($1::uuid, $2, $3, $4::text[], $5, $7::jsonb, TRUE, $6, $6, $8::uuid, $9::jsonb, $10::jsonb, $11::signature_header_style, $12::int, $13::jsonb) RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
           data.name ?? "",
@@ -128,6 +148,7 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           filterParam(data.batch),
           data.signatureHeaders ?? null,
           data.maxConcurrency ?? null,
+          destinationParam(data.destination),
         ],
       };
       // With auth, both rows or neither: a config must never be sent to without the
@@ -140,8 +161,8 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
       });
     },
 
-    async replace(id, data, authOf) {
-      const statement = {
+    async replace(id, data, placementOf) {
+      const statement = (placed: Placement) => ({
         name: "configs-replace",
         text: `UPDATE configs SET endpoint = $2, event_types = $3::text[], secret = coalesce($4, secret),
             name = coalesce($5, name),
@@ -151,11 +172,12 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
             ordering = CASE WHEN $9 THEN $10::jsonb ELSE ordering END,
             batch = CASE WHEN $11 THEN $12::jsonb ELSE batch END,
             signature_headers = CASE WHEN $13 THEN $14::signature_header_style ELSE signature_headers END,
-            max_concurrency = CASE WHEN $15 THEN $16::int ELSE max_concurrency END
+            max_concurrency = CASE WHEN $15 THEN $16::int ELSE max_concurrency END,
+            destination = $17::jsonb
           WHERE id = $1::uuid RETURNING ${CONFIG_COLUMNS}`,
         values: [
           id,
-          data.endpoint,
+          placed.endpoint,
           data.eventTypes,
           data.secret === undefined ? null : secrets.seal(id, "secret", data.secret),
           data.name ?? null,
@@ -170,19 +192,24 @@ export function configStore(pool: pg.Pool, secrets: ConfigSecrets): ConfigStore 
           data.signatureHeaders ?? null,
           data.maxConcurrency !== undefined,
           data.maxConcurrency ?? null,
+          destinationParam(placed.destination),
         ],
-      };
+      });
       return inTransaction(pool, async (client) => {
-        const locked = await client.query<{ endpoint: string }>(
-          "SELECT endpoint FROM configs WHERE id = $1::uuid FOR UPDATE",
+        const locked = await client.query<{ endpoint: string; destination: unknown }>(
+          "SELECT endpoint, destination FROM configs WHERE id = $1::uuid FOR UPDATE",
           [id],
         );
         if (!locked.rows[0]) return null;
         const row = await readStoredAuth(client, id);
-        const auth = authOf({ endpoint: locked.rows[0].endpoint, auth: row ?? EMPTY_AUTH });
-        const config = (await client.query<Config>(statement)).rows[0]!;
-        if (auth) await writeStoredAuth(client, id, auth);
-        return { config, auth: auth ?? row };
+        const placed = placementOf({
+          endpoint: locked.rows[0].endpoint,
+          destination: destinationOf(locked.rows[0]),
+          auth: row ?? EMPTY_AUTH,
+        });
+        const config = (await client.query<Config>(statement(placed))).rows[0]!;
+        if (placed.auth) await writeStoredAuth(client, id, placed.auth);
+        return { config, auth: placed.auth ?? row };
       });
     },
 

@@ -1,7 +1,12 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import type { ConfigSecrets } from "../core/config-secrets.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { authContext, type SealedAuthColumn, type StoredAuth } from "../core/endpoint-auth-rows.js";
+import {
+  authContext,
+  hasHttpAuth,
+  type SealedAuthColumn,
+  type StoredAuth,
+} from "../core/endpoint-auth-rows.js";
 import { checkEndpoint } from "./endpoint-url.js";
 import { validation } from "./errors.js";
 import { MASKED_SECRET } from "./serialize.js";
@@ -372,4 +377,4 @@ export function endpointAuthJson(a: StoredAuth) {
 
 /** A config's answer with its auth summary, when it has any. */
 export const withAuth = <T extends object>(json: T, auth: StoredAuth | null | undefined) =>
-  auth ? { ...json, auth: endpointAuthJson(auth) } : json;
+  auth && hasHttpAuth(auth) ? { ...json, auth: endpointAuthJson(auth) } : json;

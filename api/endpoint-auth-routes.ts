@@ -2,11 +2,18 @@ import type { Router } from "express";
 import type pg from "pg";
 import { inTransaction } from "../common/db/transaction.js";
 import type { ConfigSecrets } from "../core/config-secrets.js";
+import { destinationOf } from "../core/destinations.js";
 import type { EgressPolicy } from "../core/egress-policy.js";
-import { EMPTY_AUTH, readStoredAuth, type StoredAuth, writeStoredAuth } from "../core/endpoint-auth-rows.js";
+import {
+  EMPTY_AUTH,
+  readStoredAuth,
+  type StoredAuth,
+  withoutHttpAuth,
+  writeStoredAuth,
+} from "../core/endpoint-auth-rows.js";
 import { checkCredentialBinding } from "./credential-binding.js";
 import { applyAuthChange, type EndpointAuthChange, endpointAuthJson } from "./endpoint-auth-input.js";
-import { notFound } from "./errors.js";
+import { notFound, validation } from "./errors.js";
 import type { RouteAccess } from "./route-access.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
@@ -34,12 +41,17 @@ async function changeEndpointAuth(
   // one the credentials are stored beside, whatever a concurrent PUT does.
   return inTransaction(deps.pool, async (client) => {
     const config = (
-      await client.query<{ endpoint: string }>(
-        "SELECT endpoint FROM configs WHERE id = $1::uuid FOR UPDATE",
+      await client.query<{ endpoint: string; destination: unknown }>(
+        "SELECT endpoint, destination FROM configs WHERE id = $1::uuid FOR UPDATE",
         [configId],
       )
     ).rows[0];
     if (!config) throw notFound(`config ${configId} not found`);
+    const type = destinationOf(config).type;
+    if (type !== "http")
+      throw validation(
+        `endpoint auth applies to http destinations only; config ${configId} delivers to ${type} (its credential is set in destination, PUT /configs/{id})`,
+      );
     const current = (await readStoredAuth(client, configId)) ?? EMPTY_AUTH;
     const next = applyAuthChange(current, change, {
       configId,
@@ -86,7 +98,11 @@ export function endpointAuthRoutes(access: RouteAccess, deps: EndpointAuthDeps):
   r.delete("/configs/:id/auth", allowQuery(), async (req, res) => {
     const id = String(req.params.id);
     await configExists(id);
-    await writeStoredAuth(deps.pool, id, EMPTY_AUTH);
+    // A broker destination's credential is not endpoint auth: it stays.
+    await inTransaction(deps.pool, async (client) => {
+      const current = await readStoredAuth(client, id);
+      if (current) await writeStoredAuth(client, id, withoutHttpAuth(current));
+    });
     res.json({ data: {} });
   });
 

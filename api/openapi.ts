@@ -2,6 +2,7 @@ import { VERSION } from "../common/version.js";
 import { MAX_BATCH_EVENTS, MAX_BATCH_WAIT_MS } from "../core/batching.js";
 import { SIGNATURE_HEADER_STYLES } from "../core/options.js";
 import { DELIVERY_STATUSES } from "./delivery-statuses.js";
+import { DESTINATION, DESTINATION_INPUT } from "./openapi-destination.js";
 import { endpointAuthSchemas } from "./openapi-endpoint-auth.js";
 import { portalPaths, portalSchemas, portalSecurityScheme } from "./openapi-portal.js";
 
@@ -144,14 +145,16 @@ export const openapi = {
       ConfigUser: {
         type: "object",
         description: "A config as the caller sends it (create and update).",
-        required: ["endpoint", "eventTypes"],
+        required: ["eventTypes"],
         additionalProperties: false,
         properties: {
           endpoint: {
             type: "string",
             maxLength: 2048,
-            description: "absolute http(s) URL the events are POSTed to",
+            description:
+              "absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats or amqp (then derived from it)",
           },
+          destination: DESTINATION_INPUT,
           eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
           secret: {
             ...SECRET,
@@ -240,7 +243,12 @@ export const openapi = {
         properties: {
           id: UUID,
           name: { type: "string" },
-          endpoint: { type: "string" },
+          endpoint: {
+            type: "string",
+            description:
+              "the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=...",
+          },
+          destination: DESTINATION,
           eventTypes: { type: "array", items: { type: "string" } },
           secret: {
             type: "string",

@@ -17,6 +17,8 @@ export function configJson(c: Config, clearSecret?: string) {
     id: c.id,
     name: c.name,
     endpoint: c.endpoint,
+    // The stored destination is what answers show: it never holds a credential.
+    ...(c.destination !== null ? { destination: c.destination } : {}),
     eventTypes: c.eventTypes,
     secret: clearSecret ?? MASKED_SECRET,
     tenantId: c.tenantId,

@@ -1,6 +1,5 @@
 import cluster from "node:cluster";
 import { AggregatorRegistry } from "prom-client";
-import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { answerClientErrors } from "../common/http-client-errors.js";
 import { isLoopback, listen } from "../common/http-server.js";
 import { withoutCredentials } from "../common/redact.js";
@@ -10,6 +9,7 @@ import { openPublisher } from "../core/open-broker.js";
 import type { WebhooksOptions } from "../core/options.js";
 import { healthChecks, startProcessContext } from "../core/process-context.js";
 import { startDeliveryWorker } from "../workers/delivery-worker.js";
+import { destinationClients } from "../workers/destination-clients.js";
 import { startEventConsumer } from "../workers/event-consumer.js";
 import { countBlockedKeys } from "../workers/ordering-keys.js";
 import { createApp } from "./app.js";
@@ -33,9 +33,9 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     AggregatorRegistry.setRegistries([registry]);
   }
   const ctx = await startProcessContext(options, "serve");
-  // One cache of endpoints' OAuth tokens for the process: its deliveries and test deliveries.
-  const oauthTokens = new OAuthTokens(ctx.egress);
-  const worker = options.worker ? await startDeliveryWorker(ctx, oauthTokens) : undefined;
+  // One set of OAuth tokens and broker connections for the process: its deliveries and test deliveries.
+  const clients = destinationClients(ctx);
+  const worker = options.worker ? await startDeliveryWorker(ctx, clients) : undefined;
   const consumer = options.worker && options.consume ? await startEventConsumer(ctx) : undefined;
   let audit: { publisher: BrokerPublisher; topic: string } | undefined;
   if (options.auditTopic) {
@@ -59,7 +59,8 @@ export async function runServe(options: WebhooksOptions): Promise<void> {
     deliveries: createDeliveryControl(ctx.temporal, ctx.db.prisma, ctx.logger),
     egress: ctx.egress,
     secrets: ctx.secrets,
-    oauthTokens,
+    oauthTokens: clients.oauthTokens,
+    brokers: clients.brokers,
     replayDeadLetter: createDeadLetterReplayer(ctx, ctx.db.prisma),
     recoveries: createRecoveries(ctx, ctx.db.prisma),
     ingest: eventIngest(ctx),

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
-import { sendWithEndpointAuth } from "../activities/endpoint-auth-send.js";
-import type { OAuthTokens } from "../activities/oauth-tokens.js";
 import { activeSecrets } from "../activities/secrets.js";
+import {
+  type DestinationClients,
+  type OpenedCredentials,
+  sendToDestination,
+} from "../activities/send-destination.js";
 import type { Database } from "../common/db/database.js";
-import type { EgressPolicy } from "../core/egress-policy.js";
-import type { EndpointAuth } from "../core/endpoint-auth-rows.js";
 import type { SignatureHeaderStyle } from "../core/options.js";
 import { storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
@@ -14,15 +15,15 @@ import type { AttemptWithEvent } from "./serialize.js";
 
 /**
  * GET /configs/{id}/test: one signed test event through the same send code as
- * real deliveries (`svc-webhook-test: true`, the signing headers named as the config's
+ * real deliveries, to the config's destination (`svc-webhook-test: true`, the signing headers named as the config's
  * deliveries name them), recorded as a single attempt (success or failed, never retried).
  */
 export async function sendTestDelivery(
   db: Pick<Database, "prisma" | "pool">,
   config: Config,
   timeoutMs: number,
-  egress: EgressPolicy,
-  endpoint: { auth: EndpointAuth | null; tokens: OAuthTokens },
+  clients: DestinationClients,
+  credentials: OpenedCredentials,
   /** The config's names of the signing headers, else the deployment's (activities/signature-headers.ts). */
   signatureHeaders: SignatureHeaderStyle,
 ): Promise<AttemptWithEvent> {
@@ -38,22 +39,16 @@ export async function sendTestDelivery(
   const body = JSON.stringify(event);
   // Stored like every event sent, so its row references it as theirs do.
   const { ref } = await storeEvent(db.pool, event);
-  const result = await sendWithEndpointAuth(
-    {
-      endpoint: config.endpoint,
-      webhookId,
-      body,
-      secrets: activeSecrets(config, new Date()),
-      idempotencyKey: event.idempotency_key,
-      test: true,
-      signatureHeaders,
-      timeoutMs,
-      egress,
-    },
-    endpoint.auth,
-    config.id,
-    endpoint.tokens,
-  );
+  const result = await sendToDestination(clients, config, credentials, {
+    webhookId,
+    body,
+    secrets: activeSecrets(config, new Date()),
+    idempotencyKey: event.idempotency_key,
+    test: true,
+    signatureHeaders,
+    timeoutMs,
+    eventBodies: [body],
+  });
   const row = await recordAttempt(db, {
     webhookId,
     config,

@@ -28,6 +28,7 @@ export const configColumns = (table = "") =>
     ["batch", "batch"],
     ["signature_headers", "signatureHeaders"],
     ["max_concurrency", "maxConcurrency"],
+    ["destination", "destination"],
     ["created_at", "createdAt"],
     ["updated_at", "updatedAt"],
   ]

@@ -2,8 +2,9 @@ import type pg from "pg";
 import type { ConfigSecrets } from "./config-secrets.js";
 
 // A config's endpoint auth and custom headers as stored (table config_auth, one optional
-// row per config), read and written in plain SQL like config rows (core/config-rows.ts).
-// Credential columns hold sealed values, each bound to its own column and config.
+// row per config), read and written in plain SQL like config rows (core/config-rows.ts),
+// and a broker destination's credential (core/destinations.ts). Credential columns hold
+// sealed values, each bound to its own column and config.
 
 /** The columns holding a credential: sealed under the key ring, never returned in clear. */
 export const SEALED_AUTH_COLUMNS = [
@@ -12,6 +13,7 @@ export const SEALED_AUTH_COLUMNS = [
   "bearer_token",
   "oauth_client_secret",
   "tls_private_key",
+  "destination_secret",
 ] as const;
 export type SealedAuthColumn = (typeof SEALED_AUTH_COLUMNS)[number];
 
@@ -34,6 +36,8 @@ export interface StoredAuth {
   tls_certificate: string | null;
   tls_private_key: string | null;
   tls_ca_bundle: string | null;
+  /** A broker destination's credential (core/destinations.ts): sealed JSON. */
+  destination_secret: string | null;
 }
 
 export const AUTH_FIELDS: (keyof StoredAuth)[] = [
@@ -50,11 +54,21 @@ export const AUTH_FIELDS: (keyof StoredAuth)[] = [
   "tls_certificate",
   "tls_private_key",
   "tls_ca_bundle",
+  "destination_secret",
 ];
 
 export const EMPTY_AUTH: StoredAuth = Object.fromEntries(
   AUTH_FIELDS.map((f) => [f, f === "header_names" ? [] : null]),
 ) as unknown as StoredAuth;
+
+/** The row with its HTTP auth removed and its destination credential kept (DELETE /configs/{id}/auth). */
+export const withoutHttpAuth = (a: StoredAuth): StoredAuth => ({
+  ...EMPTY_AUTH,
+  destination_secret: a.destination_secret,
+});
+
+/** True when the row configures HTTP auth or headers (a broker destination's credential aside). */
+export const hasHttpAuth = (a: StoredAuth) => !isEmptyAuth({ ...a, destination_secret: null });
 
 /** True when the row configures nothing (it is deleted rather than kept empty). */
 export const isEmptyAuth = (a: StoredAuth) =>

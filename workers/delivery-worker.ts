@@ -1,8 +1,8 @@
 import { Client } from "@temporalio/client";
 import { type InjectedSinks, NativeConnection, type Worker } from "@temporalio/worker";
 import { LocalFirstSends } from "../activities/local-first.js";
-import { OAuthTokens } from "../activities/oauth-tokens.js";
 import { createRateLimitGate } from "../activities/rate-limit-gate.js";
+import type { DestinationClients } from "../activities/send-destination.js";
 import { temporalTls } from "../common/temporal.js";
 import {
   limitDeliveryLatencyTenants,
@@ -14,6 +14,7 @@ import type { ProcessContext } from "../core/process-context.js";
 import { firstSendSettledSignal } from "../workflows/delivery.js";
 import type { DeliverySinks } from "../workflows/delivery-sinks.js";
 import { DeliveriesInFlight } from "./deliveries-in-flight.js";
+import { destinationClients } from "./destination-clients.js";
 import { startMaintenanceLoops } from "./maintenance-loops.js";
 import { workflowStatus } from "./reconcile-repairs.js";
 import { installSdkRuntime, sdkLogger } from "./sdk-runtime.js";
@@ -42,12 +43,12 @@ export interface RunningWorker {
  * (`<queue>-maintenance`, with its schedules ensured). The workflow bundle is
  * built once for all of them. Stops with the process.
  *
- * `oauthTokens`: the process's cache of endpoints' OAuth tokens, shared with the API's test
- * deliveries when both run in one process.
+ * `clients`: the process's endpoints' OAuth tokens and broker connections, shared with the
+ * API's test deliveries when both run in one process.
  */
 export async function startDeliveryWorker(
   ctx: ProcessContext,
-  oauthTokens = new OAuthTokens(ctx.egress),
+  clients: DestinationClients = destinationClients(ctx),
 ): Promise<RunningWorker> {
   const { options, logger } = ctx;
   await installSdkRuntime(logger, options.temporalSdkMetrics);
@@ -66,7 +67,7 @@ export async function startDeliveryWorker(
   };
   const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
   const localFirst = new LocalFirstSends(options.maxConcurrentSends);
-  const deps = activityDeps(ctx, oauthTokens, inFlight, localFirst);
+  const deps = activityDeps(ctx, clients, inFlight, localFirst);
   const polls = new Set(options.taskQueues);
   const workflowSlots = new WorkflowTaskSlots(options.maxConcurrentWorkflowTasks);
   const sinks: InjectedSinks<DeliverySinks> = {
@@ -128,11 +129,11 @@ async function connectWorkers(ctx: ProcessContext): Promise<NativeConnection> {
 
 /**
  * What the activities send with: the database, the rate limit gate, egress policy, secrets,
- * OAuth tokens, and the counts of sends in flight and of first sends sent locally.
+ * OAuth tokens, broker connections, and the counts of sends in flight and of first sends sent locally.
  */
 function activityDeps(
   ctx: ProcessContext,
-  oauthTokens: OAuthTokens,
+  { oauthTokens, brokers }: DestinationClients,
   inFlight: DeliveriesInFlight,
   localFirst: LocalFirstSends,
 ): ActivityDeps {
@@ -158,6 +159,7 @@ function activityDeps(
     egress: ctx.egress,
     secrets: ctx.secrets,
     oauthTokens,
+    brokers,
   };
 }
 

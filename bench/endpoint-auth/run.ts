@@ -151,6 +151,7 @@ async function main() {
     tls_certificate: pki.clientCert,
     tls_private_key: seal("tls_private_key", pki.clientKey),
     tls_ca_bundle: pki.ca,
+    destination_secret: null,
   };
   for (let i = 0; i < 2000; i++) openStoredAuth(secrets, id, row);
   const start = process.hrtime.bigint();

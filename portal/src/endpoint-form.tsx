@@ -26,6 +26,12 @@ import {
   tlsInputOf,
 } from "./auth-fields";
 import { usePortal } from "./context";
+import {
+  DestinationFields,
+  type DestinationInput,
+  destinationInputOf,
+  destinationOfInput,
+} from "./destination-fields";
 import { EventTypePicker } from "./event-type-picker";
 import { type FormField, fieldOf } from "./field-errors";
 import { LoadFailure } from "./messages";
@@ -75,6 +81,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
   const [token, setToken] = useState("");
   const [oauth, setOauth] = useState<OAuthInput>(oauthInputOf(undefined));
   const [tls, setTls] = useState<TlsInput>(tlsInputOf(undefined));
+  const [destination, setDestination] = useState<DestinationInput>(destinationInputOf(undefined));
   const [errors, setErrors] = useState<Partial<Record<FormField, string>>>({});
   const [busy, setBusy] = useState(false);
 
@@ -101,6 +108,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
       setUsername(auth.basic?.username ?? "");
       setOauth(oauthInputOf(auth.oauth2));
       setTls(tlsInputOf(auth.tls));
+      setDestination(destinationInputOf(config.destination));
     })().catch((err: unknown) => setLoadError(asApiError(err)));
   }, [client, id]);
   return {
@@ -138,6 +146,8 @@ function useEndpointFormState(client: Client, id: string | undefined) {
     setOauth,
     tls,
     setTls,
+    destination,
+    setDestination,
     errors,
     setErrors,
     busy,
@@ -174,7 +184,11 @@ export function EndpointForm({ id }: { id?: string }) {
     const { found, body } = configBodyOf(f, f.current);
     f.setErrors(found);
     if (!body) return;
-    const auth = authChangeOf(f, f.current);
+    const destination = destinationOfInput(f.destination, f.current?.destination);
+    if (destination) body.destination = destination;
+    // A broker's endpoint is derived from its destination; endpoint auth is HTTP's only.
+    if (f.destination.type !== "http") delete body.endpoint;
+    const auth = f.destination.type === "http" ? authChangeOf(f, f.current) : undefined;
     if (auth) body.auth = auth;
     f.setBusy(true);
     try {
@@ -196,11 +210,18 @@ export function EndpointForm({ id }: { id?: string }) {
   const describedBy = (field: FormField) => (f.errors[field] ? `${field}-error` : undefined);
   // A stored credential is bound to the endpoint's origin: at another one it must be typed again.
   const moved = movesCredentials(f.endpoint, f.current);
+  const http = f.destination.type === "http";
 
   return (
     <section aria-labelledby="form-title">
       <h1 id="form-title">{id ? "Edit endpoint" : "Add endpoint"}</h1>
       <form class="endpoint-form" onSubmit={submit} noValidate>
+        <DestinationFields
+          value={f.destination}
+          set={(patch) => f.setDestination({ ...f.destination, ...patch })}
+          storedCredential={f.current?.destination?.type === f.destination.type}
+          error={fieldError}
+        />
         <MainFields
           value={f}
           set={{
@@ -212,41 +233,13 @@ export function EndpointForm({ id }: { id?: string }) {
             signatureHeaders: f.setSignatureHeaders,
           }}
           catalog={f.catalog}
+          http={http}
           moved={moved}
           eventTypesError={f.errors.eventTypes}
           error={fieldError}
           describedBy={describedBy}
         />
-        <HeaderFields
-          headers={moved ? f.headers.map((h) => ({ ...h, stored: false })) : f.headers}
-          onChange={f.setHeaders}
-          error={fieldError}
-          describedBy={describedBy}
-        />
-        <AuthFields
-          value={{
-            ...f,
-            kind: f.authKind,
-            stored: moved ? "none" : f.storedAuth,
-            storedTokenUrl: f.current?.auth?.oauth2?.tokenUrl,
-          }}
-          set={{
-            kind: f.setAuthKind,
-            username: f.setUsername,
-            password: f.setPassword,
-            token: f.setToken,
-            oauth: f.setOauth,
-          }}
-          error={fieldError}
-          describedBy={describedBy}
-        />
-        <TlsFields
-          value={f.tls}
-          stored={Boolean(f.current?.auth?.tls?.certificate)}
-          onChange={f.setTls}
-          error={fieldError}
-          describedBy={describedBy}
-        />
+        {http ? <HttpAuthFields f={f} moved={moved} error={fieldError} describedBy={describedBy} /> : null}
         {fieldError("form")}
         <div class="actions">
           <button type="submit" class="primary" disabled={f.busy}>
@@ -258,6 +251,49 @@ export function EndpointForm({ id }: { id?: string }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** Custom headers, authentication and client TLS: what only an HTTP destination sends. */
+function HttpAuthFields({
+  f,
+  moved,
+  error,
+  describedBy,
+}: { f: ReturnType<typeof useEndpointFormState>; moved: boolean } & FieldErrors) {
+  return (
+    <>
+      <HeaderFields
+        headers={moved ? f.headers.map((h) => ({ ...h, stored: false })) : f.headers}
+        onChange={f.setHeaders}
+        error={error}
+        describedBy={describedBy}
+      />
+      <AuthFields
+        value={{
+          ...f,
+          kind: f.authKind,
+          stored: moved ? "none" : f.storedAuth,
+          storedTokenUrl: f.current?.auth?.oauth2?.tokenUrl,
+        }}
+        set={{
+          kind: f.setAuthKind,
+          username: f.setUsername,
+          password: f.setPassword,
+          token: f.setToken,
+          oauth: f.setOauth,
+        }}
+        error={error}
+        describedBy={describedBy}
+      />
+      <TlsFields
+        value={f.tls}
+        stored={Boolean(f.current?.auth?.tls?.certificate)}
+        onChange={f.setTls}
+        error={error}
+        describedBy={describedBy}
+      />
+    </>
   );
 }
 
@@ -343,6 +379,7 @@ function MainFields({
   value,
   set,
   catalog,
+  http,
   moved,
   eventTypesError,
   error,
@@ -351,33 +388,41 @@ function MainFields({
   value: MainForm;
   set: { [K in keyof MainForm]: (v: MainForm[K]) => void };
   catalog: EventType[];
+  /** An HTTP destination: it has an endpoint URL (a broker's is derived). */
+  http: boolean;
   /** The endpoint moves its stored credentials to another origin. */
   moved: boolean;
   eventTypesError: string | undefined;
 } & FieldErrors) {
   return (
     <>
-      <label for="endpoint-url">Endpoint URL</label>
-      <input
-        id="endpoint-url"
-        type="url"
-        required
-        placeholder="https://example.com/webhooks"
-        value={value.endpoint}
-        aria-invalid={error("endpoint") ? "true" : undefined}
-        aria-describedby={
-          [describedBy("endpoint"), moved ? "endpoint-moved" : undefined].filter(Boolean).join(" ") ||
-          undefined
-        }
-        onInput={(e) => set.endpoint(e.currentTarget.value)}
-      />
-      {moved ? (
-        <p class="muted small" id="endpoint-moved" role="status">
-          This is another origin than the stored endpoint's: enter the credentials again (headers and
-          authentication), or remove them. Stored credentials are never sent to a new origin.
-        </p>
-      ) : null}
-      {error("endpoint")}
+      {http ? (
+        <>
+          <label for="endpoint-url">Endpoint URL</label>
+          <input
+            id="endpoint-url"
+            type="url"
+            required
+            placeholder="https://example.com/webhooks"
+            value={value.endpoint}
+            aria-invalid={error("endpoint") ? "true" : undefined}
+            aria-describedby={
+              [describedBy("endpoint"), moved ? "endpoint-moved" : undefined].filter(Boolean).join(" ") ||
+              undefined
+            }
+            onInput={(e) => set.endpoint(e.currentTarget.value)}
+          />
+          {moved ? (
+            <p class="muted small" id="endpoint-moved" role="status">
+              This is another origin than the stored endpoint's: enter the credentials again (headers and
+              authentication), or remove them. Stored credentials are never sent to a new origin.
+            </p>
+          ) : null}
+          {error("endpoint")}
+        </>
+      ) : (
+        error("endpoint")
+      )}
       <label for="endpoint-name">Name (optional)</label>
       <input
         id="endpoint-name"

@@ -6,6 +6,7 @@ export const TLS_FIELDS = ["certificate", "privateKey", "caBundle"] as const;
 type AuthField = `oauth2.${(typeof OAUTH_FIELDS)[number]}` | `tls.${(typeof TLS_FIELDS)[number]}`;
 export type FormField =
   | "endpoint"
+  | "destination"
   | "name"
   | "eventTypes"
   | "filter"
@@ -27,6 +28,8 @@ const RULES: [RegExp, FormField][] = [
   [/\bsignatureHeaders\b/, "signatureHeaders"],
   // "endpoint: the config holds credentials (auth.headers, auth.bearer) and …" is about the URL.
   [/^\/?(body\/)?endpoint\b/, "endpoint"],
+  // "missing required field \"destination.auth.token\"" is about the destination, not endpoint auth.
+  [/\bdestination\b/, "destination"],
   [/^\/?(body\/)?filter\b|\bfilter\b/, "filter"],
   [/\bauth[./](headers)\b|\bheaders?\b/, "headers"],
   [/\b(?:auth[./])?tls\b/, "tls"],

@@ -14,9 +14,10 @@ export class TcpBalancer {
 
   constructor(private readonly backends: string[]) {}
 
-  async start(): Promise<this> {
+  /** Listens on `port` (a free one when 0). */
+  async start(listenPort = 0): Promise<this> {
     this.server = createServer((client) => this.route(client, 0));
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => this.server.listen(listenPort, "127.0.0.1", resolve));
     const { port } = this.server.address() as { port: number };
     this.address = `127.0.0.1:${port}`;
     return this;

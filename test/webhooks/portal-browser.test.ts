@@ -570,6 +570,50 @@ describe("consumer portal in Chromium", function () {
     });
   });
 
+  describe("a broker destination in the endpoint form", () => {
+    const tenantD = { uid: `hooli-${suffix}`, id: "" };
+    const password = `sasl-${randomBytes(8).toString("hex")}`;
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      tenantD.id = (await api.call("POST", "/tenants", { uid: tenantD.uid })).body.data.id;
+      ({ context, page } = await open(await createSession(api, `uid:${tenantD.uid}`)));
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+    });
+    after(() => context?.close());
+
+    it("delivers to a Kafka topic: its fields replace the URL and HTTP auth, its errors show beside them, its password is write-only", async () => {
+      await page.getByRole("link", { name: "Add endpoint" }).click();
+      await page.getByLabel("Deliver to").selectOption("kafka");
+      expect(await page.getByLabel("Endpoint URL").count()).to.equal(0);
+      expect(await page.getByText("Custom headers").count()).to.equal(0);
+      await page.getByLabel("Brokers (host:port, comma-separated)").fill("127.0.0.1:9092");
+      await page.getByLabel("Name (optional)").fill("Kafka orders");
+      await page.getByLabel("shop.order_paid").check();
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page
+        .locator("#destination-error", { hasText: 'missing required field "destination.topic"' })
+        .waitFor();
+      await page.getByLabel("Topic", { exact: true }).fill("orders");
+      await page.getByLabel("SASL", { exact: true }).selectOption("scram-sha-256");
+      await page.getByLabel("SASL username").fill("app");
+      await page.getByLabel("SASL password").fill(password);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.getByRole("heading", { name: "Kafka orders" }).waitFor();
+      const id = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(stored.endpoint).to.equal("kafka://127.0.0.1:9092/orders");
+      expect(stored.destination).to.deep.equal({
+        type: "kafka",
+        brokers: ["127.0.0.1:9092"],
+        topic: "orders",
+        sasl: { mechanism: "scram-sha-256", username: "app" },
+      });
+      expect(await page.content()).not.to.include(password);
+    });
+  });
+
   describe("(b) catalog and payload filter", () => {
     let context: BrowserContext;
     let page: Page;
@@ -778,8 +822,10 @@ describe("consumer portal in Chromium", function () {
       await tabTo(page, /^Add endpoint$/);
       await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Add endpoint" }).waitFor();
-      // The route change moved focus to the new screen, so the next Tab enters the form.
+      // The route change moved focus to the new screen, so the next Tab enters the form,
+      // where the destination comes first (HTTP, the default, keeps the URL next).
       expect(await page.evaluate("document.activeElement.id")).to.equal("main");
+      await tabTo(page, /^Deliver to$/, 1);
       await tabTo(page, /^Endpoint URL$/, 1);
       await page.keyboard.type(`${receiver.url}?kbd=1`);
       await page.keyboard.press("Tab");

@@ -7,6 +7,7 @@ import { sendBatch } from "../../activities/batch-send.js";
 import type { BatchSendInput } from "../../activities/batch-types.js";
 import type { SendDeps } from "../../activities/delivery-deps.js";
 import type { DeliveryPolicy, SendAttemptInput } from "../../activities/delivery-types.js";
+import { BrokerConnections } from "../../activities/destinations/connections.js";
 import { OAuthTokens } from "../../activities/oauth-tokens.js";
 import { sendAttemptOnce } from "../../activities/send-attempt.js";
 import { CLAIM_LEASE_MS } from "../../activities/send-claims.js";
@@ -57,6 +58,7 @@ describe("one send path for deliveries and batches", function () {
       egress,
       secrets: new ConfigSecrets(null),
       oauthTokens: new OAuthTokens(egress),
+      brokers: new BrokerConnections(egress, createLogger("send-pipeline-test", "warn")),
     };
     configId = (
       await db.prisma.config.create({

@@ -710,8 +710,54 @@ export interface components {
     schemas: {
         /** @description A config as the caller sends it (create and update). */
         ConfigUser: {
-            /** @description absolute http(s) URL the events are POSTed to */
-            endpoint: string;
+            /** @description absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats or amqp (then derived from it) */
+            endpoint?: string;
+            /** @description where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject) or amqp (an exchange). Every destination gets the same body and the same signed headers. For kafka, nats and amqp, endpoint is derived from the destination (leave it out, or give the derived value back); endpoint auth (auth) applies to http only. On update, absent keeps the current destination */
+            destination?: {
+                /** @enum {string} */
+                type: "http" | "kafka" | "nats" | "amqp";
+                /** @description kafka: bootstrap brokers host:port, e.g. ["kafka-1.internal:9092"] */
+                brokers?: string[];
+                /** @description kafka: the topic (it must exist: deliveries never create topics) */
+                topic?: string;
+                /** @description kafka: TLS to the brokers (default false) */
+                ssl?: boolean;
+                /** @description kafka: SASL authentication */
+                sasl?: {
+                    /** @enum {string} */
+                    mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                    username: string;
+                    /** @description the SASL password; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                    password?: string;
+                };
+                /** @description nats: servers nats://host[:port], e.g. ["nats://nats.internal:4222"] */
+                servers?: string[];
+                /** @description nats: the subject published to (no wildcards) */
+                subject?: string;
+                /** @description nats: publish to the JetStream stream capturing the subject and wait for its acknowledgement (default true); false: a core NATS publish, sent once the server has it */
+                jetstream?: boolean;
+                /** @description nats: authentication (one kind) */
+                auth?: {
+                    /** @enum {string} */
+                    kind: "token" | "userPassword" | "creds";
+                    /** @description kind token: the token; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                    token?: string;
+                    /** @description kind userPassword */
+                    username?: string;
+                    /** @description kind userPassword: the password; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                    password?: string;
+                    /** @description kind creds: the .creds file's content (JWT and NKey seed); sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                    creds?: string;
+                };
+                /** @description amqp: amqp://[user@]host[:port][/vhost] or amqps://..., without a password (give it in password); without a user the broker's guest account is used */
+                url?: string;
+                /** @description amqp: the password of the URL's user; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                password?: string;
+                /** @description amqp: the exchange ("" or absent: the default exchange, where the routing key names a queue) */
+                exchange?: string;
+                /** @description amqp: the routing key of every message */
+                routingKey?: string;
+            };
             eventTypes: string[];
             /** @description standard base64 of exactly 24 bytes (32 characters); generated when absent (on update by a portal session without the "secrets" feature: absent keeps the stored one, given is 403) */
             secret?: string;
@@ -778,7 +824,30 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=... */
             endpoint: string;
+            /** @description present for kafka, nats and amqp destinations (absent: http, to endpoint): the fields given, credentials left out (they are write-only) */
+            destination?: {
+                /** @enum {string} */
+                type: "kafka" | "nats" | "amqp";
+                brokers?: string[];
+                topic?: string;
+                ssl?: boolean;
+                sasl?: {
+                    mechanism?: string;
+                    username?: string;
+                };
+                servers?: string[];
+                subject?: string;
+                jetstream?: boolean;
+                auth?: {
+                    kind?: string;
+                    username?: string;
+                };
+                url?: string;
+                exchange?: string;
+                routingKey?: string;
+            };
             eventTypes: string[];
             /** @description the secret in clear only in the answers of create and secret change; "********" in every other answer (GET /configs/{id}/secret reads it) */
             secret: string;

@@ -14,6 +14,10 @@ from .config import Config
 from .config_batch import ConfigBatch
 from .config_cursor import ConfigCursor
 from .config_cursor_cursor import ConfigCursorCursor
+from .config_destination import ConfigDestination
+from .config_destination_auth import ConfigDestinationAuth
+from .config_destination_sasl import ConfigDestinationSasl
+from .config_destination_type import ConfigDestinationType
 from .config_filter import ConfigFilter
 from .config_ordering import ConfigOrdering
 from .config_ordering_on_failure import ConfigOrderingOnFailure
@@ -21,6 +25,12 @@ from .config_secret import ConfigSecret
 from .config_signature_headers import ConfigSignatureHeaders
 from .config_user import ConfigUser
 from .config_user_batch_type_0 import ConfigUserBatchType0
+from .config_user_destination import ConfigUserDestination
+from .config_user_destination_auth import ConfigUserDestinationAuth
+from .config_user_destination_auth_kind import ConfigUserDestinationAuthKind
+from .config_user_destination_sasl import ConfigUserDestinationSasl
+from .config_user_destination_sasl_mechanism import ConfigUserDestinationSaslMechanism
+from .config_user_destination_type import ConfigUserDestinationType
 from .config_user_filter_type_0 import ConfigUserFilterType0
 from .config_user_ordering_type_0 import ConfigUserOrderingType0
 from .config_user_ordering_type_0_on_failure import ConfigUserOrderingType0OnFailure
@@ -141,6 +151,10 @@ __all__ = (
     "ConfigBatch",
     "ConfigCursor",
     "ConfigCursorCursor",
+    "ConfigDestination",
+    "ConfigDestinationAuth",
+    "ConfigDestinationSasl",
+    "ConfigDestinationType",
     "ConfigFilter",
     "ConfigOrdering",
     "ConfigOrderingOnFailure",
@@ -148,6 +162,12 @@ __all__ = (
     "ConfigSignatureHeaders",
     "ConfigUser",
     "ConfigUserBatchType0",
+    "ConfigUserDestination",
+    "ConfigUserDestinationAuth",
+    "ConfigUserDestinationAuthKind",
+    "ConfigUserDestinationSasl",
+    "ConfigUserDestinationSaslMechanism",
+    "ConfigUserDestinationType",
     "ConfigUserFilterType0",
     "ConfigUserOrderingType0",
     "ConfigUserOrderingType0OnFailure",

@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.config_batch import ConfigBatch
+    from ..models.config_destination import ConfigDestination
     from ..models.config_filter import ConfigFilter
     from ..models.config_ordering import ConfigOrdering
     from ..models.endpoint_auth import EndpointAuth
@@ -27,13 +28,16 @@ class Config:
     Attributes:
         id (UUID):
         name (str):
-        endpoint (str):
+        endpoint (str): the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first
+            broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=...
         event_types (list[str]):
         secret (str): the secret in clear only in the answers of create and secret change; "********" in every other
             answer (GET /configs/{id}/secret reads it)
         active (bool):
         created_at (datetime.datetime):
         updated_at (datetime.datetime):
+        destination (ConfigDestination | Unset): present for kafka, nats and amqp destinations (absent: http, to
+            endpoint): the fields given, credentials left out (they are write-only)
         previous_secret_expires_at (datetime.datetime | Unset): present while the rotated-out secret still signs
             deliveries
         auth (EndpointAuth | Unset): The kinds of endpoint auth configured, with their public parts; every credential
@@ -65,6 +69,7 @@ class Config:
     active: bool
     created_at: datetime.datetime
     updated_at: datetime.datetime
+    destination: ConfigDestination | Unset = UNSET
     previous_secret_expires_at: datetime.datetime | Unset = UNSET
     auth: EndpointAuth | Unset = UNSET
     tenant_id: UUID | Unset = UNSET
@@ -93,6 +98,10 @@ class Config:
         created_at = self.created_at.isoformat()
 
         updated_at = self.updated_at.isoformat()
+
+        destination: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.destination, Unset):
+            destination = self.destination.to_dict()
 
         previous_secret_expires_at: str | Unset = UNSET
         if not isinstance(self.previous_secret_expires_at, Unset):
@@ -144,6 +153,8 @@ class Config:
                 "updatedAt": updated_at,
             }
         )
+        if destination is not UNSET:
+            field_dict["destination"] = destination
         if previous_secret_expires_at is not UNSET:
             field_dict["previousSecretExpiresAt"] = previous_secret_expires_at
         if auth is not UNSET:
@@ -170,6 +181,7 @@ class Config:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.config_batch import ConfigBatch  # noqa: PLC0415
+        from ..models.config_destination import ConfigDestination  # noqa: PLC0415
         from ..models.config_filter import ConfigFilter  # noqa: PLC0415
         from ..models.config_ordering import ConfigOrdering  # noqa: PLC0415
         from ..models.endpoint_auth import EndpointAuth  # noqa: PLC0415
@@ -190,6 +202,13 @@ class Config:
         created_at = datetime.datetime.fromisoformat(d.pop("createdAt"))
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updatedAt"))
+
+        _destination = d.pop("destination", UNSET)
+        destination: ConfigDestination | Unset
+        if isinstance(_destination, Unset):
+            destination = UNSET
+        else:
+            destination = ConfigDestination.from_dict(_destination)
 
         _previous_secret_expires_at = d.pop("previousSecretExpiresAt", UNSET)
         previous_secret_expires_at: datetime.datetime | Unset
@@ -260,6 +279,7 @@ class Config:
             active=active,
             created_at=created_at,
             updated_at=updated_at,
+            destination=destination,
             previous_secret_expires_at=previous_secret_expires_at,
             auth=auth,
             tenant_id=tenant_id,

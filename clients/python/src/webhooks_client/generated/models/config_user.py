@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.config_user_batch_type_0 import ConfigUserBatchType0
+    from ..models.config_user_destination import ConfigUserDestination
     from ..models.config_user_filter_type_0 import ConfigUserFilterType0
     from ..models.config_user_ordering_type_0 import ConfigUserOrderingType0
     from ..models.endpoint_auth_change import EndpointAuthChange
@@ -26,8 +27,13 @@ class ConfigUser:
     """A config as the caller sends it (create and update).
 
     Attributes:
-        endpoint (str): absolute http(s) URL the events are POSTed to
         event_types (list[str]):
+        endpoint (str | Unset): absolute http(s) URL the events are POSTed to; required unless destination is kafka,
+            nats or amqp (then derived from it)
+        destination (ConfigUserDestination | Unset): where deliveries go: http (the default: POST to endpoint), kafka (a
+            topic), nats (a subject) or amqp (an exchange). Every destination gets the same body and the same signed
+            headers. For kafka, nats and amqp, endpoint is derived from the destination (leave it out, or give the derived
+            value back); endpoint auth (auth) applies to http only. On update, absent keeps the current destination
         secret (str | Unset): standard base64 of exactly 24 bytes (32 characters); generated when absent (on update by a
             portal session without the "secrets" feature: absent keeps the stored one, given is 403)
         name (str | Unset):
@@ -66,8 +72,9 @@ class ConfigUser:
             keeps it
     """
 
-    endpoint: str
     event_types: list[str]
+    endpoint: str | Unset = UNSET
+    destination: ConfigUserDestination | Unset = UNSET
     secret: str | Unset = UNSET
     name: str | Unset = UNSET
     tenant_id: UUID | Unset = UNSET
@@ -89,9 +96,13 @@ class ConfigUser:
         from ..models.config_user_filter_type_0 import ConfigUserFilterType0  # noqa: PLC0415
         from ..models.config_user_ordering_type_0 import ConfigUserOrderingType0  # noqa: PLC0415
 
+        event_types = self.event_types
+
         endpoint = self.endpoint
 
-        event_types = self.event_types
+        destination: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.destination, Unset):
+            destination = self.destination.to_dict()
 
         secret = self.secret
 
@@ -151,10 +162,13 @@ class ConfigUser:
 
         field_dict.update(
             {
-                "endpoint": endpoint,
                 "eventTypes": event_types,
             }
         )
+        if endpoint is not UNSET:
+            field_dict["endpoint"] = endpoint
+        if destination is not UNSET:
+            field_dict["destination"] = destination
         if secret is not UNSET:
             field_dict["secret"] = secret
         if name is not UNSET:
@@ -179,14 +193,22 @@ class ConfigUser:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.config_user_batch_type_0 import ConfigUserBatchType0  # noqa: PLC0415
+        from ..models.config_user_destination import ConfigUserDestination  # noqa: PLC0415
         from ..models.config_user_filter_type_0 import ConfigUserFilterType0  # noqa: PLC0415
         from ..models.config_user_ordering_type_0 import ConfigUserOrderingType0  # noqa: PLC0415
         from ..models.endpoint_auth_change import EndpointAuthChange  # noqa: PLC0415
 
         d = dict(src_dict)
-        endpoint = d.pop("endpoint")
-
         event_types = cast(list[str], d.pop("eventTypes"))
+
+        endpoint = d.pop("endpoint", UNSET)
+
+        _destination = d.pop("destination", UNSET)
+        destination: ConfigUserDestination | Unset
+        if isinstance(_destination, Unset):
+            destination = UNSET
+        else:
+            destination = ConfigUserDestination.from_dict(_destination)
 
         secret = d.pop("secret", UNSET)
 
@@ -315,8 +337,9 @@ class ConfigUser:
         max_concurrency = _parse_max_concurrency(d.pop("maxConcurrency", UNSET))
 
         config_user = cls(
-            endpoint=endpoint,
             event_types=event_types,
+            endpoint=endpoint,
+            destination=destination,
             secret=secret,
             name=name,
             tenant_id=tenant_id,

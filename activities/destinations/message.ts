@@ -1,0 +1,81 @@
+// What every destination is handed and answers. A send (activities/send-destination.ts)
+// builds one message: the bytes an HTTP delivery would POST and the headers it would carry
+// (signature, id, timestamp, test flag, idempotency key, batch ids); a broker destination
+// publishes them as record headers (Kafka), message headers (NATS) or properties (AMQP)
+// and answers with a SendResult, as an HTTP send does, so every step above the send
+// (retries, caps, ordering, batching, rows) is the same for every destination.
+
+/** One send's outcome. */
+export interface SendResult {
+  /**
+   * HTTP status, or 0 when no answer came (connection error, timeout, bad redirect, denied).
+   * A broker's acknowledgement of the message is 200.
+   */
+  statusCode: number;
+  retryAfterMs?: number;
+  error?: string;
+  /**
+   * Nothing reached the receiver and no retry can change that: the egress policy refused
+   * an address, or Node could not build the request from what the delivery holds.
+   */
+  permanent?: boolean;
+  responseExcerpt: string;
+  durationMs: number;
+}
+
+/** One message for a broker. */
+export interface DestinationMessage {
+  /** The webhook id (a batch's id for a batch): NATS's Nats-Msg-Id, AMQP's message-id. */
+  id: string;
+  body: string;
+  /** Header names in lower case, as an HTTP delivery's. */
+  headers: Record<string, string>;
+  /** The ordering key: a Kafka record's key (one partition per key); absent, none. */
+  key?: string | undefined;
+  /** How long the publish and its acknowledgement may take. */
+  timeoutMs: number;
+}
+
+/** A connection to one config's broker destination: sends, and is closed when the config changes or the process stops. */
+export interface BrokerConnection {
+  send(message: DestinationMessage): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+/** An acknowledged publish; `ack` says where it went (the log's response excerpt). */
+export const acknowledged = (started: number, ack: string): SendResult => ({
+  statusCode: 200,
+  responseExcerpt: ack,
+  durationMs: Date.now() - started,
+});
+
+/** A publish that failed: retried under the policy unless `permanent`. */
+export const notDelivered = (started: number, error: string, permanent = false): SendResult => ({
+  statusCode: 0,
+  error,
+  ...(permanent ? { permanent } : {}),
+  responseExcerpt: "",
+  durationMs: Date.now() - started,
+});
+
+/** How long connecting to a broker may take. */
+export const CONNECT_TIMEOUT_MS = 3000;
+
+export class SendTimeout extends Error {}
+
+/**
+ * `work` bounded by `ms`: past it, a SendTimeout. The publish may still complete after
+ * that (as a timed out POST may have reached its receiver): the attempt is retried, and
+ * the consumer sees the message again under the same webhook id.
+ */
+export async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SendTimeout(`timeout: ${what} took over ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="ConfigDestinationAuth")
+
+
+@_attrs_define
+class ConfigDestinationAuth:
+    """
+    Attributes:
+        kind (str | Unset):
+        username (str | Unset):
+    """
+
+    kind: str | Unset = UNSET
+    username: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        kind = self.kind
+
+        username = self.username
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if kind is not UNSET:
+            field_dict["kind"] = kind
+        if username is not UNSET:
+            field_dict["username"] = username
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        kind = d.pop("kind", UNSET)
+
+        username = d.pop("username", UNSET)
+
+        config_destination_auth = cls(
+            kind=kind,
+            username=username,
+        )
+
+        config_destination_auth.additional_properties = d
+        return config_destination_auth
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class ConfigDestinationType(StrEnum):
+    AMQP = "amqp"
+    KAFKA = "kafka"
+    NATS = "nats"
+
+    def __str__(self) -> str:
+        return str(self.value)

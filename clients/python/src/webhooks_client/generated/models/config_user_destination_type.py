@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class ConfigUserDestinationType(StrEnum):
+    AMQP = "amqp"
+    HTTP = "http"
+    KAFKA = "kafka"
+    NATS = "nats"
+
+    def __str__(self) -> str:
+        return str(self.value)
