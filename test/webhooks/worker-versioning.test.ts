@@ -43,7 +43,8 @@ describe("Worker Versioning: two builds of the workers at once", function () {
   let client: Client;
   let build2: CopiedBuild;
   const builds: Record<1 | 2, string> = { 1: "", 2: "" };
-  const workers: Partial<Record<1 | 2, ServiceProcess>> = {};
+  /** Each build's worker process; 0 is the unversioned one of before versioning. */
+  const workers: Partial<Record<0 | 1 | 2, ServiceProcess>> = {};
   /** Events whose receiver answers 503 for now: their deliveries stay running, retrying. */
   const held = new Set<string>();
   /** 200 answers per idempotency key. */
@@ -185,9 +186,24 @@ describe("Worker Versioning: two builds of the workers at once", function () {
   let orderedHeads: string[] = [];
   let heldOn2: string[] = [];
 
-  it("build 1 current: its deliveries run pinned to it", async () => {
+  it("a delivery started before versioning moves to build 1 once that is current", async () => {
+    workers[0] = await startWorkerProcess(api, feed, ["--no-consume"]);
+    const unversioned = await deliver("unversioned", 1, { hold: true });
+    await waitUntilTried(unversioned);
+    const before = await client.workflow.getHandle(unversioned[0]!).describe();
+    expect(before.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion ?? null).to.equal(null);
     await startWorker(1);
     await step("promote", "--build-id", builds[1]);
+    await workers[0].stop();
+    release(unversioned);
+    // Its next task ran on build 1, which pinned it (deliveries are Pinned in the versioned bundle).
+    expect(await buildsThatRan(unversioned)).to.deep.equal([1]);
+    const { buildIds } = await tasksOf(unversioned[0]!);
+    expect(buildIds.at(0)).to.equal(undefined);
+    expect(buildIds.at(-1)).to.equal(builds[1]);
+  });
+
+  it("build 1 current: its deliveries run pinned to it", async () => {
     heldOn1 = await deliver("held-1", 5, { hold: true });
     // The ordered key's first head is held too: its sequencer waits on it across the switch (the
     // head's first send is the sequencer's own; its retries a child delivery workflow's).
@@ -253,7 +269,7 @@ describe("Worker Versioning: two builds of the workers at once", function () {
   });
 
   it("every delivery reached the receiver once, and has one 2xx attempt row", async () => {
-    expect(started.size).to.equal(5 + 2 + 3 + 40 + 5 + 3 + 5);
+    expect(started.size).to.equal(1 + 5 + 2 + 3 + 40 + 5 + 3 + 5);
     for (const key of started.keys()) expect(delivered.get(key), key).to.equal(1);
     const db = new pg.Client({ connectionString: api.db.url });
     await db.connect();
