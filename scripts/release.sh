@@ -50,8 +50,9 @@ echo "[release] bundling the workflow code once (workers read it instead of bund
 # workers' --worker-build-id; build-id keeps it for the rollout (scripts/rollout.sh).
 node --input-type=module -e '
   const { prebuildWorkflowBundle } = await import("./dist/workers/workflow-bundle.js");
-  process.stdout.write(`${await prebuildWorkflowBundle(process.argv[1])}\n`);
-' "$out/dist/.workflow-bundles" > "$out/build-id"
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(process.argv[2], `${await prebuildWorkflowBundle(process.argv[1])}\n`);
+' "$out/dist/.workflow-bundles" "$out/build-id"
 echo "[release] build id $(cat "$out/build-id") (in $out/build-id)"
 cp -r bin "$out/bin"
 cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-migrate reads them
