@@ -221,7 +221,7 @@ describe("Worker Versioning: two builds of the workers at once", function () {
     });
   });
 
-  it("a 50 % ramp of build 2 splits new deliveries between the builds", async () => {
+  it("a 50 % ramp of build 2 splits new deliveries between the builds; ending it sends them all to build 1", async () => {
     await startWorker(2);
     await step("ramp", "--build-id", builds[2], "--percent", "50");
     const ran = await buildsThatRan(await deliver("ramp", 40));
@@ -229,6 +229,10 @@ describe("Worker Versioning: two builds of the workers at once", function () {
     console.log(`      ramped 50 %: ${on2} of 40 deliveries on build 2`);
     // By workflow id hash: 20 expected, and fewer than 8 or more than 32 has odds under 1 in 1 000.
     expect(on2).to.be.within(8, 32);
+    // Ending the ramp: every new delivery goes to the current build again.
+    await step("rollback");
+    expect(await step("status")).to.match(new RegExp(`current ${builds[1]}\n`));
+    expect(await buildsThatRan(await deliver("unramped", 5))).to.deep.equal([1, 1, 1, 1, 1]);
   });
 
   it("build 2 current: new deliveries run on it; those started on build 1 finish there", async () => {
@@ -269,7 +273,7 @@ describe("Worker Versioning: two builds of the workers at once", function () {
   });
 
   it("every delivery reached the receiver once, and has one 2xx attempt row", async () => {
-    expect(started.size).to.equal(1 + 5 + 2 + 3 + 40 + 5 + 3 + 5);
+    expect(started.size).to.equal(1 + 5 + 2 + 3 + 40 + 5 + 5 + 3 + 5);
     for (const key of started.keys()) expect(delivered.get(key), key).to.equal(1);
     const db = new pg.Client({ connectionString: api.db.url });
     await db.connect();
