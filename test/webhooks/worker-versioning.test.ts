@@ -237,7 +237,17 @@ describe("Worker Versioning: two builds of the workers at once", function () {
 
   it("build 2 current: new deliveries run on it; those started on build 1 finish there", async () => {
     await step("promote", "--build-id", builds[2]);
-    expect(await step("status")).to.include(`current ${builds[2]}`);
+    // Build 1 drains: its held deliveries and the ordered head (Pinned), and the sequencer
+    // waiting on that head (AutoUpgrade: it moves at its next task). Visibility may lag a little.
+    const draining = new RegExp(
+      `current ${builds[2]}\n[^]*${builds[1]}  drainage draining, running: 6 pinned, 1 auto-upgrade`,
+    );
+    let status = "";
+    for (let i = 0; i < 20 && !draining.test(status); i++) {
+      if (i) await new Promise((r) => setTimeout(r, 500));
+      status = await step("status");
+    }
+    expect(status).to.match(draining);
     expect(await buildsThatRan(await deliver("plain-2", 5))).to.deep.equal([2, 2, 2, 2, 2]);
     heldOn2 = await deliver("held-2", 3, { hold: true });
     await waitUntilTried(heldOn2);
