@@ -27,7 +27,7 @@ import {
   workflowPollsPerQueue,
 } from "./task-queue-workers.js";
 import { workerVersioning } from "./worker-versioning.js";
-import { savedWorkflowBundle, workflowBuildId } from "./workflow-bundle.js";
+import { savedWorkflowBundle } from "./workflow-bundle.js";
 import { WorkflowTaskSlots } from "./workflow-task-slots.js";
 
 export interface RunningWorker {
@@ -58,7 +58,7 @@ export async function startDeliveryWorker(
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
   // exporting workflow spans, on every worker of this process.
   const plugins = ctx.tracing ? [ctx.tracing.plugin] : [];
-  const versioning = await workerVersioning(options, () => workflowBuildId());
+  const versioning = await workerVersioning(options);
   const workflowBundle = await savedWorkflowBundle(
     logger,
     sdkLogger(logger),
@@ -100,9 +100,9 @@ export async function startDeliveryWorker(
     },
     "delivery workers started",
   );
-  // Versioned, no eager start: the server (1.32) hands an eager start's first task to the
-  // starting process whatever the deployment's current or ramping version, which would pin
-  // the delivery to this process's build.
+  // Versioned, no eager start: the server (1.32.2, by its source) hands an eager start's first
+  // task to the starting process whatever the deployment's current or ramping version, which
+  // would pin the delivery to this process's build.
   if (polls.has("workflows") && options.eagerStart && !versioning) {
     // The SDK reserves a slot of a worker on this connection for the same namespace and
     // queue and falls back to a plain start when none is free; the server then hands the

@@ -1,6 +1,6 @@
 import type { WorkerOptions } from "@temporalio/worker";
 import type { WebhooksOptions } from "../core/options.js";
-import type { BundleEntry } from "./workflow-bundle.js";
+import { type BundleEntry, workflowBuildId } from "./workflow-bundle.js";
 
 // Worker Versioning (docs/webhooks/changing-the-workflow.md#worker-versioning): with
 // --worker-deployment-name, every worker of the process polls as one version of that Worker
@@ -27,18 +27,17 @@ export interface WorkerVersioning {
 }
 
 /**
- * The process's versioning, or undefined (unversioned) without --worker-deployment-name.
- * `defaultBuildId` is asked only when no build id was given.
+ * The process's versioning, or undefined (unversioned) without --worker-deployment-name. The
+ * build id, unless given, is this build's bundle hash (workflowBuildId).
  */
 export async function workerVersioning(
   options: Pick<WebhooksOptions, "workerDeployment">,
-  defaultBuildId: () => Promise<string>,
 ): Promise<WorkerVersioning | undefined> {
   const deployment = options.workerDeployment;
   if (!deployment) return undefined;
   return {
     deploymentOptions: {
-      version: { deploymentName: deployment.name, buildId: deployment.buildId ?? (await defaultBuildId()) },
+      version: { deploymentName: deployment.name, buildId: deployment.buildId ?? (await workflowBuildId()) },
       useWorkerVersioning: true,
       // Every workflow names its own (workflows/versioned.ts); one that did not would follow
       // the current version, as every workflow did before versioning.
