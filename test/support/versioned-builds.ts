@@ -42,7 +42,10 @@ export async function copyBuildWith(file: string, from: string, to: string): Pro
   const changed = path.join(copy, file);
   const text = await readFile(changed, "utf8");
   const found = text.split(from).length - 1;
-  if (found !== 1) throw new Error(`${file} holds ${JSON.stringify(from)} ${found} times, expected once`);
+  if (found !== 1) {
+    await rm(root, { recursive: true, force: true });
+    throw new Error(`${file} holds ${JSON.stringify(from)} ${found} times, expected once`);
+  }
   await writeFile(changed, text.replace(from, to));
   return {
     root,
