@@ -17,6 +17,7 @@ import { addServiceOptions } from "../common/service-options.js";
 import { MAX_PARTITIONS } from "../core/broker/partitions.js";
 import { parseCidr } from "../core/egress-policy.js";
 import { SIGNATURE_HEADER_STYLES } from "../core/options.js";
+import { versionPartProblem } from "../workers/worker-versioning.js";
 import { insecurePlaintextSecretsOption, secretsKeyFileOption } from "./secrets-options.js";
 
 // The flags `webhooks serve` and `webhooks worker` share, one function per group, in the
@@ -375,8 +376,31 @@ function temporalFlags(cmd: Command): Command {
             );
           return [...new Set(queues)];
         }),
+    )
+    .addOption(
+      new Option(
+        "--worker-deployment-name <name>",
+        "Worker Versioning: the workers poll as a version (this name and --worker-build-id) of this Temporal Worker Deployment; unversioned when absent",
+      )
+        .argParser(versionPartArg("deployment name"))
+        .env("TEMPORAL_DEPLOYMENT_NAME"),
+    )
+    .addOption(
+      new Option(
+        "--worker-build-id <id>",
+        "the build id of that version (needs --worker-deployment-name; default: the hash of this build's workflow bundle, a release's build-id file)",
+      )
+        .argParser(versionPartArg("build id"))
+        .env("TEMPORAL_WORKER_BUILD_ID"),
     );
 }
+
+/** A deployment name or build id as the server takes it (workers/worker-versioning.ts). */
+const versionPartArg = (kind: "deployment name" | "build id") => (value: string) => {
+  const problem = versionPartProblem(kind, value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
+};
 
 /** Which addresses sends may reach. */
 function egressFlags(cmd: Command): Command {

@@ -67,6 +67,7 @@ function toWebhooksOptions(o: Flags, worker: boolean): WebhooksOptions {
     temporal: temporalSettings(o),
     taskQueue: opt("taskQueue"),
     taskQueues: opt("taskQueues"),
+    ...workerDeploymentSettings(o),
     consume: o.consume !== false,
     maxConcurrentSends: opt("maxConcurrentSends"),
     maxConcurrentWorkflowTasks: opt("maxConcurrentWorkflowTasks"),
@@ -165,6 +166,18 @@ function temporalSettings(o: Flags): WebhooksOptions["temporal"] {
     ...(str("temporalTlsServerName") ? { tlsServerName: str("temporalTlsServerName") } : {}),
     ...(str("temporalApiKey") ? { apiKey: str("temporalApiKey") } : {}),
   };
+}
+
+/** Worker Versioning, on when --worker-deployment-name is given (a build id alone is a mistake, said so). */
+function workerDeploymentSettings(o: Flags): Pick<WebhooksOptions, "workerDeployment"> {
+  const { str } = readers(o);
+  const name = str("workerDeploymentName");
+  const buildId = str("workerBuildId");
+  if (!name && buildId)
+    throw new Error(
+      "--worker-build-id (TEMPORAL_WORKER_BUILD_ID) needs --worker-deployment-name (TEMPORAL_DEPLOYMENT_NAME): without a deployment the workers are unversioned",
+    );
+  return name ? { workerDeployment: { name, ...(buildId ? { buildId } : {}) } } : {};
 }
 
 /** Bearer-token auth, on when --auth-jwks-url is given. */

@@ -130,6 +130,12 @@ export interface WebhooksOptions {
   taskQueue: string;
   /** Which of the three task queues this process polls. */
   taskQueues: ("workflows" | "sends" | "maintenance")[];
+  /**
+   * --worker-deployment-name and --worker-build-id: the Worker Deployment Version this
+   * process's workers poll as (workers/worker-versioning.ts); unversioned when absent. The
+   * build id is the hash of the compiled code unless given.
+   */
+  workerDeployment?: { name: string; buildId?: string | undefined };
   /** Whether this process consumes broker events. */
   consume: boolean;
   maxConcurrentSends: number;

@@ -46,13 +46,21 @@ cp -r dist "$out/dist"
 # Tests, benchmarks, development scripts and the development bundles are not part of a release.
 rm -rf "$out/dist/test" "$out/dist/bench" "$out/dist/scripts" "$out/dist/.tsbuildinfo" "$out/dist/.workflow-bundles"
 echo "[release] bundling the workflow code once (workers read it instead of bundling at each start)"
-node --input-type=module -e 'await (await import("./dist/workers/workflow-bundle.js")).prebuildWorkflowBundle(process.argv[1])' "$out/dist/.workflow-bundles"
+# The plain bundle's hash is the release's Worker Versioning build id, the default of its
+# workers' --worker-build-id; build-id keeps it for the rollout (scripts/rollout.sh).
+node --input-type=module -e '
+  const { prebuildWorkflowBundle } = await import("./dist/workers/workflow-bundle.js");
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(process.argv[2], `${await prebuildWorkflowBundle(process.argv[1])}\n`);
+' "$out/dist/.workflow-bundles" "$out/build-id"
+echo "[release] build id $(cat "$out/build-id") (in $out/build-id)"
 cp -r bin "$out/bin"
 cp -r prisma/migrations "$out/prisma/migrations"                      # --auto-migrate reads them
 cp proto/gen/ratelimit-service.binpb "$out/proto/gen/"                 # gRPC reflection
 cp -r ratelimit/examples "$out/ratelimit/examples"                     # sample rule files
 cp package-lock.json README.md "$out/"
 cp -r docs "$out/docs"                                                 # the manual the README links to
+mkdir -p "$out/scripts" && cp scripts/rollout.sh "$out/scripts/"       # Worker Versioning rollouts
 # Same dependencies (so the lock file stays in sync for npm ci), no scripts.
 node -e '
   const pkg = JSON.parse(require("fs").readFileSync("package.json", "utf8"));

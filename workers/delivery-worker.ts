@@ -27,6 +27,7 @@ import {
   type WorkerBase,
   workflowPollsPerQueue,
 } from "./task-queue-workers.js";
+import { workerVersioning } from "./worker-versioning.js";
 import { savedWorkflowBundle } from "./workflow-bundle.js";
 import { WorkflowTaskSlots } from "./workflow-task-slots.js";
 
@@ -58,12 +59,20 @@ export async function startDeliveryWorker(
   // --tracing: the OpenTelemetry interceptors (bundled into the workflow code) and the sink
   // exporting workflow spans, on every worker of this process.
   const plugins = ctx.tracing ? [ctx.tracing.plugin] : [];
-  const workflowBundle = await savedWorkflowBundle(logger, sdkLogger(logger), plugins);
+  const versioning = await workerVersioning(options);
+  const workflowBundle = await savedWorkflowBundle(
+    logger,
+    sdkLogger(logger),
+    plugins,
+    undefined,
+    versioning?.entry,
+  );
   const base: WorkerBase = {
     connection,
     namespace: options.temporal.namespace,
     shutdownGraceTime: options.shutdownGrace,
     plugins,
+    ...(versioning ? { workerDeploymentOptions: versioning.deploymentOptions } : {}),
   };
   const inFlight = new DeliveriesInFlight(options.maxDeliveriesInFlight);
   const localFirst = new LocalFirstSends(options.maxConcurrentSends);
@@ -85,10 +94,17 @@ export async function startDeliveryWorker(
     ...(polls.has("maintenance") ? [createMaintenanceWorker(ctx, base, deps, workflowBundle)] : []),
   ]);
   logger.info(
-    { taskQueues: workers.map((w) => w.options.taskQueue), bundleMs: Date.now() - started },
+    {
+      taskQueues: workers.map((w) => w.options.taskQueue),
+      bundleMs: Date.now() - started,
+      workerVersion: versioning?.deploymentOptions.version ?? "unversioned",
+    },
     "delivery workers started",
   );
-  if (polls.has("workflows") && options.eagerStart) {
+  // Versioned, no eager start: the server (1.32.2, by its source) hands an eager start's first
+  // task to the starting process whatever the deployment's current or ramping version, which
+  // would pin the delivery to this process's build.
+  if (polls.has("workflows") && options.eagerStart && !versioning) {
     // The SDK reserves a slot of a worker on this connection for the same namespace and
     // queue and falls back to a plain start when none is free; the server then hands the
     // first workflow task back in the start's answer instead of queueing it for a poll.

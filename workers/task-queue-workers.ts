@@ -14,8 +14,11 @@ import type { WorkflowTaskSlots } from "./workflow-task-slots.js";
 // The three workers of delivery, one per task queue (--task-queues): workflow tasks, HTTP
 // sends and maintenance. delivery-worker.ts chooses which ones a process runs.
 
-/** What every worker of the process shares: the connection, namespace, grace and plugins. */
-export type WorkerBase = Pick<WorkerOptions, "connection" | "namespace" | "shutdownGraceTime" | "plugins">;
+/** What every worker of the process shares: the connection, namespace, grace, plugins and version. */
+export type WorkerBase = Pick<
+  WorkerOptions,
+  "connection" | "namespace" | "shutdownGraceTime" | "plugins" | "workerDeploymentOptions"
+>;
 
 /** The dependencies of the delivery, batch and ordering activities. */
 export type ActivityDeps = Parameters<typeof createDeliveryActivities>[0] &

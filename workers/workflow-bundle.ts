@@ -11,10 +11,13 @@ import { createLogger, type Logger } from "../common/logger.js";
 // every restart, every scaled-out worker and every test process paid again.
 //
 // A bundle is found by a hash of what could change it: the compiled code (every .js of
-// dist/ but tests and benchmarks, by content), the SDK's version and the bundler plugins
-// (--tracing adds its interceptors). A build that changes any of it makes a new bundle.
-// A release carries the bundle without plugins (scripts/release.sh); where dist/ cannot be
-// written (a read-only install), a worker that finds none bundles in memory.
+// dist/ but tests and benchmarks, by content), the SDK's version, the bundler plugins
+// (--tracing adds its interceptors) and the entry (versioned workers bundle
+// workflows/versioned.ts). A build that changes any of it makes a new bundle.
+// A release carries its bundles without plugins (scripts/release.sh); where dist/ cannot be
+// written (a read-only install), a worker that finds none bundles in memory. The hash of the
+// plain bundle (no plugins, workflows/index.ts) is also the build's default Worker
+// Versioning build id (workflowBuildId).
 
 const DIST = dirname(dirname(fileURLToPath(import.meta.url)));
 /** Folders of dist/ that are not code a workflow can import, and not in a release: left out of the hash. */
@@ -23,6 +26,8 @@ export const NOT_HASHED: ReadonlySet<string> = new Set(["test", "bench", "script
 const STALE_MS = 60 * 60 * 1000;
 
 type Plugins = NonNullable<WorkerOptions["plugins"]>;
+/** The module a bundle starts from: workflows/index.ts, or workflows/versioned.ts (the same workflows with their versioning behaviours). */
+export type BundleEntry = "index" | "versioned";
 
 /** The compiled tree a bundle is made from, and the folder bundles are saved in. */
 export interface BundlePlace {
@@ -45,11 +50,13 @@ async function jsFiles(dist: string, dir = dist): Promise<string[]> {
   return nested.flat();
 }
 
-/** The hash that names this build's bundle for these plugins. */
-async function bundleKey(dist: string, plugins: Plugins): Promise<string> {
+/** The hash that names this build's bundle for these plugins and entry. */
+async function bundleKey(dist: string, plugins: Plugins, entry: BundleEntry): Promise<string> {
   const hash = createHash("sha256");
   const sdk = createRequire(import.meta.url)("@temporalio/worker/package.json") as { version: string };
   hash.update(`sdk ${sdk.version}\nplugins ${plugins.map((p) => p.name).join(",")}\n`);
+  // The plain entry adds nothing: its key, and so a release's build id, is what it was before entries.
+  if (entry !== "index") hash.update(`entry ${entry}\n`);
   for (const file of (await jsFiles(dist)).sort()) {
     hash.update(`${relative(dist, file)}\n`);
     hash.update(await readFile(file));
@@ -67,20 +74,28 @@ async function removeStale(bundles: string, keep: string): Promise<void> {
   }
 }
 
+/**
+ * The default build id of Worker Versioning (--worker-build-id): the hash naming the build's
+ * plain bundle, so that every build whose code differs is a version of its own, and the
+ * processes of one build agree without being told.
+ */
+export const workflowBuildId = (dist: string = DIST): Promise<string> => bundleKey(dist, [], "index");
+
 /** The workflow bundle for these plugins: this build's saved one, or a new one (saved when it can be). */
 export async function savedWorkflowBundle(
   logger: Logger,
   sdkLogger: DefaultLogger,
   plugins: Plugins,
   { dist, bundles }: BundlePlace = BUILT,
+  entry: BundleEntry = "index",
 ): Promise<{ code: string }> {
-  const key = await bundleKey(dist, plugins);
+  const key = await bundleKey(dist, plugins, entry);
   const path = join(bundles, `${key}.js`);
   const saved = await readFile(path, "utf8").catch(() => undefined);
   if (saved) return { code: saved };
   const started = Date.now();
   const { code } = await bundleWorkflowCode({
-    workflowsPath: join(dist, "workflows", "index.js"),
+    workflowsPath: join(dist, "workflows", `${entry}.js`),
     logger: sdkLogger,
     plugins,
   });
@@ -102,10 +117,14 @@ export async function savedWorkflowBundle(
 }
 
 /**
- * For a release (scripts/release.sh): this build's bundle without plugins, saved in the
- * release's bundle folder. The release's dist/ is this one less what the key leaves out, so
- * its workers find the bundle under the same key; the bundler resolves the SDK from here.
+ * For a release (scripts/release.sh): this build's bundles without plugins, plain and
+ * versioned, saved in the release's bundle folder; returns the build id. The release's dist/
+ * is this one less what the key leaves out, so its workers find the bundles under the same
+ * keys; the bundler resolves the SDK from here.
  */
-export async function prebuildWorkflowBundle(bundles: string): Promise<void> {
-  await savedWorkflowBundle(createLogger("release"), new DefaultLogger("WARN"), [], { dist: DIST, bundles });
+export async function prebuildWorkflowBundle(bundles: string): Promise<string> {
+  const place = { dist: DIST, bundles };
+  for (const entry of ["index", "versioned"] as const)
+    await savedWorkflowBundle(createLogger("release"), new DefaultLogger("WARN"), [], place, entry);
+  return workflowBuildId();
 }

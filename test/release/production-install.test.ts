@@ -2,12 +2,13 @@
 // A release as an operator installs it: scripts/release.sh writes the tree, `npm ci
 // --omit=dev` installs it without the development dependencies, and each service command
 // runs from it against the real components (PostgreSQL, NATS, Temporal, Redis).
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { fromRoot } from "../../common/paths.js";
+import { workflowBuildId } from "../../workers/workflow-bundle.js";
 import { freePort } from "../support/ports.js";
 import { createTestDatabase, type TestDatabase } from "../support/postgres.js";
 import { runCommand, ServiceProcess } from "../support/process.js";
@@ -50,8 +51,15 @@ describe("production install: a release tree with npm ci --omit=dev", function (
     expect(existsSync(path.join(dir, "dist", "bench"))).to.equal(false);
     for (const dev of ["mocha", "chai", "@biomejs/biome", "ts-proto", "playwright-core"])
       expect(existsSync(path.join(dir, "node_modules", dev)), dev).to.equal(false);
-    // The workflow code comes bundled once, for workers to read instead of bundling at start.
-    expect(readdirSync(path.join(dir, "dist", ".workflow-bundles"))).to.have.length(1);
+    // The workflow code comes bundled once (plain and versioned), for workers to read instead of bundling at start.
+    expect(readdirSync(path.join(dir, "dist", ".workflow-bundles"))).to.have.length(2);
+  });
+
+  it("names its Worker Versioning build id: the hash of its plain bundle, the workers' default", async () => {
+    const buildId = readFileSync(path.join(dir, "build-id"), "utf8").trim();
+    expect(buildId).to.equal(await workflowBuildId(path.join(dir, "dist")));
+    expect(readdirSync(path.join(dir, "dist", ".workflow-bundles"))).to.include(`${buildId}.js`);
+    expect(existsSync(path.join(dir, "scripts", "rollout.sh"))).to.equal(true);
   });
 
   it("webhooks serve --worker migrates a fresh database, takes a config and stops on SIGTERM", async () => {

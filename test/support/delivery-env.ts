@@ -4,7 +4,7 @@ import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import type { TestDatabase } from "./postgres.js";
 import { waitForWorkflow } from "./temporal.js";
-import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
+import { FAST_RETRIES, startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
 /**
  * `webhooks serve --worker` with fast retry flags on its own NATS stream,
@@ -41,10 +41,7 @@ export class DeliveryEnv {
         `test-${this.stream.toLowerCase()}`,
         "--audit-topic",
         "",
-        "--min-backoff-delay",
-        "200ms",
-        "--max-backoff-delay",
-        "1s",
+        ...FAST_RETRIES,
         ...args,
       ],
     });

@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
+import { FAST_RETRIES, startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
 /** The broker scripts/kafka.sh runs for the tests. */
 export const KAFKA_BROKERS = ["127.0.0.1:9092"];
@@ -28,10 +28,7 @@ export function startKafkaWebhooks(topic: string, group: string): Promise<Webhoo
       group,
       "--audit-topic",
       "",
-      "--min-backoff-delay",
-      "200ms",
-      "--max-backoff-delay",
-      "1s",
+      ...FAST_RETRIES,
     ],
   });
 }

@@ -23,12 +23,24 @@ let server: Promise<TestTemporal> | undefined;
  * One real Temporal server for the whole test run, started on first use and
  * stopped by hooks.ts: the dev server (headless, in memory, our search
  * attributes registered), or with TEST_TEMPORAL=server the production server on
- * PostgreSQL (scripts/temporal-server.sh, fresh databases of its own).
+ * PostgreSQL (scripts/temporal-server.sh, fresh databases of its own), one node or
+ * TEST_TEMPORAL_NODES of them.
  */
 export function testTemporal(): Promise<TestTemporal> {
   server ??=
-    process.env.TEST_TEMPORAL === "server" ? startProductionServer("temporal_test", 1) : startTestDevServer();
+    process.env.TEST_TEMPORAL === "server"
+      ? startProductionServer("temporal_test", serverNodes())
+      : startTestDevServer();
   return server;
+}
+
+function serverNodes(): number {
+  const nodes = Number(process.env.TEST_TEMPORAL_NODES ?? 1);
+  if (!Number.isInteger(nodes) || nodes < 1)
+    throw new Error(
+      `TEST_TEMPORAL_NODES must be a whole number of nodes, got "${process.env.TEST_TEMPORAL_NODES}"`,
+    );
+  return nodes;
 }
 
 /**

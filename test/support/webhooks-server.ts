@@ -3,6 +3,9 @@ import { createTestDatabase, type TestDatabase } from "./postgres.js";
 import { type Executable, ServiceProcess } from "./process.js";
 import { testTemporal } from "./temporal.js";
 
+/** Retries a test can wait for: the first after 200 ms, none more than 1 s apart. */
+export const FAST_RETRIES = ["--min-backoff-delay", "200ms", "--max-backoff-delay", "1s"];
+
 export interface WebhooksUnderTest {
   url: string;
   db: TestDatabase;

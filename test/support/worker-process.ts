@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { connect, type NatsConnection } from "nats";
 import { freePort } from "./ports.js";
-import { ServiceProcess } from "./process.js";
+import { type Executable, ServiceProcess } from "./process.js";
 import { Receiver } from "./receiver.js";
-import { startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
+import { FAST_RETRIES, startWebhooks, type WebhooksUnderTest } from "./webhooks-server.js";
 
 /** A NATS stream and topic of a test's own, consumed by the workers it starts. */
 export function testStream(): { topic: string; stream: string } {
@@ -25,15 +25,17 @@ const feedArgs = (feed: Feed): string[] =>
 
 /**
  * A `webhooks worker` process beside a test's API (its database, Temporal and task queue),
- * consuming `feed` with fast retries; `args` add or override flags. Healthy when it returns.
+ * consuming `feed` with fast retries; `args` add or override flags; `executable`: another
+ * tree's `webhooks` (this tree's by default). Healthy when it returns.
  */
 export async function startWorkerProcess(
   api: WebhooksUnderTest,
   feed: Feed,
   args: string[] = [],
+  executable: Executable | "webhooks" = "webhooks",
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const worker = new ServiceProcess("webhooks", [
+  const worker = new ServiceProcess(executable, [
     "worker",
     "--listen",
     `127.0.0.1:${port}`,
@@ -46,10 +48,7 @@ export async function startWorkerProcess(
     "--broker-topics",
     feed.topic,
     ...feedArgs(feed),
-    "--min-backoff-delay",
-    "200ms",
-    "--max-backoff-delay",
-    "1s",
+    ...FAST_RETRIES,
     ...args,
   ]);
   await worker.waitHealthy(`http://127.0.0.1:${port}/_healthcheck`);

@@ -59,6 +59,9 @@ describe("webhooks command", () => {
     ["--send-mode", "remote"],
     ["--signature-headers", "webhook"],
     ["--max-cached-workflows", "0"],
+    ["--worker-deployment-name", "webhooks.v2"],
+    ["--worker-deployment-name", "__webhooks"],
+    ["--worker-build-id", "two words"],
   ]) {
     it(`rejects ${flag} ${value} with a message naming the flag`, async () => {
       const r = await runCommand("webhooks", ["serve", flag!, value!]);
@@ -71,6 +74,14 @@ describe("webhooks command", () => {
     const r = await runCommand("webhooks", ["serve", "--max-attempts", "1001"]);
     expect(r.stderr).to.include(
       'at most 1000 (each run of a delivery carries its attempts so far), got "1001"',
+    );
+  });
+
+  it("refuses a build id without a Worker Deployment, naming both flags and their variables", async () => {
+    const r = await runCommand("webhooks", ["worker"], { TEMPORAL_WORKER_BUILD_ID: "b1" });
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include(
+      "--worker-build-id (TEMPORAL_WORKER_BUILD_ID) needs --worker-deployment-name (TEMPORAL_DEPLOYMENT_NAME)",
     );
   });
 

@@ -68,6 +68,13 @@ describe("replaying recorded delivery histories", function () {
     for (const r of results) expect(r.error, `${r.workflowId}: ${r.error}`).to.equal(undefined);
   });
 
+  it("replays them with the code versioned workers bundle (workflows/versioned.ts)", async () => {
+    // Unversioned deliveries move to the first versioned build; AutoUpgrade workflows to each next one.
+    const results = await replayAll(fileURLToPath(new URL("../../workflows/versioned.js", import.meta.url)));
+    expect(results).to.have.length(histories().length);
+    for (const r of results) expect(r.error, `${r.workflowId}: ${r.error}`).to.equal(undefined);
+  });
+
   it("replays them with the tracing interceptors too (--tracing turned on for running deliveries)", async () => {
     const exporter = new InMemorySpanExporter();
     const tracing = new OpenTelemetryPlugin({

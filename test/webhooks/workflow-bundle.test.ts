@@ -5,7 +5,12 @@ import { fileURLToPath } from "node:url";
 import { DefaultLogger } from "@temporalio/worker";
 import { expect } from "chai";
 import { createLogger } from "../../common/logger.js";
-import { type BundlePlace, NOT_HASHED, savedWorkflowBundle } from "../../workers/workflow-bundle.js";
+import {
+  type BundlePlace,
+  NOT_HASHED,
+  savedWorkflowBundle,
+  workflowBuildId,
+} from "../../workers/workflow-bundle.js";
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url));
 const NODE_MODULES = fileURLToPath(new URL("../../../node_modules", import.meta.url));
@@ -69,5 +74,20 @@ describe("the workflow bundle saved per build", function () {
     await writeFile(join(place.dist, "test", "added.test.js"), "export {};\n");
     await savedWorkflowBundle(logger, sdkLogger, [plugin], place);
     expect(await saved()).to.have.length(3);
+  });
+
+  it("bundles the versioned entry apart; the build id is the plain bundle's hash, whatever the plugins", async () => {
+    const plain = await savedWorkflowBundle(logger, sdkLogger, [], place);
+    const buildId = await workflowBuildId(place.dist);
+    expect(await saved()).to.deep.equal([`${buildId}.js`]);
+    const versioned = await savedWorkflowBundle(logger, sdkLogger, [], place, "versioned");
+    expect(await saved()).to.have.length(2);
+    expect(versioned.code).to.include("VERSIONING_BEHAVIOURS");
+    expect(plain.code).to.not.include("VERSIONING_BEHAVIOURS");
+    await savedWorkflowBundle(logger, sdkLogger, [plugin], place, "versioned");
+    expect(await workflowBuildId(place.dist)).to.equal(buildId);
+    // A change of the compiled code is a build of its own.
+    await writeFile(join(place.dist, "workflows", "added-by-a-build.js"), "export const changed = true;\n");
+    expect(await workflowBuildId(place.dist)).to.not.equal(buildId);
   });
 });
