@@ -4,6 +4,7 @@ import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } f
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
 import type { SignatureHeaderStyle } from "../core/options.js";
+import { keptResponseHeaders, recordedRequestHeaders, withoutSentCredentials } from "./attempt-exchange.js";
 import { BATCH_IDS_HEADER } from "./batch-body.js";
 import { parseRetryAfter } from "./delivery-policy.js";
 import { idempotencyKeyHeader } from "./idempotency-key-header.js";
@@ -56,7 +57,12 @@ export interface SendResult {
    * an address, or Node could not build the request from what the delivery holds.
    */
   permanent?: boolean;
+  /** The answer's first bytes (RESPONSE_EXCERPT_BYTES), the endpoint's credentials masked. */
   responseExcerpt: string;
+  /** The headers of the last POST sent, the endpoint's own masked (activities/attempt-exchange.ts); absent when none was sent. */
+  requestHeaders?: Record<string, string> | undefined;
+  /** The answer's headers worth keeping (activities/attempt-exchange.ts). */
+  responseHeaders?: Record<string, string> | undefined;
   durationMs: number;
 }
 
@@ -100,6 +106,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
   if (req.idempotencyKey) headers["svc-webhook-idempotency-key"] = idempotencyKeyHeader(req.idempotencyKey);
   propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
+  let requestHeaders: Record<string, string> | undefined;
   try {
     let url = new URL(req.endpoint);
     const origin = url.origin;
@@ -107,6 +114,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
       // A redirect to another origin gets neither the config's headers nor its certificate:
       // credentials go where the config says, as browsers drop Authorization across origins.
       const own = url.origin === origin;
+      requestHeaders = recordedRequestHeaders(headers, own ? req.endpointHeaders : undefined);
       const res = await postOnce(
         url,
         own && req.endpointHeaders ? { ...req.endpointHeaders, ...headers } : headers,
@@ -124,7 +132,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
           throw new Error(`redirect to a ${url.protocol} URL`);
         continue;
       }
-      const responseExcerpt = await readExcerpt(res);
+      const responseExcerpt = withoutSentCredentials(await readExcerpt(res), req.endpointHeaders);
       const retryAfter = res.headers["retry-after"];
       const retryAfterMs = parseRetryAfter(
         typeof retryAfter === "string" ? retryAfter : undefined,
@@ -134,6 +142,8 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
         statusCode: res.statusCode ?? 0,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         responseExcerpt,
+        requestHeaders,
+        responseHeaders: keptResponseHeaders(res.headers),
         durationMs: Date.now() - started,
       };
     }
@@ -144,6 +154,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
       error: describeError(err, signal),
       ...(permanent ? { permanent } : {}),
       responseExcerpt: "",
+      ...(requestHeaders && !permanent ? { requestHeaders } : {}),
       durationMs: Date.now() - started,
     };
   }

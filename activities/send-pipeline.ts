@@ -4,6 +4,7 @@ import type { StoredAuth } from "../core/endpoint-auth-rows.js";
 import { recordAttempt as recordAttemptMetric, sendsClaimedElsewhere } from "../core/metrics.js";
 import { readStoredEvents, type StoredEvent } from "../core/stored-events.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
+import { exchangeOf } from "./attempt-exchange.js";
 import {
   type AttemptOf,
   findAttempt,
@@ -294,6 +295,7 @@ async function writeRows(
       error,
       workflowId: job.workflowId,
       batchId: job.batchId,
+      exchange: exchangeOf(result),
     },
     events,
   );

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { exchangeOf } from "../activities/attempt-exchange.js";
 import { recordAttempt } from "../activities/attempts-store.js";
 import { classify } from "../activities/delivery-policy.js";
 import { sendWithEndpointAuth } from "../activities/endpoint-auth-send.js";
@@ -11,9 +12,10 @@ import type { SignatureHeaderStyle } from "../core/options.js";
 import { storeEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
 import type { AttemptWithEvent } from "./serialize.js";
+import { DEFAULT_TEST_EVENT, type TestEventOf } from "./test-event.js";
 
 /**
- * GET /configs/{id}/test: one signed test event through the same send code as
+ * POST /configs/{id}/test: one signed test event (`webhooks.test`, or a catalog type's example) through the same send code as
  * real deliveries (`svc-webhook-test: true`, the signing headers named as the config's
  * deliveries name them), recorded as a single attempt (success or failed, never retried).
  */
@@ -25,15 +27,16 @@ export async function sendTestDelivery(
   endpoint: { auth: EndpointAuth | null; tokens: OAuthTokens },
   /** The config's names of the signing headers, else the deployment's (activities/signature-headers.ts). */
   signatureHeaders: SignatureHeaderStyle,
+  sent: TestEventOf = DEFAULT_TEST_EVENT,
 ): Promise<AttemptWithEvent> {
   const webhookId = randomUUID();
   const event = {
     idempotency_key: `test-${webhookId}`,
     date: new Date().toISOString(),
-    app: "webhooks",
+    app: sent.app,
     version: "v1",
-    type: "webhooks.test",
-    payload: { data: "test" },
+    type: sent.type,
+    payload: sent.payload,
   };
   const body = JSON.stringify(event);
   // Stored like every event sent, so its row references it as theirs do.
@@ -64,6 +67,7 @@ export async function sendTestDelivery(
     status: classify(result.statusCode) === "success" ? "success" : "failed",
     nextRetryAfter: null,
     error: result.error ?? null,
+    exchange: exchangeOf(result),
   });
   return { ...row, event: { body } };
 }
