@@ -87,7 +87,7 @@ export function withoutSentCredentials(
 }
 
 /** PostgreSQL's jsonb holds no NUL character: it stands as U+FFFD like any undecodable byte. */
-const storable = (text: string) => text.replace(/\u0000/g, "\uFFFD");
+const storable = (text: string) => text.replaceAll("\u0000", "\uFFFD");
 
 /** The longest prefix of `bytes` within `max` that ends on a character boundary, as text. */
 function utf8Prefix(bytes: Buffer, max: number): string {
