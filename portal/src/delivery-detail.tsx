@@ -1,7 +1,7 @@
 // One delivery: its attempts (time, HTTP status, duration, error, next retry, and the
 // excerpt of the endpoint's answer the API keeps), the payload as sent, the headers of its
 // last POST as sent (credentials masked by the API), and replay.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { type ApiError, type Attempt, asApiError, type Delivery, must } from "./api";
 import { usePortal } from "./context";
 import { actionKey, pretty } from "./format";
@@ -58,7 +58,7 @@ export function DeliveryDetail({ id }: { id: string }) {
             </>
           ) : null}
         </dl>
-        {can("replay") ? <Replay id={id} /> : null}
+        {can("replay") ? <Replay id={id} configId={data.configID} /> : null}
       </section>
       <Attempts delivery={data} />
       {first ? (
@@ -157,9 +157,14 @@ function HeaderTable({ headers }: { headers: Record<string, string> }) {
   );
 }
 
-function Replay({ id }: { id: string }) {
+/**
+ * Replay, and a link to the new delivery once the API can show it: a delivery is readable
+ * from its first attempt (or its wait) on, so until the endpoint's list holds it the notice
+ * says it is on its way (a link at once led to "not found" for the first moment).
+ */
+function Replay({ id, configId }: { id: string; configId: string }) {
   const { client } = usePortal();
-  const [replayed, setReplayed] = useState<string | null>(null);
+  const [replayed, setReplayed] = useState<{ id: string; readable: boolean } | null>(null);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const replay = async () => {
     setError(undefined);
@@ -169,11 +174,31 @@ function Replay({ id }: { id: string }) {
           params: { path: { webhookId: id }, header: { "Idempotency-Key": actionKey("replay") } },
         }),
       );
-      setReplayed(data.webhookID);
+      setReplayed({ id: data.webhookID, readable: false });
     } catch (err) {
       setError(asApiError(err));
     }
   };
+  const waiting = replayed && !replayed.readable ? replayed.id : undefined;
+  useEffect(() => {
+    if (!waiting) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let live = true;
+    const look = async () => {
+      const query = { pageSize: "20" };
+      const { cursor } = await must(
+        client.GET("/configs/{id}/deliveries", { params: { path: { id: configId }, query } }),
+      );
+      if (!live) return;
+      if (cursor.data.some((d) => d.webhookID === waiting)) setReplayed({ id: waiting, readable: true });
+      else timer = setTimeout(look, 500);
+    };
+    look().catch((err) => live && setError(asApiError(err)));
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [waiting, configId, client]);
   return (
     <div class="actions">
       <button type="button" onClick={replay}>
@@ -181,7 +206,13 @@ function Replay({ id }: { id: string }) {
       </button>
       {replayed ? (
         <p role="status">
-          Replay started: <a href={href.delivery(replayed)}>open the new delivery</a>
+          {replayed.readable ? (
+            <>
+              Replay started: <a href={href.delivery(replayed.id)}>open the new delivery</a>
+            </>
+          ) : (
+            "Replay started: its first attempt is on its way…"
+          )}
         </p>
       ) : null}
       <ErrorText error={error} />
