@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database, PrismaClient } from "../common/db/database.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
 import { AttemptStatus as DbStatus, type Prisma } from "../generated/prisma/client.js";
+import type { AttemptExchange } from "./attempt-exchange.js";
 import type { AttemptStatus, AttemptSummary } from "./delivery-types.js";
 
 // The attempts table as the delivery workflow mirrors it: every transition of
@@ -68,6 +69,8 @@ export interface NewAttempt {
   workflowId?: string | undefined;
   /** The batch the event was sent in (activities/batch-activities.ts); absent when sent alone. */
   batchId?: string | undefined;
+  /** The headers sent and an excerpt of the answer (activities/attempt-exchange.ts); absent when nothing was sent. */
+  exchange?: AttemptExchange | null | undefined;
 }
 
 /** The attempts table's columns in the shape of Prisma's Attempt (its enum names, not the stored values). */
@@ -75,7 +78,7 @@ const ATTEMPT_COLUMNS = `id, webhook_id AS "webhookId", config_id AS "configId",
   event_id AS "eventId", status_code AS "statusCode", duration_ms AS "durationMs", retry_attempt AS "retryAttempt",
   CASE status WHEN 'to retry' THEN 'toRetry' ELSE status::text END AS status,
   next_retry_after AS "nextRetryAfter", error, replay_of AS "replayOf", workflow_id AS "workflowId",
-  batch_id AS "batchId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  batch_id AS "batchId", exchange, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** What the rows of one send share: all but each delivery's webhook, event and replay. */
 export type SharedAttempt = Omit<NewAttempt, "webhookId" | "eventId" | "replayOf">;
@@ -112,9 +115,9 @@ export async function recordAttempts(
         claimed_end AS (UPDATE attempts SET status = $15::attempt_status, updated_at = now()
           WHERE webhook_id IN (SELECT webhook_id FROM new) AND status = 'retrying' AND retry_attempt < $5::int)
       INSERT INTO attempts (id, webhook_id, config_id, config, event_id, status_code, duration_ms,
-        retry_attempt, status, next_retry_after, error, replay_of, workflow_id, batch_id)
+        retry_attempt, status, next_retry_after, error, replay_of, workflow_id, batch_id, exchange)
       SELECT n.id, n.webhook_id, $6::uuid, $7::jsonb, n.event_id, $8, $9, $5::int, $10::attempt_status, $11, $12,
-             n.replay_of, $13, $14::uuid
+             n.replay_of, $13, $14::uuid, $16::jsonb
         FROM new n
       ON CONFLICT (webhook_id, retry_attempt) DO NOTHING
       RETURNING ${ATTEMPT_COLUMNS}`,
@@ -134,6 +137,7 @@ export async function recordAttempts(
       shared.workflowId ?? null,
       shared.batchId ?? null,
       shared.status === "to retry" ? "failed" : shared.status,
+      shared.exchange ? JSON.stringify(shared.exchange) : null,
     ],
   });
   return rows;

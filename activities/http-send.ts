@@ -3,6 +3,7 @@ import https from "node:https";
 import { type Context, context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { VERSION } from "../common/version.js";
 import { EgressDenied, type EgressPolicy } from "../core/egress-policy.js";
+import { keptResponseHeaders, recordedRequestHeaders, withoutSentCredentials } from "./attempt-exchange.js";
 import { type DeliveryHeaderFields, deliveryHeaders } from "./delivery-headers.js";
 import { parseRetryAfter } from "./delivery-policy.js";
 import type { SendResult } from "./destinations/message.js";
@@ -69,6 +70,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
   };
   propagation.inject(traceContext, headers);
   const signal = AbortSignal.timeout(req.timeoutMs ?? SEND_TIMEOUT_MS);
+  let requestHeaders: Record<string, string> | undefined;
   try {
     let url = new URL(req.endpoint);
     const origin = url.origin;
@@ -76,6 +78,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
       // A redirect to another origin gets neither the config's headers nor its certificate:
       // credentials go where the config says, as browsers drop Authorization across origins.
       const own = url.origin === origin;
+      requestHeaders = recordedRequestHeaders(headers, own ? req.endpointHeaders : undefined);
       const res = await postOnce(
         url,
         own && req.endpointHeaders ? { ...req.endpointHeaders, ...headers } : headers,
@@ -93,7 +96,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
           throw new Error(`redirect to a ${url.protocol} URL`);
         continue;
       }
-      const responseExcerpt = await readExcerpt(res);
+      const responseExcerpt = withoutSentCredentials(await readExcerpt(res), req.endpointHeaders);
       const retryAfter = res.headers["retry-after"];
       const retryAfterMs = parseRetryAfter(
         typeof retryAfter === "string" ? retryAfter : undefined,
@@ -103,6 +106,8 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
         statusCode: res.statusCode ?? 0,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         responseExcerpt,
+        requestHeaders,
+        responseHeaders: keptResponseHeaders(res.headers),
         durationMs: Date.now() - started,
       };
     }
@@ -113,6 +118,7 @@ async function send(req: SendRequest, traceContext: Context): Promise<SendResult
       error: describeError(err, signal),
       ...(permanent ? { permanent } : {}),
       responseExcerpt: "",
+      ...(requestHeaders && !permanent ? { requestHeaders } : {}),
       durationMs: Date.now() - started,
     };
   }

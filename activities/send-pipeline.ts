@@ -9,6 +9,7 @@ import {
 } from "../core/metrics.js";
 import { readStoredEvents, type StoredEvent } from "../core/stored-events.js";
 import type { Attempt, Config } from "../generated/prisma/client.js";
+import { exchangeOf } from "./attempt-exchange.js";
 import {
   type AttemptOf,
   findAttempt,
@@ -308,6 +309,7 @@ async function writeRows(
       error,
       workflowId: job.workflowId,
       batchId: job.batchId,
+      exchange: exchangeOf(result),
     },
     events,
   );

@@ -34,6 +34,7 @@ import { subscriptionWarnings } from "./subscription-warnings.js";
 import type { TenantQuotas } from "./tenant-quotas.js";
 import { tenantScopeOf } from "./tenant-scope.js";
 import { sendTestDelivery } from "./test-delivery.js";
+import { testEventOf } from "./test-event.js";
 import { allowQuery, check, jsonBody, UUID_RE } from "./validation.js";
 
 interface ConfigUser {
@@ -391,6 +392,8 @@ function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
   const { prisma, pool, sendTimeoutMs, egress, secrets, oauthTokens, brokers } = deps;
   const send: RequestHandler = async (req, res) => {
     const config = await load(String(req.params.id));
+    // Checked before the quota counts the send: a refused body sends nothing.
+    const event = await testEventOf(pool, req.body);
     await deps.quotas.testSend(config.tenantId, config.id);
     const stored = await readStoredAuth(pool, config.id);
     const http = destinationOf(config).type === "http";
@@ -404,10 +407,11 @@ function testDeliveryRoute(r: Router, deps: ConfigRoutesDeps, load: LoadConfig):
         secret: http ? {} : openDestinationSecret(secrets, config.id, stored?.destination_secret),
       },
       signatureHeadersOf(config.signatureHeaders, deps.signatureHeaders),
+      event,
     );
     res.json({ data: attemptJson(attempt) });
   };
-  r.post("/configs/:id/test", allowQuery(), send);
+  r.post("/configs/:id/test", allowQuery(), jsonBody({ required: false }), send);
   // Deprecated: a GET with a side effect (kept for existing callers; it needs the write scope too).
   r.get("/configs/:id/test", allowQuery(), (req, res, next) => {
     res.setHeader("Deprecation", "true");

@@ -1,3 +1,4 @@
+import { EXCERPT_BODY_BYTES, KEPT_RESPONSE_HEADERS } from "../activities/attempt-exchange.js";
 import { VERSION } from "../common/version.js";
 import { MAX_BATCH_EVENTS, MAX_BATCH_WAIT_MS } from "../core/batching.js";
 import { SIGNATURE_HEADER_STYLES } from "../core/options.js";
@@ -343,8 +344,46 @@ export const openapi = {
             description:
               "the batch this attempt was sent in (its POST's svc-webhook-id, docs/webhooks/ordering-and-batching.md#batched-delivery); absent when sent alone; payload is then this event's element of the array",
           },
+          requestHeaders: {
+            type: "object",
+            additionalProperties: { type: "string" },
+            description:
+              "the headers of the POST as sent (its last redirect hop): the signing headers whole, the values of custom headers and Authorization masked; absent when nothing was sent and for attempts recorded before this field",
+          },
+          response: ref("AttemptResponse"),
           createdAt: TIME,
           updatedAt: TIME,
+        },
+      },
+      AttemptResponse: {
+        type: "object",
+        description:
+          "An excerpt of the endpoint's answer, kept with the attempt (and removed with it); absent when no answer came",
+        required: ["headers", "body", "truncated"],
+        properties: {
+          headers: {
+            type: "object",
+            additionalProperties: { type: "string" },
+            description: `the answer's ${KEPT_RESPONSE_HEADERS.join(", ")} when present, each at most 256 characters`,
+          },
+          body: {
+            type: "string",
+            description: `the body's first ${EXCERPT_BODY_BYTES} bytes as UTF-8 text, the endpoint's own credentials masked; for tenant-scoped callers address literals are withheld`,
+          },
+          truncated: { type: "boolean", description: "the body was longer than the excerpt" },
+        },
+      },
+      ConfigTestRequest: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          eventType: {
+            type: "string",
+            minLength: 1,
+            maxLength: 255,
+            description:
+              'a catalog event type whose `example` is sent as the test event\'s payload, under its type; absent: `webhooks.test` with `{"data":"test"}`',
+          },
         },
       },
       Delivery: {
@@ -1003,6 +1042,7 @@ export const openapi = {
       post: {
         operationId: "testConfig",
         summary: "Send a signed test event to the endpoint now and return the recorded attempt (write scope)",
+        requestBody: { required: false, content: json(ref("ConfigTestRequest")) },
         responses: {
           200: ok("the attempt", dataOf("Attempt")),
           404: error("no such config"),

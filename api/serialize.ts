@@ -1,3 +1,4 @@
+import type { AttemptExchange } from "../activities/attempt-exchange.js";
 import { fromDbStatus } from "../activities/attempts-store.js";
 import { batchOf } from "../core/batching.js";
 import { orderingOf } from "../core/ordering.js";
@@ -58,9 +59,16 @@ export function attemptJson(a: AttemptWithEvent) {
     ...(a.error ? { error: a.error } : {}),
     ...(a.replayOf ? { replayOf: a.replayOf } : {}),
     ...(a.batchId ? { batchID: a.batchId } : {}),
+    ...exchangeJson(a.exchange as AttemptExchange | null),
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
   };
+}
+
+/** An attempt's request headers and answer excerpt, for rows that kept them. */
+function exchangeJson(e: AttemptExchange | null) {
+  if (!e) return {};
+  return { requestHeaders: e.requestHeaders, ...(e.response ? { response: e.response } : {}) };
 }
 
 /**

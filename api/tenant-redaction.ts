@@ -5,7 +5,7 @@ import { tenantScopeOf } from "./tenant-scope.js";
 // errors of its sends must not tell it what the deployment's network looks like: the
 // address a name resolved to, which internal address refused or accepted a connection, what
 // the egress policy denied. For tenant-scoped callers every address literal in the error
-// fields of an answer is withheld; the operator's deployment-wide tokens see them whole.
+// fields of an answer, and in an attempt's excerpt of the endpoint's answer, is withheld; the operator's deployment-wide tokens see them whole.
 
 /** Fields of API answers that carry a send's or a recovery's error text. */
 const ERROR_FIELDS = new Set(["error", "reason", "lastError", "lastReplayError"]);
@@ -22,13 +22,15 @@ export const WITHHELD = "[address withheld]";
 export const withoutAddresses = (text: string): string =>
   text.replace(IPV4, WITHHELD).replace(IPV6, (m) => (isIpv6(m) ? WITHHELD : m));
 
-function redact(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redact);
+/** `all`: within an attempt's excerpt of its endpoint's answer (`response`), where every string is redacted. */
+function redact(value: unknown, all = false): unknown {
+  if (typeof value === "string") return all ? withoutAddresses(value) : value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, all));
   if (value === null || typeof value !== "object") return value;
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [
       k,
-      ERROR_FIELDS.has(k) && typeof v === "string" ? withoutAddresses(v) : redact(v),
+      ERROR_FIELDS.has(k) && typeof v === "string" ? withoutAddresses(v) : redact(v, all || k === "response"),
     ]),
   );
 }

@@ -4,7 +4,7 @@
 // CSS file (esbuild) referenced by index.html. Nothing inline: the page runs under
 // `script-src 'self'; style-src 'self'`.
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -56,3 +56,5 @@ const html = (await readFile(path.join(root, "portal", "index.html"), "utf8"))
   .replace("{{script}}", named(".js"))
   .replace("{{styles}}", named(".css"));
 await writeFile(path.join(out, "index.html"), html);
+// The page names its icon, so browsers do not ask the API for /favicon.ico (a 404 on every load).
+await copyFile(path.join(root, "portal", "favicon.svg"), path.join(out, "favicon.svg"));

@@ -19,7 +19,12 @@ export interface SendResult {
    * an address, or Node could not build the request from what the delivery holds.
    */
   permanent?: boolean;
+  /** The answer's first bytes (RESPONSE_EXCERPT_BYTES), the endpoint's credentials masked. */
   responseExcerpt: string;
+  /** The headers of the last POST sent, the endpoint's own masked (activities/attempt-exchange.ts); absent when none was sent. */
+  requestHeaders?: Record<string, string> | undefined;
+  /** The answer's headers worth keeping (activities/attempt-exchange.ts). */
+  responseHeaders?: Record<string, string> | undefined;
   durationMs: number;
 }
 

@@ -75,12 +75,18 @@ function Screen({ route, can }: { route: Route; can: (f: Feature) => boolean }) 
       return <EndpointsList />;
     case "new-endpoint":
       return can("endpoints") ? <EndpointForm /> : <NotFound what="This page" />;
+    // Keyed by id: moving to another endpoint or delivery starts its screen afresh, so
+    // nothing of the previous one (a test result, a replay notice) follows the user there.
     case "endpoint":
-      return <EndpointDetail id={route.id} />;
+      return <EndpointDetail key={route.id} id={route.id} />;
     case "edit-endpoint":
       return can("endpoints") ? <EndpointForm id={route.id} /> : <NotFound what="This page" />;
     case "delivery":
-      return can("deliveries") ? <DeliveryDetail id={route.id} /> : <NotFound what="This page" />;
+      return can("deliveries") ? (
+        <DeliveryDetail key={route.id} id={route.id} />
+      ) : (
+        <NotFound what="This page" />
+      );
     default:
       return <NotFound what="This page" />;
   }

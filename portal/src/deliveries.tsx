@@ -4,10 +4,10 @@
 import { useRef, useState } from "preact/hooks";
 import { asApiError, type Client, type DeliverySummary, must } from "./api";
 import { usePortal } from "./context";
-import { when } from "./format";
 import { useLoad } from "./load";
 import { ErrorText } from "./messages";
 import { href } from "./router";
+import { When } from "./time";
 
 const PAGE = 50;
 const STATUSES = ["success", "to retry", "retrying", "waiting", "failed"] as const;
@@ -136,7 +136,7 @@ function DeliveryFilters({
 
 function DeliveryTable({ deliveries }: { deliveries: DeliverySummary[] }) {
   return (
-    <table class="list deliveries">
+    <table class="list stack deliveries">
       <thead>
         <tr>
           <th scope="col">Last attempt</th>
@@ -150,15 +150,27 @@ function DeliveryTable({ deliveries }: { deliveries: DeliverySummary[] }) {
       <tbody>
         {deliveries.map((d) => (
           <tr key={d.webhookID} data-webhook={d.webhookID}>
-            <td>
-              <a href={href.delivery(d.webhookID)}>{when(d.lastAttemptAt ?? d.acceptedAt)}</a>
+            <td class="lead">
+              <a href={href.delivery(d.webhookID)}>
+                <When iso={d.lastAttemptAt ?? d.acceptedAt} />
+              </a>
               {d.replayOf ? <div class="muted small">replay</div> : null}
             </td>
-            <td class="event-type">{d.eventType ?? "—"}</td>
-            <td class="status">{d.status}</td>
-            <td class="attempt-count">{d.attemptCount}</td>
-            <td class="status-code">{d.lastStatusCode || "—"}</td>
-            <td class="next-retry">{d.nextRetryAfter ? when(d.nextRetryAfter) : "—"}</td>
+            <td class="event-type" data-label="Event type">
+              {d.eventType ?? "—"}
+            </td>
+            <td class="status" data-label="Status">
+              {d.status}
+            </td>
+            <td class="attempt-count" data-label="Attempts">
+              {d.attemptCount}
+            </td>
+            <td class="status-code" data-label="Last HTTP status">
+              {d.lastStatusCode || "—"}
+            </td>
+            <td class="next-retry" data-label="Next retry">
+              {d.nextRetryAfter ? <When iso={d.nextRetryAfter} /> : "—"}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -1,14 +1,14 @@
-// One delivery: its attempts (time, HTTP status, duration, error, next retry), the
-// payload as sent, the headers it is sent with (credentials masked), and replay.
-import { useState } from "preact/hooks";
-import { type ApiError, asApiError, type Delivery, must } from "./api";
+// One delivery: its attempts (time, HTTP status, duration, error, next retry, and the
+// excerpt of the endpoint's answer the API keeps), the payload as sent, the headers of its
+// last POST as sent (credentials masked by the API), and replay.
+import { useEffect, useState } from "preact/hooks";
+import { type ApiError, type Attempt, asApiError, type Delivery, must } from "./api";
 import { usePortal } from "./context";
-import { actionKey, pretty, when } from "./format";
+import { actionKey, pretty } from "./format";
 import { useLoad } from "./load";
 import { ErrorText, LoadFailure } from "./messages";
 import { href } from "./router";
-
-const MASK = "********";
+import { When } from "./time";
 
 export function DeliveryDetail({ id }: { id: string }) {
   const { client, can } = usePortal();
@@ -44,7 +44,9 @@ export function DeliveryDetail({ id }: { id: string }) {
           {data.nextRetryAfter ? (
             <>
               <dt>Next retry</dt>
-              <dd>{when(data.nextRetryAfter)}</dd>
+              <dd>
+                <When iso={data.nextRetryAfter} />
+              </dd>
             </>
           ) : null}
           {first?.replayOf ? (
@@ -56,16 +58,20 @@ export function DeliveryDetail({ id }: { id: string }) {
             </>
           ) : null}
         </dl>
-        {can("replay") ? <Replay id={id} /> : null}
+        {can("replay") ? <Replay id={id} configId={data.configID} /> : null}
       </section>
       <Attempts delivery={data} />
       {first ? (
         <section aria-labelledby="payload-title">
           <h2 id="payload-title">Payload as sent</h2>
           <pre class="payload">{pretty(first.payload)}</pre>
+          <details>
+            <summary>Exact body (what the signature covers)</summary>
+            <pre class="payload-raw">{first.payload}</pre>
+          </details>
         </section>
       ) : null}
-      <Headers delivery={data} />
+      <SentHeaders attempt={data.attempts.at(-1)} />
     </>
   );
 }
@@ -75,78 +81,90 @@ function Attempts({ delivery }: { delivery: Delivery }) {
     <section aria-labelledby="attempts-title">
       <h2 id="attempts-title">Attempts</h2>
       {delivery.attempts.length === 0 ? <p class="empty">Not sent yet.</p> : null}
-      <table class="list attempts">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Time</th>
-            <th scope="col">HTTP status</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Status</th>
-            <th scope="col">Error</th>
-            <th scope="col">Next retry</th>
-          </tr>
-        </thead>
-        <tbody>
-          {delivery.attempts.map((a) => (
-            <tr key={a.id}>
-              <td>{a.retryAttempt + 1}</td>
-              <td>{when(a.createdAt)}</td>
-              <td class="status-code">{a.statusCode || "no answer"}</td>
-              <td>{a.durationMs === undefined ? "—" : `${a.durationMs} ms`}</td>
-              <td>{a.status}</td>
-              <td>{a.error ?? ""}</td>
-              <td>{a.nextRetryAfter ? when(a.nextRetryAfter) : ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ol class="attempts">
+        {delivery.attempts.map((a) => (
+          <AttemptItem key={a.id} attempt={a} />
+        ))}
+      </ol>
     </section>
   );
 }
 
-/** The headers of the send: the fixed ones, then the endpoint's custom headers, values masked. */
-function Headers({ delivery }: { delivery: Delivery }) {
-  const { client } = usePortal();
-  const auth = useLoad(
-    async () =>
-      (await must(client.GET("/configs/{id}/auth", { params: { path: { id: delivery.configID } } }))).data,
-    [delivery.configID],
+function AttemptItem({ attempt: a }: { attempt: Attempt }) {
+  const answer = a.response;
+  return (
+    <li class="attempt" data-attempt={a.retryAttempt + 1}>
+      <p class="attempt-line">
+        <strong>#{a.retryAttempt + 1}</strong> <When iso={a.createdAt} /> · HTTP{" "}
+        <span class="status-code">{a.statusCode || "no answer"}</span>
+        {a.durationMs === undefined ? "" : ` · ${a.durationMs} ms`} ·{" "}
+        <span class="attempt-status">{a.status}</span>
+      </p>
+      {a.error ? <p class="attempt-error warn">{a.error}</p> : null}
+      {a.nextRetryAfter ? (
+        <p class="muted small">
+          Next retry <When iso={a.nextRetryAfter} />
+        </p>
+      ) : null}
+      {answer ? (
+        <details class="response" open={a.statusCode < 200 || a.statusCode > 299}>
+          <summary>Response{answer.truncated ? " (first 1 KiB)" : ""}</summary>
+          <HeaderTable headers={answer.headers} />
+          {answer.body ? (
+            <pre class="response-body">{answer.body}</pre>
+          ) : (
+            <p class="muted small">Empty body.</p>
+          )}
+        </details>
+      ) : null}
+    </li>
   );
-  const key = idempotencyKeyOf(delivery.attempts[0]?.payload);
-  const rows: [string, string][] = [
-    ["content-type", "application/json"],
-    ["svc-webhook-id", delivery.webhookID],
-    ["svc-webhook-timestamp", "the send's Unix time"],
-    ["svc-webhook-signature", `v1,${MASK}`],
-    ...(key ? ([["svc-webhook-idempotency-key", key]] as [string, string][]) : []),
-  ];
-  for (const h of auth.data?.headers ?? []) rows.push([h.name ?? "", MASK]);
-  if (auth.data?.basic || auth.data?.bearer || auth.data?.oauth2) rows.push(["authorization", MASK]);
+}
+
+/** The headers of the last POST as the API recorded them (older attempts have none). */
+function SentHeaders({ attempt }: { attempt: Attempt | undefined }) {
+  if (!attempt) return null;
   return (
     <section aria-labelledby="headers-title">
-      <h2 id="headers-title">Headers</h2>
-      <table class="list headers">
-        <tbody>
-          {rows.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row">
-                <code>{name}</code>
-              </th>
-              <td>
-                <code>{value}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <h2 id="headers-title">Headers of the last attempt, as sent</h2>
+      {attempt.requestHeaders ? (
+        <HeaderTable headers={attempt.requestHeaders} />
+      ) : (
+        <p class="muted">Not recorded for this attempt.</p>
+      )}
     </section>
   );
 }
 
-function Replay({ id }: { id: string }) {
+function HeaderTable({ headers }: { headers: Record<string, string> }) {
+  const names = Object.keys(headers);
+  if (names.length === 0) return null;
+  return (
+    <table class="list headers">
+      <tbody>
+        {names.map((name) => (
+          <tr key={name}>
+            <th scope="row">
+              <code>{name}</code>
+            </th>
+            <td>
+              <code>{headers[name]}</code>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/**
+ * Replay, and a link to the new delivery once the API can show it: a delivery is readable
+ * from its first attempt (or its wait) on, so until the endpoint's list holds it the notice
+ * says it is on its way (a link at once led to "not found" for the first moment).
+ */
+function Replay({ id, configId }: { id: string; configId: string }) {
   const { client } = usePortal();
-  const [replayed, setReplayed] = useState<string | null>(null);
+  const [replayed, setReplayed] = useState<{ id: string; readable: boolean } | null>(null);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const replay = async () => {
     setError(undefined);
@@ -156,11 +174,31 @@ function Replay({ id }: { id: string }) {
           params: { path: { webhookId: id }, header: { "Idempotency-Key": actionKey("replay") } },
         }),
       );
-      setReplayed(data.webhookID);
+      setReplayed({ id: data.webhookID, readable: false });
     } catch (err) {
       setError(asApiError(err));
     }
   };
+  const waiting = replayed && !replayed.readable ? replayed.id : undefined;
+  useEffect(() => {
+    if (!waiting) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let live = true;
+    const look = async () => {
+      const query = { pageSize: "20" };
+      const { cursor } = await must(
+        client.GET("/configs/{id}/deliveries", { params: { path: { id: configId }, query } }),
+      );
+      if (!live) return;
+      if (cursor.data.some((d) => d.webhookID === waiting)) setReplayed({ id: waiting, readable: true });
+      else timer = setTimeout(look, 500);
+    };
+    look().catch((err) => live && setError(asApiError(err)));
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [waiting, configId, client]);
   return (
     <div class="actions">
       <button type="button" onClick={replay}>
@@ -168,20 +206,16 @@ function Replay({ id }: { id: string }) {
       </button>
       {replayed ? (
         <p role="status">
-          Replay started: <a href={href.delivery(replayed)}>open the new delivery</a>
+          {replayed.readable ? (
+            <>
+              Replay started: <a href={href.delivery(replayed.id)}>open the new delivery</a>
+            </>
+          ) : (
+            "Replay started: its first attempt is on its way…"
+          )}
         </p>
       ) : null}
       <ErrorText error={error} />
     </div>
   );
-}
-
-/** The event's idempotency key, sent as a header too (RFC 8187-encoded when not plain ASCII). */
-function idempotencyKeyOf(payload: string | undefined): string | undefined {
-  try {
-    const key = (JSON.parse(payload ?? "") as { idempotency_key?: unknown }).idempotency_key;
-    return typeof key === "string" && key !== "" ? key : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,17 +1,19 @@
 // One endpoint: its settings and health, the actions on it (edit, disable/enable, delete,
 // test event), its deliveries, bulk recovery and signing secret.
 import { useState } from "preact/hooks";
-import { type ApiError, type Attempt, asApiError, type Config, type EndpointStats, must } from "./api";
+import { type ApiError, asApiError, type Config, type EndpointStats, must } from "./api";
 import { AuthFacts } from "./auth-facts";
 import { usePortal } from "./context";
 import { Deliveries } from "./deliveries";
 import { StatusBadge } from "./endpoints-list";
-import { ms, percent, when } from "./format";
+import { ms, percent } from "./format";
 import { useLoad } from "./load";
 import { ErrorText, LoadFailure } from "./messages";
 import { RecoveryPanel } from "./recovery-panel";
 import { go, href } from "./router";
 import { SecretPanel } from "./secret-panel";
+import { TestEvent } from "./test-event";
+import { When } from "./time";
 
 export function EndpointDetail({ id }: { id: string }) {
   const { client, can } = usePortal();
@@ -57,7 +59,7 @@ export function EndpointDetail({ id }: { id: string }) {
             <>
               <dt>Disabled automatically</dt>
               <dd class="warn">
-                {c.deactivatedReason} ({when(c.deactivatedAt)})
+                {c.deactivatedReason} (<When iso={c.deactivatedAt} />)
               </dd>
             </>
           ) : null}
@@ -78,7 +80,11 @@ function Health({ stats }: { stats: EndpointStats | undefined }) {
   return (
     <section aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
-      {stats.failingSince ? <p class="warn">Failing since {when(stats.failingSince)}</p> : null}
+      {stats.failingSince ? (
+        <p class="warn">
+          Failing since <When iso={stats.failingSince} />
+        </p>
+      ) : null}
       <table class="list">
         <thead>
           <tr>
@@ -160,40 +166,6 @@ function EndpointActions({ config, onChange }: { config: Config; onChange: () =>
           Delete
         </button>
       )}
-      <ErrorText error={error} />
-    </div>
-  );
-}
-
-function TestEvent({ id }: { id: string }) {
-  const { client } = usePortal();
-  const [result, setResult] = useState<Attempt | null>(null);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const send = async () => {
-    setBusy(true);
-    setError(undefined);
-    setResult(null);
-    try {
-      setResult((await must(client.POST("/configs/{id}/test", { params: { path: { id } } }))).data);
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div class="test-event">
-      <button type="button" onClick={send} disabled={busy}>
-        Send test event
-      </button>
-      {result ? (
-        <p class="test-result" role="status">
-          Test event: <strong class={result.status === "success" ? "ok" : "warn"}>{result.status}</strong>,
-          HTTP {result.statusCode || "no answer"}
-          {result.error ? ` — ${result.error}` : ""}
-        </p>
-      ) : null}
       <ErrorText error={error} />
     </div>
   );

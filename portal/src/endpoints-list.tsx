@@ -2,10 +2,11 @@
 import { useEffect } from "preact/hooks";
 import { type Config, type EndpointStats, must } from "./api";
 import { usePortal } from "./context";
-import { ms, percent, when } from "./format";
+import { ms, percent } from "./format";
 import { useLoad } from "./load";
 import { ErrorText } from "./messages";
 import { href } from "./router";
+import { When } from "./time";
 
 export function EndpointsList() {
   const { client, can } = usePortal();
@@ -49,7 +50,7 @@ export function EndpointsList() {
       ) : data.length === 0 ? (
         <p class="empty">No endpoints yet.</p>
       ) : (
-        <table class="list">
+        <table class="list stack endpoints">
           <thead>
             <tr>
               <th scope="col">Endpoint</th>
@@ -74,23 +75,31 @@ function EndpointRow({ config, stats }: { config: Config; stats: EndpointStats |
   const day = stats?.windows.find((w) => w.window === "24h");
   return (
     <tr>
-      <td>
+      <td class="lead">
         <a href={href.endpoint(config.id)}>{config.name || config.endpoint}</a>
         {config.name ? <div class="muted small">{config.endpoint}</div> : null}
         <div class="muted small">{config.eventTypes.join(", ")}</div>
       </td>
-      <td>
+      <td data-label="Status">
         <StatusBadge active={config.active} />
         {config.deactivatedReason ? <div class="small warn">{config.deactivatedReason}</div> : null}
       </td>
-      <td>
+      <td data-label="Success (24 h)">
         {percent(day?.successRate)}
         {day ? <div class="muted small">{day.attempts} sends</div> : null}
       </td>
-      <td>
+      <td data-label="p50 / p99">
         {ms(day?.latencyMs?.p50)} / {ms(day?.latencyMs?.p99)}
       </td>
-      <td>{stats?.failingSince ? <span class="warn">{when(stats.failingSince)}</span> : "—"}</td>
+      <td data-label="Failing since">
+        {stats?.failingSince ? (
+          <span class="warn">
+            <When iso={stats.failingSince} />
+          </span>
+        ) : (
+          "—"
+        )}
+      </td>
     </tr>
   );
 }

@@ -4,7 +4,11 @@ export const percent = (rate: number | null | undefined) =>
 
 export const ms = (value: number | undefined) => (value === undefined ? "—" : `${value} ms`);
 
-export const when = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
+// Times in the browser's zone, always with the zone named ("Dec 5, 2025, 2:03:12 PM GMT+1"):
+// a time without its zone is read in whatever zone the reader assumes.
+const ABSOLUTE = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "long" });
+
+export const when = (iso: string | undefined) => (iso ? ABSOLUTE.format(new Date(iso)) : "—");
 
 export const pretty = (text: string) => {
   try {

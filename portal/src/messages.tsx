@@ -29,19 +29,29 @@ export function LoadFailure({ error, what }: { error: ApiError; what: string }) 
   return <ErrorText error={error} />;
 }
 
-const TITLES: Record<string, string> = {
-  SESSION_EXPIRED: "This session has expired",
-  SESSION_REVOKED: "This session was revoked",
+/** What each way a session ends says: a title and why, without blaming the user for the operator's act. */
+const ENDS: Record<string, { title: string; why: string }> = {
+  SESSION_EXPIRED: {
+    title: "This session has expired",
+    why: "For your security, portal links work for a limited time.",
+  },
+  SESSION_REVOKED: {
+    title: "This session was revoked",
+    why: "The application that sent you here ended this session before its time, so the link no longer works.",
+  },
+};
+const INVALID = {
+  title: "This link is not valid",
+  why: "The link is incomplete, or it was not made for this portal.",
 };
 
 export function SessionEnded({ end }: { end: SessionEnd }) {
+  const { title, why } = ENDS[end.code] ?? INVALID;
   return (
     <main class="ended" aria-labelledby="ended-title">
-      <h1 id="ended-title">{TITLES[end.code] ?? "This link is not valid"}</h1>
-      <p>
-        For your security, portal links work for a limited time. Open the portal again from the application
-        that sent you here to get a new link.
-      </p>
+      <h1 id="ended-title">{title}</h1>
+      <p>{why}</p>
+      <p>Open the portal again from the application that sent you here to get a new link.</p>
       <p class="muted" data-code={end.code}>
         Reason: {end.code}
       </p>

@@ -3,9 +3,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, asApiError, type Config, must, type Recovery } from "./api";
 import { usePortal } from "./context";
-import { actionKey, when } from "./format";
+import { actionKey } from "./format";
 import { useLoad } from "./load";
 import { ErrorText } from "./messages";
+import { When } from "./time";
 
 const toInput = (d: Date) =>
   new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
@@ -76,7 +77,7 @@ export function RecoveryPanel({ config }: { config: Config }) {
 
 function Recoveries({ recoveries }: { recoveries: Recovery[] }) {
   return (
-    <table class="list recoveries">
+    <table class="list stack recoveries">
       <thead>
         <tr>
           <th scope="col">Window</th>
@@ -89,10 +90,10 @@ function Recoveries({ recoveries }: { recoveries: Recovery[] }) {
       <tbody>
         {recoveries.map((r) => (
           <tr key={r.id}>
-            <td>
-              {when(r.since)} – {when(r.until)}
+            <td class="lead">
+              <When iso={r.since} /> – <When iso={r.until} />
             </td>
-            <td class="recovery-state">
+            <td class="recovery-state" data-label="State">
               <progress
                 aria-label="Recovery progress"
                 max={Math.max(r.matched, 1)}
@@ -100,9 +101,9 @@ function Recoveries({ recoveries }: { recoveries: Recovery[] }) {
               />{" "}
               {r.state}
             </td>
-            <td>{r.matched}</td>
-            <td>{r.started}</td>
-            <td>
+            <td data-label="Failed found">{r.matched}</td>
+            <td data-label="Replays started">{r.started}</td>
+            <td data-label="Could not start">
               {r.failedToStart ?? 0}
               {r.lastError ? <div class="small warn">{r.lastError}</div> : null}
             </td>

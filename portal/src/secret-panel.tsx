@@ -1,5 +1,7 @@
-// Rotating the signing secret: the new one is shown once (the API never shows it again
-// unasked), with how long the old one keeps signing; verification snippets to copy.
+// The signing secret: the current one shown on request (GET /configs/{id}/secret, which a
+// session reaches only with the "secrets" feature, as this panel), to verify the first
+// deliveries with; rotating it, the new one shown once with how long the old one keeps
+// signing; verification snippets to copy.
 import { useState } from "preact/hooks";
 import { type ApiError, asApiError, must } from "./api";
 import { usePortal } from "./context";
@@ -37,6 +39,7 @@ export function SecretPanel({ configId }: { configId: string }) {
   return (
     <section aria-labelledby="secret-title">
       <h2 id="secret-title">Signing secret</h2>
+      <CurrentSecret configId={configId} key={rotated?.secret ?? ""} />
       <form class="inline-form" onSubmit={rotate}>
         <label for="rotate-overlap">Old secret</label>
         <select id="rotate-overlap" value={overlap} onChange={(e) => setOverlap(e.currentTarget.value)}>
@@ -72,6 +75,46 @@ export function SecretPanel({ configId }: { configId: string }) {
         </details>
       ))}
     </section>
+  );
+}
+
+/** The secret deliveries are signed with now, fetched only when asked for and hidden again on request. */
+function CurrentSecret({ configId }: { configId: string }) {
+  const { client } = usePortal();
+  const [shown, setShown] = useState<{ secret: string; previousUntil: string | undefined } | null>(null);
+  const [error, setError] = useState<ApiError | undefined>(undefined);
+  const reveal = async () => {
+    setError(undefined);
+    try {
+      const { data } = await must(client.GET("/configs/{id}/secret", { params: { path: { id: configId } } }));
+      setShown({ secret: data.secret, previousUntil: data.previousSecretExpiresAt });
+    } catch (err) {
+      setError(asApiError(err));
+    }
+  };
+  return (
+    <div class="current-secret">
+      {shown ? (
+        <>
+          <label for="current-secret">Current secret</label>
+          <input id="current-secret" type="text" readOnly value={shown.secret} />
+          <div class="actions">
+            <CopyButton text={shown.secret} label="Copy current secret" />
+            <button type="button" onClick={() => setShown(null)}>
+              Hide secret
+            </button>
+          </div>
+          {shown.previousUntil ? (
+            <p class="muted small">The previous secret also signs until {when(shown.previousUntil)}.</p>
+          ) : null}
+        </>
+      ) : (
+        <button type="button" onClick={reveal}>
+          Show current secret
+        </button>
+      )}
+      <ErrorText error={error} />
+    </div>
   );
 }
 

@@ -17,11 +17,21 @@ import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-serve
 // its API calls made with the session token only, in Debian's Chromium. Screenshots of the
 // main screens go to test-output/portal/; with UPDATE_PORTAL_SCREENSHOTS=1 to docs/portal/
 // (committed, shown in docs/webhooks/tenants-and-portal.md), so a test run leaves the working tree as it was.
+// Every page runs with a fixed locale and time zone, and no test may leave a console error
+// behind: one that provokes an error answer takes exactly that answer's line out
+// (errorAnswers); everything else on the console fails the test that made it.
 
 const SHOTS = process.env.UPDATE_PORTAL_SCREENSHOTS
   ? fromRoot("docs", "portal")
   : fromRoot("test-output", "portal");
 const VIEWPORT = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+const ZONE = "America/New_York";
+/** A time as the page shows it in ZONE (portal/src/format.ts). */
+const shown = (iso: string) =>
+  new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "long", timeZone: ZONE }).format(
+    new Date(iso),
+  );
 
 describe("consumer portal in Chromium", function () {
   this.timeout(240_000);
@@ -78,6 +88,12 @@ describe("consumer portal in Chromium", function () {
     });
     expect(put.status, put.text).to.be.oneOf([200, 201]);
     await api.call("PUT", "/event-types/shop.order_refunded", { description: "An order was refunded" });
+    // A type with an example: test events can send it.
+    const shipped = await api.call("PUT", "/event-types/shop.order_shipped", {
+      description: "An order was shipped",
+      example: { orderId: "ord_77", carrier: "DHL" },
+    });
+    expect(shipped.status, shipped.text).to.equal(201);
     browser = await launchChromium();
   });
 
@@ -88,18 +104,33 @@ describe("consumer portal in Chromium", function () {
     await deleteStream(stream);
   });
 
-  /** Page errors and CSP refusals reported by each opened page. */
+  /** Page errors, console errors (CSP refusals, failed loads) and 4xx/5xx answers of each opened page. */
   const errorsOf = new WeakMap<Page, string[]>();
+  /** The pages open now: each test ends with none of their errors left. */
+  const live = new Set<Page>();
 
-  async function open(session: PortalSession): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: VIEWPORT });
+  async function open(
+    session: PortalSession,
+    viewport: { width: number; height: number } = VIEWPORT,
+  ): Promise<{ context: BrowserContext; page: Page }> {
+    const phone = viewport.width < 600;
+    const context = await browser.newContext({
+      viewport,
+      locale: "en-US",
+      timezoneId: ZONE,
+      ...(phone ? { isMobile: true, hasTouch: true } : {}),
+    });
     const page = await context.newPage();
     const errors: string[] = [];
     errorsOf.set(page, errors);
+    live.add(page);
+    page.on("close", () => live.delete(page));
     page.on("pageerror", (err) => errors.push(err.message));
     page.on("console", (m) => {
-      // A CSP refusal is reported on the console: the page must need nothing the policy forbids.
-      if (/Content Security Policy/i.test(m.text())) errors.push(m.text());
+      if (m.type() === "error") errors.push(m.text());
+    });
+    page.on("response", (r) => {
+      if (r.status() >= 400) errors.push(`answer ${r.status()} ${new URL(r.url()).pathname}`);
     });
     await page.goto(session.url);
     return { context, page };
@@ -107,6 +138,34 @@ describe("consumer portal in Chromium", function () {
 
   const base = (page: Page) => page.url().split("#")[0]!;
   const pageErrors = (page: Page) => errorsOf.get(page) ?? [];
+
+  /**
+   * The test provoked `status` answers from the API: their lines (the answer and the
+   * browser's "Failed to load resource" for it) leave the page's errors. At least one must be there.
+   */
+  function errorAnswers(page: Page, status: number): void {
+    const errors = pageErrors(page);
+    const expected = (e: string) => e.startsWith(`answer ${status} `) || e.includes(`status of ${status} `);
+    expect(errors.filter(expected), `the ${status} answers this test provoked`).not.to.deep.equal([]);
+    errors.splice(0, errors.length, ...errors.filter((e) => !expected(e)));
+  }
+
+  afterEach(function () {
+    for (const page of live) {
+      const errors = pageErrors(page).splice(0);
+      expect(errors, `console errors during "${this.currentTest?.title}"`).to.deep.equal([]);
+    }
+  });
+
+  /** Nothing on the page is wider than its viewport (no sideways scrolling). */
+  async function fits(page: Page, screen: string): Promise<void> {
+    const { scroll, viewport } = (await page.evaluate(
+      "({ scroll: document.documentElement.scrollWidth, viewport: window.innerWidth })",
+    )) as { scroll: number; viewport: number };
+    expect(scroll, `${screen}: document ${scroll} px wide in a ${viewport} px viewport`).to.be.at.most(
+      viewport,
+    );
+  }
 
   const event = (tenant: string, type: string, payload: unknown) =>
     api.call("POST", "/events", {
@@ -116,6 +175,10 @@ describe("consumer portal in Chromium", function () {
       idempotency_key: `portal-${randomBytes(6).toString("hex")}`,
       payload,
     });
+
+  /** Made by (a), visited again on a phone. */
+  let ordersId = "";
+  let failedWebhook = "";
 
   const deliveryRowOf = (page: Page, webhookId: string) =>
     page.locator(`table.deliveries tr[data-webhook="${webhookId}"]`);
@@ -144,6 +207,23 @@ describe("consumer portal in Chromium", function () {
       await page.screenshot({ path: `${SHOTS}/endpoints-empty.png` });
     });
 
+    it("names its icon, so the browser asks for no /favicon.ico", async () => {
+      const icon = await page.locator('link[rel="icon"]').getAttribute("href");
+      const answer = await page.request.get(new URL(icon!, page.url()).toString());
+      expect(answer.status()).to.equal(200);
+      expect(answer.headers()["content-type"]).to.match(/^image\/svg\+xml/);
+      // A load asked for /favicon.ico before: the API's 404 was an error on every load.
+      const asked: string[] = [];
+      page.on("request", (r) => asked.push(new URL(r.url()).pathname));
+      await page.reload();
+      await page.getByRole("heading", { name: "Endpoints" }).waitFor();
+      await page.waitForLoadState("networkidle");
+      expect(asked.filter((p) => p.endsWith("favicon.ico"))).to.deep.equal([]);
+      expect(asked).to.include(new URL(icon!, page.url()).pathname);
+      // Chromium does not report its own /favicon.ico request as the page's, only its 404 on the console.
+      expect(pageErrors(page)).to.deep.equal([]);
+    });
+
     it("creates an endpoint from the form", async () => {
       await page.getByRole("link", { name: "Add endpoint" }).click();
       await page.getByLabel("Endpoint URL").fill(receiver.url);
@@ -156,6 +236,7 @@ describe("consumer portal in Chromium", function () {
       expect(stored.status).to.equal(200);
       expect(stored.body.data).to.include({ endpoint: receiver.url, name: "Orders", tenantId: tenantA.id });
       expect(stored.body.data.eventTypes).to.deep.equal(["shop.order_paid"]);
+      ordersId = configId;
     });
 
     it("sends a test event and shows its result, then the delivery with its 200 attempt", async () => {
@@ -169,15 +250,37 @@ describe("consumer portal in Chromium", function () {
       expect(await row.first().locator(".status-code").textContent()).to.equal("200");
       await row.first().getByRole("link").click();
       await page.getByRole("heading", { name: "Delivery" }).waitFor();
-      const attempts = page.locator("table.attempts tbody tr");
+      const attempts = page.locator("ol.attempts li.attempt");
       expect(await attempts.count()).to.equal(1);
       expect(await attempts.first().locator(".status-code").textContent()).to.equal("200");
       await page.goBack();
     });
 
-    let failedWebhook = "";
-    it("shows a failing delivery's retries, each attempt with its status and error", async () => {
-      receiver.respond = (_req, res) => res.writeHead(500).end("down");
+    it("sends the example of the catalog type picked as the test event", async () => {
+      await page.getByLabel("Test event").selectOption("shop.order_shipped");
+      // Types without an example in the catalog are not offered.
+      const options = await page.locator("#test-event-type option").all();
+      const offered = await Promise.all(options.map((o) => o.getAttribute("value")));
+      expect(offered).to.deep.equal(["webhooks.test", "shop.order_shipped"]);
+      const before = receiver.requests.length;
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page.locator(".test-result", { hasText: "success" }).waitFor();
+      expect(receiver.requests.length).to.equal(before + 1);
+      const received = JSON.parse(receiver.requests.at(-1)!.body);
+      expect(received).to.deep.include({
+        type: "shop.order_shipped",
+        app: "shop",
+        payload: { orderId: "ord_77", carrier: "DHL" },
+      });
+      expect(receiver.requests.at(-1)!.headers["svc-webhook-test"]).to.equal("true");
+      await page.getByLabel("Test event").selectOption("webhooks.test");
+    });
+
+    it("shows a failing delivery's retries, each attempt with its status, its answer's excerpt and its time with the zone", async () => {
+      receiver.respond = (_req, res) =>
+        res
+          .writeHead(500, { "content-type": "text/plain", "x-request-id": "req-500" })
+          .end("down for maintenance");
       const sent = await event(tenantA.uid, "order_paid", { orderId: "ord_1", amount: 12 });
       expect(sent.status, sent.text).to.equal(202);
       failedWebhook = sent.body.data.deliveries[0].webhookID;
@@ -186,24 +289,74 @@ describe("consumer portal in Chromium", function () {
       await row.locator(".status", { hasText: "failed" }).waitFor({ timeout: 60_000 });
       expect(await row.locator(".attempt-count").textContent()).to.equal("3");
       expect(await row.locator(".status-code").textContent()).to.equal("500");
+      await fits(page, "endpoint");
       await page.screenshot({ path: `${SHOTS}/endpoint.png` });
       await row.getByRole("link").click();
       await page.locator(".delivery-status", { hasText: "failed" }).waitFor();
-      const codes = await page.locator("table.attempts tbody tr .status-code").allTextContents();
-      expect(codes).to.deep.equal(["500", "500", "500"]);
+      const attempts = page.locator("ol.attempts li.attempt");
+      expect(await attempts.locator(".status-code").allTextContents()).to.deep.equal(["500", "500", "500"]);
+      // Each failed attempt shows what the endpoint answered (open), with the headers kept.
+      expect(await attempts.locator("pre.response-body").allTextContents()).to.deep.equal(
+        Array(3).fill("down for maintenance"),
+      );
+      expect(await attempts.first().locator("table.headers").textContent()).to.include("req-500");
+      // Times name their zone: the attempt's own time in the browser's zone.
+      const stored = (await api.call("GET", `/webhooks/${failedWebhook}`)).body.data;
+      const firstTime = attempts.first().locator(".attempt-line time");
+      expect(await firstTime.getAttribute("datetime")).to.equal(stored.attempts[0].createdAt);
+      expect(await firstTime.textContent()).to.equal(shown(stored.attempts[0].createdAt));
+      expect(await firstTime.textContent()).to.match(/ (EST|EDT)$/);
       const payload = JSON.parse((await page.locator("pre.payload").textContent()) ?? "");
       expect(payload).to.deep.include({ type: "shop.order_paid", payload: { orderId: "ord_1", amount: 12 } });
-      const headers = await page.locator("table.headers").textContent();
-      expect(headers).to.include("svc-webhook-signature").and.to.include("********");
+      await fits(page, "delivery");
       await page.screenshot({ path: `${SHOTS}/delivery.png` });
     });
 
-    it("replays the failed delivery, which now succeeds", async () => {
+    it("shows the last attempt's headers with the values sent: the signature verifies", async () => {
+      // The last table of headers on the screen: the sent ones, after each attempt's answer.
+      const sent: Record<string, string> = {};
+      for (const row of await page.locator("table.headers").last().locator("tr").all())
+        sent[(await row.locator("th").textContent()) ?? ""] = (await row.locator("td").textContent()) ?? "";
+      const header = (name: string) => sent[name];
+      const last = receiver.requests.filter((r) => r.headers["svc-webhook-id"] === failedWebhook).at(-1)!;
+      expect(header("svc-webhook-timestamp")).to.equal(last.headers["svc-webhook-timestamp"]);
+      expect(header("svc-webhook-signature")).to.equal(last.headers["svc-webhook-signature"]);
+      await page.locator("summary", { hasText: "Exact body" }).click();
+      const body = (await page.locator("pre.payload-raw").textContent()) ?? "";
+      expect(body).to.equal(last.body);
+      const secret = (await api.call("GET", `/configs/${configId}/secret`)).body.data.secret as string;
+      const fromPage = {
+        path: "/",
+        at: 0,
+        body,
+        headers: {
+          "svc-webhook-id": header("svc-webhook-id"),
+          "svc-webhook-timestamp": header("svc-webhook-timestamp"),
+          "svc-webhook-signature": header("svc-webhook-signature"),
+        },
+      };
+      expect(signedWith(secret, fromPage)).to.equal(true);
+    });
+
+    it("replays the failed delivery, which now succeeds; the notice stays behind on the original", async () => {
       receiver.respond = (_req, res) => res.writeHead(200).end("ok");
       await page.getByRole("button", { name: "Replay" }).click();
       await page.getByRole("link", { name: "open the new delivery" }).click();
       await page.locator(".delivery-status", { hasText: "success" }).waitFor({ timeout: 60_000 });
       expect(await page.getByRole("link", { name: failedWebhook }).count()).to.equal(1);
+      expect(await page.getByText("Replay started").count()).to.equal(0);
+      expect(await page.getByRole("link", { name: "open the new delivery" }).count()).to.equal(0);
+    });
+
+    it("shows the current secret on request, the one the API holds, and hides it again", async () => {
+      await page.goto(`${base(page)}#/endpoints/${configId}`);
+      expect(await page.locator("#current-secret").count()).to.equal(0); // not fetched unasked
+      await page.getByRole("button", { name: "Show current secret" }).click();
+      const revealed = await page.getByLabel("Current secret").inputValue();
+      const held = (await api.call("GET", `/configs/${configId}/secret`)).body.data.secret as string;
+      expect(revealed).to.equal(held);
+      await page.getByRole("button", { name: "Hide secret" }).click();
+      expect(await page.locator("#current-secret").count()).to.equal(0);
     });
 
     it("rotates the secret, shown once, and the next delivery verifies with the new one only", async () => {
@@ -255,7 +408,7 @@ describe("consumer portal in Chromium", function () {
     });
 
     it("filters the deliveries by status and by event type on the server", async () => {
-      const statuses = () => page.locator("table.deliveries tbody tr .status").allTextContents();
+      const statuses = () => page.locator("table.deliveries tbody tr td.status").allTextContents();
       const types = () => page.locator("table.deliveries tbody tr .event-type").allTextContents();
       const settled = async (check: () => Promise<boolean>) => {
         const deadline = Date.now() + 15_000;
@@ -276,7 +429,7 @@ describe("consumer portal in Chromium", function () {
         const t = await types();
         return t.length > 0 && t.every((x) => x === "webhooks.test");
       });
-      expect(await statuses()).to.deep.equal(["success"]); // the one test event
+      expect(await statuses()).to.deep.equal(["success"]); // the one default test event
       await page.getByLabel("Status").selectOption("failed");
       await page.getByText("No deliveries.").waitFor();
       await page.getByLabel("Event type").selectOption("");
@@ -311,8 +464,65 @@ describe("consumer portal in Chromium", function () {
       expect(text)
         .to.match(/\d+(\.\d)? %/)
         .and.to.match(/\d+ sends/);
+      await fits(page, "endpoints");
       await page.screenshot({ path: `${SHOTS}/endpoints.png` });
-      expect(pageErrors(page)).to.deep.equal([]);
+    });
+  });
+
+  describe(`on a phone (${PHONE.width}×${PHONE.height}): every screen fits its width`, () => {
+    let context: BrowserContext;
+    let page: Page;
+
+    before(async () => {
+      ({ context, page } = await open(await createSession(api, `uid:${tenantA.uid}`), PHONE));
+    });
+    after(() => context?.close());
+
+    it("lists the endpoints as stacked rows", async () => {
+      const row = page.locator("table.list tbody tr", { hasText: "Orders" });
+      await row.getByText(/^\d+(\.\d)? %/).waitFor();
+      await fits(page, "endpoints");
+      await page.screenshot({ path: `${SHOTS}/endpoints-phone.png`, fullPage: true });
+    });
+
+    it("shows an endpoint with its test event, deliveries, recoveries and secret", async () => {
+      await page.goto(`${base(page)}#/endpoints/${ordersId}`);
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page.locator(".test-result", { hasText: "success" }).waitFor();
+      await page.locator("table.recoveries tbody tr").first().waitFor();
+      await page.getByRole("button", { name: "Show current secret" }).click();
+      await page.getByLabel("Current secret").waitFor();
+      await fits(page, "endpoint");
+      await page.screenshot({ path: `${SHOTS}/endpoint-phone.png` }); // the top: a full page holds 50 deliveries
+    });
+
+    it("shows a failed delivery with its attempts' answers and the headers sent", async () => {
+      await page.goto(`${base(page)}#/deliveries/${failedWebhook}`);
+      await page.locator("pre.response-body").first().waitFor();
+      await page.locator("table.headers").last().waitFor();
+      await fits(page, "delivery");
+      await page.screenshot({ path: `${SHOTS}/delivery-phone.png`, fullPage: true });
+    });
+
+    it("shows the endpoint form with an example, a header and every auth field", async () => {
+      await page.goto(`${base(page)}#/endpoints/new`);
+      await page.getByLabel("shop.order_paid").check();
+      await page.getByRole("button", { name: "Add header" }).click();
+      await page.getByLabel("Kind").selectOption("oauth2");
+      await page.getByLabel("Use mutual TLS").check();
+      await page.getByLabel("Client certificate (PEM)").waitFor();
+      await fits(page, "form");
+      await page.screenshot({ path: `${SHOTS}/endpoint-form-phone.png`, fullPage: true });
+      await page.goto(`${base(page)}#/endpoints/${ordersId}/edit`);
+      await page.getByRole("button", { name: "Save endpoint" }).waitFor();
+      await fits(page, "edit form");
+    });
+
+    it("says not found for an endpoint that is not there", async () => {
+      await page.goto(`${base(page)}#/endpoints/00000000-0000-4000-8000-000000000000`);
+      await page.getByRole("heading", { name: "Not found" }).waitFor();
+      await fits(page, "not found");
+      errorAnswers(page, 404);
     });
   });
 
@@ -374,7 +584,7 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("heading", { name: "After edit" }).waitFor();
       expect((await api.call("GET", `/configs/${id}`)).body.data.endpoint).to.equal(moved);
       expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
-      expect(pageErrors(page)).to.deep.equal([]);
+      errorAnswers(page, 400);
     });
 
     it("disables, enables and deletes it", async () => {
@@ -516,6 +726,7 @@ describe("consumer portal in Chromium", function () {
       const [config] = await configsOfC();
       const stored = (await api.call("GET", `/configs/${config!.id}`)).body.data.auth.oauth2;
       expect(stored).to.include({ tokenUrl, clientSecret: "********" }).and.not.to.have.property("scope");
+      errorAnswers(page, 400);
     });
 
     it("asks for the client secret again when the token URL changes, and shows the API's refusal next to it", async () => {
@@ -536,7 +747,7 @@ describe("consumer portal in Chromium", function () {
       expect(await secretField.getAttribute("placeholder")).to.equal("unchanged");
       await page.getByRole("button", { name: "Save endpoint" }).click();
       await page.getByRole("heading", { name: "OAuth endpoint" }).waitFor();
-      expect(pageErrors(page)).to.deep.equal([]);
+      errorAnswers(page, 400);
     });
 
     it("stores a client certificate for mutual TLS, refusing a bad PEM next to its field", async () => {
@@ -566,7 +777,7 @@ describe("consumer portal in Chromium", function () {
       const configId = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
       const tls = (await api.call("GET", `/configs/${configId}`)).body.data.auth.tls;
       expect(tls).to.deep.equal({ certificate: pki.clientCert, privateKey: "********", caBundle: pki.ca });
-      expect(pageErrors(page)).to.deep.equal([]);
+      errorAnswers(page, 400);
     });
   });
 
@@ -595,6 +806,7 @@ describe("consumer portal in Chromium", function () {
       await page
         .locator("#destination-error", { hasText: 'missing required field "destination.topic"' })
         .waitFor();
+      errorAnswers(page, 400);
       await page.getByLabel("Topic", { exact: true }).fill("orders");
       await page.getByLabel("SASL", { exact: true }).selectOption("scram-sha-256");
       await page.getByLabel("SASL username").fill("app");
@@ -654,6 +866,7 @@ describe("consumer portal in Chromium", function () {
       expect(
         await page.getByLabel("Payload filter (optional JSON)").getAttribute("aria-describedby"),
       ).to.equal("filter-error");
+      errorAnswers(page, 400);
     });
   });
 
@@ -691,6 +904,7 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("heading", { name: "Not found" }).waitFor();
       expect(await page.locator("table.deliveries").count()).to.equal(0);
       expect(await page.content()).not.to.include("globex-1");
+      errorAnswers(page, 404);
     });
 
     it("says not found for B's delivery opened by URL", async () => {
@@ -699,6 +913,7 @@ describe("consumer portal in Chromium", function () {
       expect((await answer).status()).to.equal(404);
       await page.getByRole("heading", { name: "Not found" }).waitFor();
       expect(await page.content()).not.to.include("globex-1");
+      errorAnswers(page, 404);
     });
   });
 
@@ -724,8 +939,8 @@ describe("consumer portal in Chromium", function () {
       await page.getByRole("button", { name: `Switch to ${tenantB.uid} Inc.` }).waitFor();
       await page.screenshot({ path: `${SHOTS}/session-switch.png` });
       // On a phone: nothing wider than the screen.
-      await page.setViewportSize({ width: 390, height: 800 });
-      expect(await page.evaluate("document.documentElement.scrollWidth")).to.be.at.most(390);
+      await page.setViewportSize(PHONE);
+      await fits(page, "session switch");
       await page.screenshot({ path: `${SHOTS}/session-switch-phone.png` });
       await page.setViewportSize(VIEWPORT);
       await page.getByRole("button", { name: `Switch to ${tenantB.uid} Inc.` }).click();
@@ -739,47 +954,64 @@ describe("consumer portal in Chromium", function () {
     });
   });
 
-  describe("(d) expired and revoked sessions", () => {
-    it("shows the expired page for an expired session", async () => {
-      const session = await createSession(api, `uid:${tenantA.uid}`, { expiresIn: "1s" });
-      // Wait until the API itself says expired, then open the link.
-      for (;;) {
-        const answer = await fetch(`${api.url}/portal-sessions/current`, {
-          headers: { authorization: `Bearer ${session.token}` },
-        });
-        if (answer.status === 401) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      const { context, page } = await open(session);
-      await page.getByRole("heading", { name: "This session has expired" }).waitFor();
+  describe("(d) expired and revoked sessions, at 1 280 px and on a phone", () => {
+    /** The ended page: its title, its own wording, no stack trace, nothing wider than the screen; the 401s it was shown for. */
+    async function ended(page: Page, title: string, says: RegExp) {
+      await page.getByRole("heading", { name: title }).waitFor();
+      const text = (await page.locator("main.ended").textContent()) ?? "";
+      expect(text).to.match(says);
       expect(await page.content()).not.to.match(/at \w+ \(|Error:/);
-      await page.screenshot({ path: `${SHOTS}/expired.png` });
-      expect(await axeViolations(page)).to.deep.equal([]);
-      await context.close();
-    });
+      await fits(page, title);
+      errorAnswers(page, 401);
+      expect(pageErrors(page)).to.deep.equal([]);
+      return text;
+    }
+    const phone = (v: { width: number }) => (v.width === PHONE.width ? "-phone" : "");
 
-    it("shows the revoked page when the session is revoked while the page is open", async () => {
-      const session = await createSession(api, `uid:${tenantA.uid}`);
-      const { context, page } = await open(session);
-      // Opened while the session is live; then revoked.
-      await page.locator("table.list, .empty").first().waitFor();
-      const revoked = await api.call("DELETE", `/tenants/uid:${tenantA.uid}/portal-sessions/${session.id}`);
-      expect(revoked.status).to.equal(204);
-      // The next call the page makes (here: the new-endpoint screen's catalog) answers 401.
-      await page.goto(`${base(page)}#/endpoints/new`);
-      await page.getByRole("heading", { name: "This session was revoked" }).waitFor();
-      await page.reload();
-      await page.getByRole("heading", { name: /session/ }).waitFor();
-      expect(await page.getByRole("heading", { name: "This session was revoked" }).count()).to.equal(1);
-      await context.close();
-    });
+    for (const viewport of [VIEWPORT, PHONE]) {
+      it(`shows the expired page for an expired session (${viewport.width} px)`, async () => {
+        const session = await createSession(api, `uid:${tenantA.uid}`, { expiresIn: "1s" });
+        // Wait until the API itself says expired, then open the link.
+        for (;;) {
+          const answer = await fetch(`${api.url}/portal-sessions/current`, {
+            headers: { authorization: `Bearer ${session.token}` },
+          });
+          if (answer.status === 401) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        const { context, page } = await open(session, viewport);
+        await ended(page, "This session has expired", /work for a limited time/);
+        await page.screenshot({ path: `${SHOTS}/expired${phone(viewport)}.png` });
+        expect(await axeViolations(page)).to.deep.equal([]);
+        await context.close();
+      });
 
-    it("shows the invalid-link page for a link without a valid token", async () => {
-      const session = await createSession(api, `uid:${tenantA.uid}`);
-      const { context, page } = await open({ ...session, url: `${session.url}x` });
-      await page.getByRole("heading", { name: "This link is not valid" }).waitFor();
-      await context.close();
-    });
+      it(`shows the revoked page, in its own words, when the session is revoked while the page is open (${viewport.width} px)`, async () => {
+        const session = await createSession(api, `uid:${tenantA.uid}`);
+        const { context, page } = await open(session, viewport);
+        // Opened while the session is live; then revoked.
+        await page.locator("table.list, .empty").first().waitFor();
+        const revoked = await api.call("DELETE", `/tenants/uid:${tenantA.uid}/portal-sessions/${session.id}`);
+        expect(revoked.status).to.equal(204);
+        // The next call the page makes (here: the new-endpoint screen's catalog) answers 401.
+        await page.goto(`${base(page)}#/endpoints/new`);
+        const text = await ended(page, "This session was revoked", /ended this session before its time/);
+        expect(text).not.to.match(/limited time/); // the expiry's wording
+        await page.reload();
+        await page.getByRole("heading", { name: /session/ }).waitFor();
+        expect(await page.getByRole("heading", { name: "This session was revoked" }).count()).to.equal(1);
+        await ended(page, "This session was revoked", /ended this session before its time/);
+        await context.close();
+      });
+
+      it(`shows the invalid-link page for a link without a valid token (${viewport.width} px)`, async () => {
+        const session = await createSession(api, `uid:${tenantA.uid}`);
+        const { context, page } = await open({ ...session, url: `${session.url}x` }, viewport);
+        const text = await ended(page, "This link is not valid", /not made for this portal/);
+        expect(text).not.to.match(/limited time/);
+        await context.close();
+      });
+    }
   });
 
   describe("features the session lacks hide their screens and buttons", () => {
@@ -802,7 +1034,7 @@ describe("consumer portal in Chromium", function () {
       expect((await api.call("GET", `/configs/${id}`)).body.data.updatedAt).not.to.equal(before);
       expect((await api.call("GET", `/configs/${id}/secret`)).body.data.secret).to.equal(secret);
       await deliveryRow(page, "success").first().getByRole("link").click();
-      await page.locator("table.attempts").waitFor();
+      await page.locator("ol.attempts").waitFor();
       expect(await page.getByRole("button", { name: "Replay" }).count()).to.equal(0);
       await context.close();
     });
@@ -899,7 +1131,7 @@ describe("consumer portal in Chromium", function () {
       await page.locator(".test-result").waitFor();
       await scan("endpoint");
       await deliveryRow(page, "success").first().getByRole("link").click();
-      await page.locator("table.attempts").waitFor();
+      await page.locator("ol.attempts").waitFor();
       await scan("delivery");
       await page.goto(`${base(page)}#/`);
       await page.locator("table.list").waitFor();
@@ -926,7 +1158,7 @@ describe("consumer portal in Chromium", function () {
         "form-auth": [],
         "endpoint-auth": [],
       });
-      expect(pageErrors(page)).to.deep.equal([]);
+      errorAnswers(page, 400);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { TestJwks } from "../support/jwks.js";
 import { freePort } from "../support/ports.js";
+import { Receiver } from "../support/receiver.js";
 import { startWebhooks, type WebhooksUnderTest } from "../support/webhooks-server.js";
 
 /**
@@ -69,5 +70,41 @@ describe("send errors shown to tenants withhold addresses", function () {
     }
     const whole = await api.call("GET", `/webhooks/${webhook}`, undefined, as(admin));
     expect(whole.body.data.reason).to.include(`127.0.0.1:${closed}`);
+  });
+
+  it("withholds the addresses in an attempt's excerpt of the endpoint's answer from a tenant, not from the operator", async () => {
+    const admin = await jwks.sign({ sub: "admin" });
+    const as = (bearer: string) => ({ authorization: `Bearer ${bearer}` });
+    const tenant = (await api.call("POST", "/tenants", { uid: "redact-answer" }, as(admin))).body.data;
+    const receiver = await new Receiver().start();
+    receiver.respond = (_req, res) =>
+      res
+        .writeHead(502, { location: "http://10.0.0.7/x" })
+        .end("upstream 10.0.0.7:8080 and [fd00::7]:80 down");
+    try {
+      const config = await api.call(
+        "POST",
+        "/configs",
+        { endpoint: receiver.url, eventTypes: ["r.*"], tenantId: tenant.id },
+        as(admin),
+      );
+      const scoped = await jwks.sign({ sub: "redact-app", tenant: tenant.id });
+      const tested = await api.call("POST", `/configs/${config.body.data.id}/test`, undefined, as(scoped));
+      expect(tested.body.data.response.body).to.equal(
+        "upstream [address withheld] and [address withheld] down",
+      );
+      expect(tested.body.data.response.headers.location).to.equal("http://[address withheld]/x");
+      const whole = await api.call(
+        "GET",
+        `/webhooks/${tested.body.data.webhookID}/attempts`,
+        undefined,
+        as(admin),
+      );
+      expect(whole.body.cursor.data[0].response.body).to.equal(
+        "upstream 10.0.0.7:8080 and [fd00::7]:80 down",
+      );
+    } finally {
+      await receiver.stop();
+    }
   });
 });

@@ -1091,10 +1091,30 @@ export interface components {
              * @description the batch this attempt was sent in (its POST's svc-webhook-id, docs/webhooks/ordering-and-batching.md#batched-delivery); absent when sent alone; payload is then this event's element of the array
              */
             batchID?: string;
+            /** @description the headers of the POST as sent (its last redirect hop): the signing headers whole, the values of custom headers and Authorization masked; absent when nothing was sent and for attempts recorded before this field */
+            requestHeaders?: {
+                [key: string]: string;
+            };
+            response?: components["schemas"]["AttemptResponse"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description An excerpt of the endpoint's answer, kept with the attempt (and removed with it); absent when no answer came */
+        AttemptResponse: {
+            /** @description the answer's content-type, content-length, retry-after, location, www-authenticate, x-request-id when present, each at most 256 characters */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description the body's first 1024 bytes as UTF-8 text, the endpoint's own credentials masked; for tenant-scoped callers address literals are withheld */
+            body: string;
+            /** @description the body was longer than the excerpt */
+            truncated: boolean;
+        };
+        ConfigTestRequest: {
+            /** @description a catalog event type whose `example` is sent as the test event's payload, under its type; absent: `webhooks.test` with `{"data":"test"}` */
+            eventType?: string;
         };
         /** @description One event delivered to one config: the aggregate of its attempts. `waiting`: its first send waits for the rate limit service (no attempt yet; `reason` says why, `nextRetryAfter` until when). */
         Delivery: {
@@ -3032,7 +3052,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ConfigTestRequest"];
+            };
+        };
         responses: {
             /** @description the attempt */
             200: {

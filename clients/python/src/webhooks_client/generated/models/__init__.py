@@ -5,6 +5,9 @@ from .attempt import Attempt
 from .attempt_config import AttemptConfig
 from .attempt_cursor import AttemptCursor
 from .attempt_cursor_cursor import AttemptCursorCursor
+from .attempt_request_headers import AttemptRequestHeaders
+from .attempt_response import AttemptResponse
+from .attempt_response_headers import AttemptResponseHeaders
 from .attempt_status import AttemptStatus
 from .cancel_delivery_response_202 import CancelDeliveryResponse202
 from .cancellation import Cancellation
@@ -23,6 +26,7 @@ from .config_ordering import ConfigOrdering
 from .config_ordering_on_failure import ConfigOrderingOnFailure
 from .config_secret import ConfigSecret
 from .config_signature_headers import ConfigSignatureHeaders
+from .config_test_request import ConfigTestRequest
 from .config_user import ConfigUser
 from .config_user_batch_type_0 import ConfigUserBatchType0
 from .config_user_destination import ConfigUserDestination
@@ -142,6 +146,9 @@ __all__ = (
     "AttemptConfig",
     "AttemptCursor",
     "AttemptCursorCursor",
+    "AttemptRequestHeaders",
+    "AttemptResponse",
+    "AttemptResponseHeaders",
     "AttemptStatus",
     "CancelDeliveryResponse202",
     "Cancellation",
@@ -160,6 +167,7 @@ __all__ = (
     "ConfigOrderingOnFailure",
     "ConfigSecret",
     "ConfigSignatureHeaders",
+    "ConfigTestRequest",
     "ConfigUser",
     "ConfigUserBatchType0",
     "ConfigUserDestination",

@@ -13,6 +13,8 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.attempt_config import AttemptConfig
+    from ..models.attempt_request_headers import AttemptRequestHeaders
+    from ..models.attempt_response import AttemptResponse
 
 
 T = TypeVar("T", bound="Attempt")
@@ -37,6 +39,11 @@ class Attempt:
         replay_of (UUID | Unset): the webhook this delivery replays
         batch_id (UUID | Unset): the batch this attempt was sent in (its POST's svc-webhook-id, docs/webhooks/ordering-
             and-batching.md#batched-delivery); absent when sent alone; payload is then this event's element of the array
+        request_headers (AttemptRequestHeaders | Unset): the headers of the POST as sent (its last redirect hop): the
+            signing headers whole, the values of custom headers and Authorization masked; absent when nothing was sent and
+            for attempts recorded before this field
+        response (AttemptResponse | Unset): An excerpt of the endpoint's answer, kept with the attempt (and removed with
+            it); absent when no answer came
     """
 
     id: UUID
@@ -53,6 +60,8 @@ class Attempt:
     error: str | Unset = UNSET
     replay_of: UUID | Unset = UNSET
     batch_id: UUID | Unset = UNSET
+    request_headers: AttemptRequestHeaders | Unset = UNSET
+    response: AttemptResponse | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,6 +99,14 @@ class Attempt:
         if not isinstance(self.batch_id, Unset):
             batch_id = str(self.batch_id)
 
+        request_headers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.request_headers, Unset):
+            request_headers = self.request_headers.to_dict()
+
+        response: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.response, Unset):
+            response = self.response.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -115,12 +132,18 @@ class Attempt:
             field_dict["replayOf"] = replay_of
         if batch_id is not UNSET:
             field_dict["batchID"] = batch_id
+        if request_headers is not UNSET:
+            field_dict["requestHeaders"] = request_headers
+        if response is not UNSET:
+            field_dict["response"] = response
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.attempt_config import AttemptConfig  # noqa: PLC0415
+        from ..models.attempt_request_headers import AttemptRequestHeaders  # noqa: PLC0415
+        from ..models.attempt_response import AttemptResponse  # noqa: PLC0415
 
         d = dict(src_dict)
         id = UUID(d.pop("id"))
@@ -166,6 +189,20 @@ class Attempt:
         else:
             batch_id = UUID(_batch_id)
 
+        _request_headers = d.pop("requestHeaders", UNSET)
+        request_headers: AttemptRequestHeaders | Unset
+        if isinstance(_request_headers, Unset):
+            request_headers = UNSET
+        else:
+            request_headers = AttemptRequestHeaders.from_dict(_request_headers)
+
+        _response = d.pop("response", UNSET)
+        response: AttemptResponse | Unset
+        if isinstance(_response, Unset):
+            response = UNSET
+        else:
+            response = AttemptResponse.from_dict(_response)
+
         attempt = cls(
             id=id,
             webhook_id=webhook_id,
@@ -181,6 +218,8 @@ class Attempt:
             error=error,
             replay_of=replay_of,
             batch_id=batch_id,
+            request_headers=request_headers,
+            response=response,
         )
 
         attempt.additional_properties = d

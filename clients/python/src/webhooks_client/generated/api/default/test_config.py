@@ -7,14 +7,18 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.config_test_request import ConfigTestRequest
 from ...models.error import Error
 from ...models.test_config_response_200 import TestConfigResponse200
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     id: UUID,
+    *,
+    body: ConfigTestRequest | Unset = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -23,6 +27,12 @@ def _get_kwargs(
         ),
     }
 
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -90,11 +100,13 @@ def sync_detailed(
     id: UUID,
     *,
     client: AuthenticatedClient | Client,
+    body: ConfigTestRequest | Unset = UNSET,
 ) -> Response[Error | TestConfigResponse200]:
     """Send a signed test event to the endpoint now and return the recorded attempt (write scope)
 
     Args:
         id (UUID):
+        body (ConfigTestRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -106,6 +118,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        body=body,
     )
 
     response = client.get_httpx_client().request(
@@ -119,11 +132,13 @@ def sync(
     id: UUID,
     *,
     client: AuthenticatedClient | Client,
+    body: ConfigTestRequest | Unset = UNSET,
 ) -> Error | TestConfigResponse200 | None:
     """Send a signed test event to the endpoint now and return the recorded attempt (write scope)
 
     Args:
         id (UUID):
+        body (ConfigTestRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,6 +151,7 @@ def sync(
     return sync_detailed(
         id=id,
         client=client,
+        body=body,
     ).parsed
 
 
@@ -143,11 +159,13 @@ async def asyncio_detailed(
     id: UUID,
     *,
     client: AuthenticatedClient | Client,
+    body: ConfigTestRequest | Unset = UNSET,
 ) -> Response[Error | TestConfigResponse200]:
     """Send a signed test event to the endpoint now and return the recorded attempt (write scope)
 
     Args:
         id (UUID):
+        body (ConfigTestRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -159,6 +177,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        body=body,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -170,11 +189,13 @@ async def asyncio(
     id: UUID,
     *,
     client: AuthenticatedClient | Client,
+    body: ConfigTestRequest | Unset = UNSET,
 ) -> Error | TestConfigResponse200 | None:
     """Send a signed test event to the endpoint now and return the recorded attempt (write scope)
 
     Args:
         id (UUID):
+        body (ConfigTestRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -188,5 +209,6 @@ async def asyncio(
         await asyncio_detailed(
             id=id,
             client=client,
+            body=body,
         )
     ).parsed
