@@ -1,4 +1,4 @@
-// tags: @long @temporal-server (over 45 s: among the first files the parallel suite starts; the kills on the production server too)
+// tags: @long (over 45 s: among the first files the parallel suite starts)
 import { Client, Connection } from "@temporalio/client";
 import { defaultPayloadConverter } from "@temporalio/common";
 import { expect } from "chai";

