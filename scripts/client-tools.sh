@@ -30,7 +30,9 @@ command -v "$PYTHON" >/dev/null ||
 
 stamp() { sha256sum "$1" | cut -d' ' -f1; }
 
-if [[ "$(cat "$VENV/.requirements" 2>/dev/null)" != "$(stamp "$GENERATOR_REQS")" ]]; then
+# A venv moved from another checkout keeps that checkout's paths in its scripts: rebuild it.
+if [[ "$(cat "$VENV/.requirements" 2>/dev/null)" != "$(stamp "$GENERATOR_REQS")" ]] ||
+  ! "$VENV/bin/openapi-python-client" --version >/dev/null 2>&1; then
   log "installing openapi-python-client, ruff and hatchling into .tools/client-tools-venv (PyPI)"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV" || fail "$PYTHON -m venv $VENV failed"

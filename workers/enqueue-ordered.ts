@@ -10,7 +10,12 @@ import { endpointHost } from "../core/start-failures.js";
 import { summary } from "../core/start-limits.js";
 import type { DeliveryEvent } from "../core/stored-events.js";
 import type { Config } from "../generated/prisma/client.js";
-import { keySequencer, type SequencerInput, wakeSignal } from "../workflows/key-sequencer.js";
+import {
+  keySequencer,
+  SEQUENCER_TASK_TIMEOUT,
+  type SequencerInput,
+  wakeSignal,
+} from "../workflows/key-sequencer.js";
 import { WebhookConfigId, WebhookDeliveryStatus, WebhookTenantId } from "../workflows/search-attributes.js";
 import { deliveryTemplate } from "./start-delivery-policy.js";
 
@@ -67,6 +72,7 @@ export async function wakeSequencer(ctx: ProcessContext, config: Config, key: st
     args: [sequencerInput(ctx, config, key, host)],
     signal: wakeSignal,
     signalArgs: [],
+    workflowTaskTimeout: SEQUENCER_TASK_TIMEOUT,
     staticSummary: summary(`ordered: key ${key} → ${host}`),
     typedSearchAttributes: [
       { key: WebhookConfigId, value: config.id },

@@ -1,8 +1,9 @@
 import {
   condition,
-  continueAsNew,
   defineQuery,
   defineSignal,
+  makeContinueAsNewFunc,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -67,7 +68,28 @@ export const sequencerStateQuery = defineQuery<SequencerState>("ordered-state");
 
 /** An idle sequencer ends after this long (the next enqueue starts it again). */
 const IDLE_MS = 60_000;
+/** Runs started before SHORT_RUNS_PATCH continue as new past this many events. */
 const MAX_HISTORY_EVENTS = 10_000;
+/**
+ * A worker that takes a key over (its previous worker died or was replaced) replays the
+ * run's whole history before its first new step, for every key it takes at once. Beside a
+ * CPU hog, with 40 keys of runs of about 110 events, that first step came 14-16 s after the
+ * task started: a run of 10 000 events would not replay within any task timeout, and each
+ * timeout starts the replay over. A run therefore carries at most this many events: its
+ * state (the block, the rows to delete) is a few bytes, so continuing as new costs one task.
+ */
+const MAX_RUN_EVENTS = 150;
+/** v2 of the sequencer: short runs (MAX_RUN_EVENTS); runs started before it keep their bound. */
+export const SHORT_RUNS_PATCH = "sequencer-short-runs";
+/**
+ * The workflow-task timeout of every run (the start's and each continue-as-new's). Its tasks
+ * run the key's sends, and a worker that takes keys over replays each run first: beside a
+ * CPU hog, 40 keys replaying at once took 14-16 s per task. Past the default 10 s the
+ * server times the task out, the worker drops what it did and replays again, and
+ * deliveries fell from 35/s to 5/s for minutes. The price: a key whose worker dies during
+ * a task waits this long (instead of 10 s) before another worker takes it over.
+ */
+export const SEQUENCER_TASK_TIMEOUT = "30 seconds";
 /** First sends made in one workflow task at most (a longer chain ran out the task's timeout on a loaded worker). */
 const SENDS_PER_TASK = 25;
 /**
@@ -86,7 +108,8 @@ const backlog = proxyLocalActivities<OrderedBacklogActivities & OrderingActiviti
 
 const historyFull = () => {
   const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS;
+  const bound = patched(SHORT_RUNS_PATCH) ? MAX_RUN_EVENTS : MAX_HISTORY_EVENTS;
+  return info.continueAsNewSuggested || info.historyLength > bound;
 };
 
 const status = (value: string) => upsertSearchAttributes([{ key: WebhookDeliveryStatus, value }]);
@@ -219,7 +242,11 @@ export async function keySequencer(input: SequencerInput): Promise<void> {
   let activate = true;
   for (;;) {
     if (historyFull()) {
-      return continueAsNew<typeof keySequencer>({ ...input, blocked: k.blocked, done: k.done });
+      return makeContinueAsNewFunc<typeof keySequencer>({ workflowTaskTimeout: SEQUENCER_TASK_TIMEOUT })({
+        ...input,
+        blocked: k.blocked,
+        done: k.done,
+      });
     }
     // Before the read: a wake that comes while it runs (a replay for a blocked key) is kept.
     k.woken = false;

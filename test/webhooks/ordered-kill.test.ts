@@ -3,6 +3,7 @@ import { Client, Connection } from "@temporalio/client";
 import { defaultPayloadConverter } from "@temporalio/common";
 import { expect } from "chai";
 import pg from "pg";
+import { CpuHog } from "../support/cpu-hog.js";
 import type { Received } from "../support/receiver.js";
 import { KilledWorkerStack, orderedEvents } from "../support/worker-process.js";
 
@@ -11,16 +12,22 @@ const PER_KEY = 40;
 
 /**
  * 2 000 events over 50 ordering keys published at full speed on NATS to an ordered config,
- * while the worker that consumes them and runs their workflows is killed -9 twice: each
- * key's events reach the receiver in stream order, none lost, none sent again once it
- * succeeded.
+ * while the worker that consumes them and runs their workflows is killed -9 twice, beside
+ * two busy loops: each key's events reach the receiver in stream order, none lost, none
+ * sent again once it succeeded. (On a loaded machine the worker that takes the keys over
+ * replays them slowly: with the default 10 s workflow-task timeout its tasks timed out
+ * again and again, and most keys stalled past the deadline; workflows/key-sequencer.ts.)
  */
 describe("ordered delivery survives a worker killed -9 twice", function () {
   this.timeout(300_000);
   const stack = new KilledWorkerStack("ordered");
+  const hog = new CpuHog();
 
   before(() => stack.start());
-  after(() => stack.stop());
+  after(async () => {
+    await hog.stop();
+    await stack.stop();
+  });
 
   const eventOf = (r: Received) => (JSON.parse(r.body) as { payload: { key: number; seq: number } }).payload;
 
@@ -129,6 +136,7 @@ describe("ordered delivery survives a worker killed -9 twice", function () {
 
   it("delivers every key in order with no gap and no repeat of a succeeded event", async () => {
     const configId = await stack.orderedConfig("ordered_kill");
+    hog.start(2);
     // Published at full speed: every publish is in flight at once, in stream order.
     await stack.publishAll(orderedEvents("ordered_kill", KEYS, PER_KEY, "ok"));
 
