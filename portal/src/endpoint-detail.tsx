@@ -55,6 +55,12 @@ export function EndpointDetail({ id }: { id: string }) {
             </>
           ) : null}
           <AuthFacts auth={c.auth} />
+          {c.maxConcurrency !== undefined ? (
+            <>
+              <dt>Sends at once</dt>
+              <dd>at most {c.maxConcurrency}</dd>
+            </>
+          ) : null}
           {c.deactivatedReason ? (
             <>
               <dt>Disabled automatically</dt>

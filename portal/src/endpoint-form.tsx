@@ -73,6 +73,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
   const [others, setOthers] = useState("");
   const [filter, setFilter] = useState("");
   const [signatureHeaders, setSignatureHeaders] = useState("");
+  const [maxConcurrency, setMaxConcurrency] = useState("");
   const [headers, setHeaders] = useState<HeaderRow[]>([]);
   const [authKind, setAuthKind] = useState<AuthKind>("none");
   const [storedAuth, setStoredAuth] = useState<AuthKind>("none");
@@ -100,6 +101,7 @@ function useEndpointFormState(client: Client, id: string | undefined) {
       setOthers(config.eventTypes.filter((t) => !known.has(t)).join(", "));
       setFilter(config.filter ? JSON.stringify(config.filter, null, 2) : "");
       setSignatureHeaders(config.signatureHeaders ?? "");
+      setMaxConcurrency(config.maxConcurrency === undefined ? "" : String(config.maxConcurrency));
       const auth = config.auth ?? {};
       setHeaders((auth.headers ?? []).map((h) => ({ name: h.name ?? "", value: "", stored: true })));
       const kind: AuthKind = auth.basic ? "basic" : auth.bearer ? "bearer" : auth.oauth2 ? "oauth2" : "none";
@@ -130,6 +132,8 @@ function useEndpointFormState(client: Client, id: string | undefined) {
     setFilter,
     signatureHeaders,
     setSignatureHeaders,
+    maxConcurrency,
+    setMaxConcurrency,
     headers,
     setHeaders,
     authKind,
@@ -231,6 +235,7 @@ export function EndpointForm({ id }: { id?: string }) {
             others: f.setOthers,
             filter: f.setFilter,
             signatureHeaders: f.setSignatureHeaders,
+            maxConcurrency: f.setMaxConcurrency,
           }}
           catalog={f.catalog}
           http={http}
@@ -306,6 +311,8 @@ interface MainForm {
   filter: string;
   /** "" for the deployment's default, else svc or standard. */
   signatureHeaders: string;
+  /** "" for no cap, else a whole number of sends. */
+  maxConcurrency: string;
 }
 
 /**
@@ -316,7 +323,7 @@ function configBodyOf(
   f: MainForm,
   current: Config | null,
 ): { found: Partial<Record<FormField, string>>; body?: ConfigUser } {
-  const { endpoint, name, picked, others, filter, signatureHeaders } = f;
+  const { endpoint, name, picked, others, filter, signatureHeaders, maxConcurrency } = f;
   const found: Partial<Record<FormField, string>> = {};
   let parsedFilter: Record<string, unknown> | null | undefined;
   if (filter.trim() === "") parsedFilter = current?.filter ? null : undefined;
@@ -335,6 +342,9 @@ function configBodyOf(
       .filter(Boolean),
   ];
   if (eventTypes.length === 0) found.eventTypes = "eventTypes: pick at least one event type";
+  const cap = maxConcurrency.trim();
+  if (cap !== "" && !/^[1-9]\d*$/.test(cap))
+    found.maxConcurrency = `maxConcurrency: "${cap}" is not a whole number of sends (1 or more), or empty for no cap`;
   if (Object.keys(found).length > 0) return { found };
   const body: ConfigUser = {
     endpoint,
@@ -342,6 +352,8 @@ function configBodyOf(
     ...(name ? { name } : {}),
     ...(parsedFilter !== undefined ? { filter: parsedFilter as ConfigUser["filter"] } : {}),
     signatureHeaders: (signatureHeaders || null) as ConfigUser["signatureHeaders"],
+    // Empty removes a stored cap (null); the API bounds the number.
+    maxConcurrency: cap === "" ? null : Number(cap),
   };
   return { found, body };
 }
@@ -457,6 +469,20 @@ function MainFields({
         error={error}
         describedBy={describedBy}
       />
+      <label for="max-concurrency">Sends at once (optional)</label>
+      <input
+        id="max-concurrency"
+        inputMode="numeric"
+        placeholder="no cap"
+        value={value.maxConcurrency}
+        aria-invalid={error("maxConcurrency") ? "true" : undefined}
+        aria-describedby={["max-concurrency-help", describedBy("maxConcurrency")].filter(Boolean).join(" ")}
+        onInput={(e) => set.maxConcurrency(e.currentTarget.value)}
+      />
+      <p class="muted small" id="max-concurrency-help">
+        The most deliveries sent to this endpoint at the same time; the others wait their turn.
+      </p>
+      {error("maxConcurrency")}
     </>
   );
 }

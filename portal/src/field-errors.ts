@@ -11,6 +11,7 @@ export type FormField =
   | "eventTypes"
   | "filter"
   | "signatureHeaders"
+  | "maxConcurrency"
   | "headers"
   | "auth"
   | "tls"
@@ -26,6 +27,7 @@ const AUTH_PATH = /\b(?:auth[./])?(oauth2|tls)[./](\w+)/;
 
 const RULES: [RegExp, FormField][] = [
   [/\bsignatureHeaders\b/, "signatureHeaders"],
+  [/\bmaxConcurrency\b/, "maxConcurrency"],
   // "endpoint: the config holds credentials (auth.headers, auth.bearer) and …" is about the URL.
   [/^\/?(body\/)?endpoint\b/, "endpoint"],
   // "missing required field \"destination.auth.token\"" is about the destination, not endpoint auth.

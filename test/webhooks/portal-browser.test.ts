@@ -587,6 +587,31 @@ describe("consumer portal in Chromium", function () {
       errorAnswers(page, 400);
     });
 
+    it("caps the sends at once, shows a refused cap next to its field, and removes the cap when cleared", async () => {
+      const cap = page.getByLabel("Sends at once (optional)");
+      const save = () => page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("link", { name: "Edit" }).click();
+      expect(await cap.inputValue()).to.equal("");
+      await cap.fill("two");
+      await save();
+      expect(await page.locator("#maxConcurrency-error").textContent()).to.contain("not a whole number");
+      await cap.fill("20000"); // past the API's bound: its 400 lands next to the field
+      await save();
+      await page.locator("#maxConcurrency-error", { hasText: "10000" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.maxConcurrency).to.equal(undefined);
+      await cap.fill("3");
+      await save();
+      await page.getByText("at most 3").waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.maxConcurrency).to.equal(3);
+      await page.getByRole("link", { name: "Edit" }).click();
+      expect(await cap.inputValue()).to.equal("3");
+      await cap.fill("");
+      await save();
+      await page.getByRole("heading", { name: "After edit" }).waitFor();
+      expect((await api.call("GET", `/configs/${id}`)).body.data.maxConcurrency).to.equal(undefined);
+      errorAnswers(page, 400);
+    });
+
     it("disables, enables and deletes it", async () => {
       await page.getByRole("button", { name: "Disable" }).click();
       await page.locator(".badge", { hasText: "Disabled" }).waitFor();
