@@ -68,7 +68,7 @@ export const sequencerStateQuery = defineQuery<SequencerState>("ordered-state");
 
 /** An idle sequencer ends after this long (the next enqueue starts it again). */
 const IDLE_MS = 60_000;
-/** Runs started before SHORT_RUNS_PATCH continue as new past this many events. */
+/** Histories recorded before SHORT_RUNS_PATCH replay with this bound. */
 const MAX_HISTORY_EVENTS = 10_000;
 /**
  * A worker that takes a key over (its previous worker died or was replaced) replays the
@@ -79,7 +79,10 @@ const MAX_HISTORY_EVENTS = 10_000;
  * state (the block, the rows to delete) is a few bytes, so continuing as new costs one task.
  */
 const MAX_RUN_EVENTS = 150;
-/** v2 of the sequencer: short runs (MAX_RUN_EVENTS); runs started before it keep their bound. */
+/**
+ * v2 of the sequencer: short runs (MAX_RUN_EVENTS). A run started before it takes the bound
+ * on its first task on a worker with the patch (patched() is true outside replay).
+ */
 export const SHORT_RUNS_PATCH = "sequencer-short-runs";
 /**
  * The workflow-task timeout of every run (the start's and each continue-as-new's). Its tasks
