@@ -11,6 +11,13 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  // The pool stops listening for a connection's errors while it is lent out: one that the
+  // server ends between two statements (a restart's "terminating connection") would
+  // otherwise be an unhandled 'error' event and kill the process. Its next statement fails.
+  const lost = () => {
+    broken = true;
+  };
+  client.on("error", lost);
   try {
     await client.query("BEGIN");
     const result = await work(client);
@@ -22,6 +29,7 @@ export async function inTransaction<T>(
     });
     throw err;
   } finally {
+    client.removeListener("error", lost);
     client.release(broken);
   }
 }
