@@ -4,6 +4,7 @@ import { sendWebhook } from "../../activities/http-send.js";
 import { idempotencyKeyFromHeader, idempotencyKeyHeader } from "../../activities/idempotency-key-header.js";
 import { DeliveryEnv } from "../support/delivery-env.js";
 import { Receiver, signedWith } from "../support/receiver.js";
+import { until } from "../support/until.js";
 
 const SECRET = Buffer.alloc(24, 9).toString("base64");
 
@@ -74,9 +75,7 @@ describe("idempotency keys that are not header-safe", function () {
       // was answered, so it can follow the receipt by a moment on a loaded machine.
       const succeeded = async () =>
         (await env.attempts(configId)).filter((a) => a.status === "success").length;
-      for (const end = Date.now() + 30_000; (await succeeded()) < sent.length && Date.now() < end; )
-        await new Promise((r) => setTimeout(r, 100));
-      expect(await succeeded()).to.be.at.least(sent.length);
+      await until("a success row per delivery", async () => (await succeeded()) >= sent.length, 30_000);
       expect((await env.attempts(configId)).filter((a) => a.status !== "success")).to.deep.equal([]);
     });
   }

@@ -132,7 +132,7 @@ describe("Worker Versioning: two builds of the workers at once", function () {
       const info = d.raw.workflowExecutionInfo?.versioningInfo;
       const version = info?.deploymentVersion;
       if ((version && (!expectedBuildId || version.buildId === expectedBuildId)) || Date.now() > deadline)
-        return { buildId: info?.deploymentVersion?.buildId ?? "", behavior: info?.behavior };
+        return { buildId: version?.buildId ?? "", behavior: info?.behavior };
       await new Promise((r) => setTimeout(r, 200));
     }
   }
