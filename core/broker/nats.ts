@@ -166,11 +166,33 @@ export function consumerMonitor(
 /** Throws unless the connection answers. */
 export async function reachable(nc: NatsConnection | undefined, url: string): Promise<void> {
   if (!nc || nc.isClosed()) throw new Error("not connected to NATS");
-  // The client alone would say just "DISCONNECT" while it reconnects (it does so without end).
-  await nc.flush().catch((err: Error) => {
-    throw new Error(`NATS at ${withoutCredentials(url)} unreachable, reconnecting: ${err.message}`);
+  // Bytes arriving from the server also prove it alive: a consumer working through a burst of
+  // large messages reads its PONG only after every byte the server queued before it, which on
+  // a loaded machine took longer than the health timeout while the broker was fine.
+  const before = nc.stats().inBytes;
+  let poll: NodeJS.Timeout | undefined;
+  const flowing = new Promise<void>((resolve) => {
+    const end = Date.now() + FLOWING_WATCH_MS;
+    poll = setInterval(() => {
+      if (nc.stats().inBytes > before) resolve();
+      if (nc.stats().inBytes > before || Date.now() > end) clearInterval(poll);
+    }, 100);
   });
+  try {
+    // The client alone would say just "DISCONNECT" while it reconnects (it does so without end).
+    await Promise.race([
+      nc.flush().catch((err: Error) => {
+        throw new Error(`NATS at ${withoutCredentials(url)} unreachable, reconnecting: ${err.message}`);
+      }),
+      flowing,
+    ]);
+  } finally {
+    clearInterval(poll);
+  }
 }
+
+/** How long a health check watches for bytes from the server (its caller times out sooner). */
+const FLOWING_WATCH_MS = 5_000;
 
 /**
  * JetStream announces a message it stopped delivering after max_deliver; the
