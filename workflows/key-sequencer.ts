@@ -70,20 +70,26 @@ export const sequencerStateQuery = defineQuery<SequencerState>("ordered-state");
 const IDLE_MS = 60_000;
 /** Histories recorded before SHORT_RUNS_PATCH replay with this bound. */
 const MAX_HISTORY_EVENTS = 10_000;
+/** Histories recorded between SHORT_RUNS_PATCH and RUNS_OF_50_PATCH replay with this bound. */
+const SHORT_RUN_EVENTS = 150;
 /**
  * A worker that takes a key over (its previous worker died or was replaced) replays the
- * run's whole history before its first new step, for every key it takes at once. Beside a
- * CPU hog, with 40 keys of runs of about 110 events, that first step came 14-16 s after the
- * task started: a run of 10 000 events would not replay within any task timeout, and each
- * timeout starts the replay over. A run therefore carries at most this many events: its
- * state (the block, the rows to delete) is a few bytes, so continuing as new costs one task.
+ * run's history before its first new step, for every key it takes at once, and the SDK
+ * spends about 4 ms per local-activity marker doing so (test/histories replayed alone, a
+ * quiet machine): with 40 keys of runs of 130-150 events, the new worker's tasks outlasted
+ * even a 30 s task timeout on a loaded CI machine. A run therefore carries at most this
+ * many events, counting the markers of the task under way (two per first send: the backlog
+ * read and the send), which workflowInfo().historyLength does not include yet. Its state
+ * (the block, the rows to delete) is a few bytes: continuing as new costs one task.
  */
-const MAX_RUN_EVENTS = 150;
+const MAX_RUN_EVENTS = 50;
 /**
- * v2 of the sequencer: short runs (MAX_RUN_EVENTS). A run started before it takes the bound
- * on its first task on a worker with the patch (patched() is true outside replay).
+ * v2 of the sequencer: short runs (SHORT_RUN_EVENTS). A run started before it takes the
+ * bound on its first task on a worker with the patch (patched() is true outside replay).
  */
 export const SHORT_RUNS_PATCH = "sequencer-short-runs";
+/** v3: runs of MAX_RUN_EVENTS, this task's markers counted; taken up as SHORT_RUNS_PATCH was. */
+export const RUNS_OF_50_PATCH = "sequencer-runs-of-50";
 /**
  * The workflow-task timeout of every run (the start's and each continue-as-new's). Its tasks
  * run the key's sends, and a worker that takes keys over replays each run first: beside a
@@ -109,10 +115,12 @@ const backlog = proxyLocalActivities<OrderedBacklogActivities & OrderingActiviti
   retry: { initialInterval: "1 second", backoffCoefficient: 2, maximumInterval: "1 minute" },
 });
 
-const historyFull = () => {
+/** Whether the run should continue as new; `k` counts the markers of the task under way. */
+const historyFull = (k: Sequencer) => {
   const info = workflowInfo();
-  const bound = patched(SHORT_RUNS_PATCH) ? MAX_RUN_EVENTS : MAX_HISTORY_EVENTS;
-  return info.continueAsNewSuggested || info.historyLength > bound;
+  if (info.continueAsNewSuggested) return true;
+  if (patched(RUNS_OF_50_PATCH)) return info.historyLength + k.markersThisTask() > MAX_RUN_EVENTS;
+  return info.historyLength > (patched(SHORT_RUNS_PATCH) ? SHORT_RUN_EVENTS : MAX_HISTORY_EVENTS);
 };
 
 const status = (value: string) => upsertSearchAttributes([{ key: WebhookDeliveryStatus, value }]);
@@ -133,6 +141,11 @@ class Sequencer {
    */
   task = { at: -1, since: 0, sends: 0, lastAt: 0 };
   lastBatchEnd = 0;
+
+  /** Markers of this task's first sends (a backlog read and a send each) not yet in historyLength. */
+  markersThisTask(): number {
+    return this.task.at === workflowInfo().historyLength ? 2 * this.task.sends : 0;
+  }
 
   constructor(readonly input: SequencerInput) {
     this.key = {
@@ -244,7 +257,7 @@ export async function keySequencer(input: SequencerInput): Promise<void> {
   k.listen();
   let activate = true;
   for (;;) {
-    if (historyFull()) {
+    if (historyFull(k)) {
       return makeContinueAsNewFunc<typeof keySequencer>({ workflowTaskTimeout: SEQUENCER_TASK_TIMEOUT })({
         ...input,
         blocked: k.blocked,
@@ -365,7 +378,7 @@ async function rowsEnd(k: Sequencer, item: BacklogItem): Promise<DeliveryResult 
         reason: end.failed ?? "ended",
       };
     }
-    if (historyFull()) return "continue";
+    if (historyFull(k)) return "continue";
     await condition(() => k.closing !== undefined, waitMs);
   }
 }

@@ -33,7 +33,7 @@ export const SCENARIOS = [
  * writes it, in its three modes (queue sends, `--fast` local-first sends, `--batched`),
  * with the scenarios of the earlier ordered sets.
  */
-export const SEQUENCER_SET = "sequencer-v2";
+export const SEQUENCER_SET = "sequencer-v3";
 
 /**
  * The key workflow of the earlier shape (workflows/ordered-delivery.ts), kept while runs of
