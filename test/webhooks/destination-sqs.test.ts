@@ -208,11 +208,34 @@ describe("destinations: SQS (real ElasticMQ, API, Temporal, worker)", function (
     }
   });
 
+  it("a message over the queue's size limit (1 MiB) fails at once, naming it: no retry can send it", async () => {
+    const queueUrl = await queue(uniq("dest-big"));
+    const type = uniq("sqs_big");
+    const config = await env.createConfig({
+      eventTypes: [`ledger.${type}`],
+      destination: { type: "sqs", queueUrl, ...SQS_KEY },
+    });
+    const id = await post(type, { payload: { blob: "x".repeat(1024 * 1024 + 100) } });
+    await until(
+      "the failed row",
+      async () => (await env.attempts(config.id)).some((a) => a.webhook_id === id && a.status === "failed"),
+      60_000,
+    );
+    const rows = await env.attempts(config.id);
+    expect(rows, JSON.stringify(rows)).to.have.length(1);
+    expect(rows[0]!.error).to.match(/^sqs InvalidAttributeValue HTTP 400: MessageTooLong/);
+    expect(await drain(sqs, queueUrl, 1, 1500)).to.deep.equal([]);
+  });
+
   it("refuses bad SQS destinations naming the field, and asks for the key again when the host changes", async () => {
     const queueUrl = `${SQS_ENDPOINT}/000000000000/orders`;
     expect(await bad({ type: "sqs", ...SQS_KEY })).to.equal('missing required field "destination.queueUrl"');
-    expect(await bad({ type: "sqs", queueUrl: 42, ...SQS_KEY })).to.include("destination.queueUrl");
-    expect(await bad({ type: "sqs", queueUrl, ...SQS_KEY, queue: "orders" })).to.include("queue");
+    expect(await bad({ type: "sqs", queueUrl: 42, ...SQS_KEY })).to.equal(
+      "destination.queueUrl must be of type string",
+    );
+    expect(await bad({ type: "sqs", queueUrl, ...SQS_KEY, queue: "orders" })).to.equal(
+      'unknown field "destination.queue"',
+    );
     expect(await bad({ type: "sqs", queueUrl, ...SQS_KEY, topic: "t" })).to.equal(
       "destination.topic does not apply to a sqs destination",
     );
