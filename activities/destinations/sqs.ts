@@ -39,11 +39,8 @@ const PERMANENT = new Set([
   "InvalidAttributeValue",
 ]);
 
-type SqsError = Error & {
-  code?: string;
-  $fault?: "client" | "server";
-  $metadata?: { httpStatusCode?: number };
-};
+/** What the SDK throws: a service error's name is its code (QueueDoesNotExist), a network error's code is Node's (ECONNREFUSED). */
+type SqsError = Error & { code?: string; $metadata?: { httpStatusCode?: number } };
 
 export const isFifoQueue = (target: SqsDestination) => target.queueUrl.endsWith(".fifo");
 
