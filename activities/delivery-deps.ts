@@ -24,7 +24,7 @@ export interface DeliveryDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens of the endpoints that want one, shared by the process's sends. */
   oauthTokens: OAuthTokens;
-  /** Connections to the configs' broker destinations (Kafka, NATS, AMQP), shared by the process's sends. */
+  /** Connections to the configs' broker destinations (Kafka, NATS, AMQP, SQS), shared by the process's sends. */
   brokers: BrokerConnections;
   /** Told as a delivery's POST leaves (workers/deliveries-in-flight.ts: a slow receiver stops counting). */
   onPost?: (workflowId: string) => void;

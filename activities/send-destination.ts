@@ -11,9 +11,9 @@ import type { OAuthTokens } from "./oauth-tokens.js";
 
 // The one place a send picks its destination (docs/webhooks/destinations.md): the signed
 // POST to the config's endpoint (activities/http-send.ts), or one message to its Kafka
-// topic, NATS subject or AMQP exchange (activities/destinations/) carrying the same body and
-// the same signed headers. Deliveries (activities/send-post.ts) and test deliveries
-// (api/test-delivery.ts) both come through here.
+// topic, NATS subject, AMQP exchange or SQS queue (activities/destinations/) carrying the
+// same body and the same signed headers. Deliveries (activities/send-post.ts) and test
+// deliveries (api/test-delivery.ts) both come through here.
 
 /** What a send reaches its destination with: the process's OAuth tokens and broker connections, under the egress policy. */
 export interface DestinationClients {

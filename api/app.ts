@@ -70,7 +70,7 @@ export interface AppDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens for test deliveries (the process's cache). */
   oauthTokens: OAuthTokens;
-  /** Broker connections for test deliveries to Kafka, NATS and AMQP destinations (the process's). */
+  /** Broker connections for test deliveries to Kafka, NATS, AMQP and SQS destinations (the process's). */
   brokers: BrokerConnections;
   /** POST /events: the consumer's start path over HTTP (api/event-ingest.ts). */
   ingest: RequestHandler[];

@@ -137,7 +137,7 @@ export interface ConfigRoutesDeps {
   secrets: ConfigSecrets;
   /** OAuth tokens for test deliveries to endpoints that want one. */
   oauthTokens: OAuthTokens;
-  /** Broker connections for test deliveries to Kafka, NATS and AMQP destinations. */
+  /** Broker connections for test deliveries to Kafka, NATS, AMQP and SQS destinations. */
   brokers: BrokerConnections;
   /** Per-tenant quotas: configs, test sends. */
   quotas: TenantQuotas;

@@ -4,6 +4,7 @@ import {
   type BrokerDestination,
   type Destination,
   type DestinationSecret,
+  type DestinationType,
   destinationAddresses,
   destinationEndpoint,
   type KafkaSaslMechanism,
@@ -23,7 +24,7 @@ import { validation } from "./errors.js";
 // when they move (as an endpoint's credentials are, api/credential-binding.ts).
 
 export interface DestinationInput {
-  type: "http" | "kafka" | "nats" | "amqp";
+  type: DestinationType;
   brokers?: string[];
   topic?: string;
   ssl?: boolean;
@@ -36,6 +37,10 @@ export interface DestinationInput {
   password?: string;
   exchange?: string;
   routingKey?: string;
+  queueUrl?: string;
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
 }
 
 /** The destination as it is stored, and the credential given with it (only the fields given). */
@@ -49,12 +54,20 @@ const FIELDS: Record<DestinationInput["type"], readonly (keyof DestinationInput)
   kafka: ["type", "brokers", "topic", "ssl", "sasl"],
   nats: ["type", "servers", "subject", "jetstream", "auth"],
   amqp: ["type", "url", "password", "exchange", "routingKey"],
+  sqs: ["type", "queueUrl", "region", "accessKeyId", "secretAccessKey"],
 };
 
 const KAFKA_TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
 /** A NATS subject to publish to: dot-separated tokens, no wildcard, no whitespace. */
 const NATS_SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
 const AMQP_NAME = /^[A-Za-z0-9_.:-]*$/;
+/** The last segment of a queue URL: a queue's name, a FIFO queue's ending in .fifo (80 at most in all). */
+const SQS_QUEUE = /^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$/;
+const SQS_REGION = /^[a-z0-9-]{1,32}$/;
+/** The region in an AWS queue URL's host: sqs.<region>.amazonaws.com (and .amazonaws.com.cn). */
+const AWS_SQS_HOST = /^sqs\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
+/** The region requests are signed for when neither the field nor the host gives one. */
+export const DEFAULT_SQS_REGION = "us-east-1";
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
 const required = <T>(field: string, value: T | undefined): T => {
@@ -105,6 +118,14 @@ function brokerUrl(field: string, text: string, schemes: Record<string, number>,
   checkHost(field, url.hostname, egress);
   return url;
 }
+
+/** brokerUrl of a field the destination requires: absent, a 400 naming it. */
+const requiredUrl = (
+  field: string,
+  text: string | undefined,
+  schemes: Record<string, number>,
+  egress: EgressPolicy,
+) => brokerUrl(field, required(field, text), schemes, egress);
 
 function readKafka(d: DestinationInput, egress: EgressPolicy): ReadDestination {
   const brokers = required("destination.brokers", d.brokers).map((b, i) =>
@@ -168,12 +189,7 @@ function readNats(d: DestinationInput, egress: EgressPolicy): ReadDestination {
 }
 
 function readAmqp(d: DestinationInput, egress: EgressPolicy): ReadDestination {
-  const url = brokerUrl(
-    "destination.url",
-    required("destination.url", d.url),
-    { "amqp:": 5672, "amqps:": 5671 },
-    egress,
-  );
+  const url = requiredUrl("destination.url", d.url, { "amqp:": 5672, "amqps:": 5671 }, egress);
   const exchange = d.exchange ?? "";
   const routingKey = d.routingKey ?? "";
   if (!AMQP_NAME.test(exchange))
@@ -192,6 +208,29 @@ function readAmqp(d: DestinationInput, egress: EgressPolicy): ReadDestination {
   };
 }
 
+function readSqs(d: DestinationInput, egress: EgressPolicy): ReadDestination {
+  const url = requiredUrl("destination.queueUrl", d.queueUrl, { "https:": 443, "http:": 80 }, egress);
+  if (url.username)
+    throw validation(
+      "destination.queueUrl must not carry credentials (give them in destination.accessKeyId and destination.secretAccessKey)",
+    );
+  const segments = url.pathname.split("/").slice(1);
+  const queue = segments.at(-1) ?? "";
+  if (segments.length < 2 || segments.some((s) => s === "") || !SQS_QUEUE.test(queue))
+    throw validation(
+      `destination.queueUrl must end with /<account>/<queue name> (letters, digits, - _, a FIFO queue's ending in .fifo; 80 at most), e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/orders, got ${JSON.stringify(url.pathname.slice(0, 300))}`,
+    );
+  const region = d.region ?? AWS_SQS_HOST.exec(url.hostname)?.[1] ?? DEFAULT_SQS_REGION;
+  if (!SQS_REGION.test(region))
+    throw validation(
+      `destination.region must be a region name such as eu-west-1, got ${JSON.stringify(region.slice(0, 100))}`,
+    );
+  const given: DestinationSecret = {};
+  if (d.accessKeyId !== undefined) given.accessKeyId = d.accessKeyId;
+  if (d.secretAccessKey !== undefined) given.secretAccessKey = d.secretAccessKey;
+  return { destination: { type: "sqs", queueUrl: url.toString(), region }, given };
+}
+
 /** The destination checked and normalised (ports explicit, defaults filled in), or a 400 naming the field. */
 export function readDestination(d: DestinationInput, egress: EgressPolicy): ReadDestination {
   for (const key of Object.keys(d) as (keyof DestinationInput)[])
@@ -206,6 +245,8 @@ export function readDestination(d: DestinationInput, egress: EgressPolicy): Read
       return readNats(d, egress);
     case "amqp":
       return readAmqp(d, egress);
+    case "sqs":
+      return readSqs(d, egress);
   }
 }
 
@@ -228,24 +269,39 @@ export function endpointFor(
   return derived;
 }
 
-/** Which credential a destination needs, and the field that gives it. */
-function neededCredential(d: Destination): { key: keyof DestinationSecret; field: string } | undefined {
+interface NeededCredential {
+  key: keyof DestinationSecret;
+  field: string;
+}
+
+/** Which credentials a destination needs (none, one, or an SQS key's two parts), and the fields that give them. */
+function neededCredentials(d: Destination): NeededCredential[] {
+  const one = (key: keyof DestinationSecret, field: string) => [{ key, field }];
   switch (d.type) {
     case "kafka":
-      return d.sasl ? { key: "password", field: "destination.sasl.password" } : undefined;
+      return d.sasl ? one("password", "destination.sasl.password") : [];
     case "nats":
-      if (d.auth?.kind === "token") return { key: "token", field: "destination.auth.token" };
-      if (d.auth?.kind === "userPassword") return { key: "password", field: "destination.auth.password" };
-      if (d.auth?.kind === "creds") return { key: "creds", field: "destination.auth.creds" };
-      return undefined;
+      if (d.auth?.kind === "token") return one("token", "destination.auth.token");
+      if (d.auth?.kind === "userPassword") return one("password", "destination.auth.password");
+      if (d.auth?.kind === "creds") return one("creds", "destination.auth.creds");
+      return [];
     case "amqp":
-      return new URL(d.url).username ? { key: "password", field: "destination.password" } : undefined;
+      return new URL(d.url).username ? one("password", "destination.password") : [];
+    case "sqs":
+      // Always its own key: never the process's ambient AWS credentials.
+      return [
+        { key: "accessKeyId", field: "destination.accessKeyId" },
+        { key: "secretAccessKey", field: "destination.secretAccessKey" },
+      ];
     default:
-      return undefined;
+      return [];
   }
 }
 
-/** Whether the credential crosses the connection as it is (no TLS, and a mechanism that sends it). */
+/**
+ * Whether the credential crosses the connection as it is (no TLS, and a mechanism that sends
+ * it). An SQS secret access key never does: requests are signed with it (SigV4), as SCRAM does.
+ */
 function sentInClear(d: Destination): string | undefined {
   if (d.type === "kafka" && d.sasl?.mechanism === "plain" && !d.ssl)
     return "set ssl, or use scram-sha-256 or scram-sha-512";
@@ -284,19 +340,27 @@ export function destinationSecretToStore(
   before: { destination: Destination; sealed: string | null } | null,
   opts: { configId: string; secrets: ConfigSecrets; egress: EgressPolicy },
 ): string | null {
-  const needed = neededCredential(next.destination);
-  if (!needed || next.destination.type === "http") return null;
-  checkNotInClear(next.destination, needed.field, opts.egress);
-  let value = next.given[needed.key];
-  if (value === undefined && before && sameAddresses(before.destination, next.destination))
-    value = openDestinationSecret(opts.secrets, opts.configId, before.sealed)[needed.key];
-  if (value === undefined)
-    throw validation(
-      `missing required field "${needed.field}"${
-        before && before.destination.type !== "http" && before.sealed !== null
-          ? " (a credential stays with the addresses it was given for, and these changed: give it again)"
-          : ""
-      }`,
-    );
-  return sealDestinationSecret(opts.secrets, opts.configId, { [needed.key]: value });
+  const needed = neededCredentials(next.destination);
+  if (needed.length === 0 || next.destination.type === "http") return null;
+  checkNotInClear(next.destination, needed[0]!.field, opts.egress);
+  let stored: DestinationSecret | undefined;
+  const kept = (key: keyof DestinationSecret) => {
+    if (!before || !sameAddresses(before.destination, next.destination)) return undefined;
+    stored ??= openDestinationSecret(opts.secrets, opts.configId, before.sealed);
+    return stored[key];
+  };
+  const secret: DestinationSecret = {};
+  for (const { key, field } of needed) {
+    const value = next.given[key] ?? kept(key);
+    if (value === undefined)
+      throw validation(
+        `missing required field "${field}"${
+          before && before.destination.type !== "http" && before.sealed !== null
+            ? " (a credential stays with the addresses it was given for, and these changed: give it again)"
+            : ""
+        }`,
+      );
+    secret[key] = value;
+  }
+  return sealDestinationSecret(opts.secrets, opts.configId, secret);
 }

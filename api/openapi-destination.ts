@@ -24,12 +24,12 @@ export const DESTINATION_INPUT = {
   required: ["type"],
   additionalProperties: false,
   description:
-    "where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject) or amqp (an exchange). " +
-    "Every destination gets the same body and the same signed headers. For kafka, nats and amqp, endpoint is derived " +
+    "where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject), amqp (an exchange) or sqs (a queue). " +
+    "Every destination gets the same body and the same signed headers. For kafka, nats, amqp and sqs, endpoint is derived " +
     "from the destination (leave it out, or give the derived value back); endpoint auth (auth) applies to http only. " +
     "On update, absent keeps the current destination",
   properties: {
-    type: { type: "string", enum: ["http", "kafka", "nats", "amqp"] },
+    type: { type: "string", enum: ["http", "kafka", "nats", "amqp", "sqs"] },
     brokers: ADDRESSES("kafka: bootstrap brokers host:port", '["kafka-1.internal:9092"]'),
     topic: {
       type: "string",
@@ -89,6 +89,23 @@ export const DESTINATION_INPUT = {
         'amqp: the exchange ("" or absent: the default exchange, where the routing key names a queue)',
     },
     routingKey: { type: "string", maxLength: 255, description: "amqp: the routing key of every message" },
+    queueUrl: {
+      type: "string",
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "sqs: the queue's URL, http(s)://host[:port]/<account>/<queue name>, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/orders; " +
+        "a name ending in .fifo is a FIFO queue (ordering key as MessageGroupId, webhook id as MessageDeduplicationId). The queue must exist",
+    },
+    region: {
+      type: "string",
+      minLength: 1,
+      maxLength: 32,
+      description:
+        "sqs: the region requests are signed for (default: the one in an sqs.<region>.amazonaws.com host, else us-east-1)",
+    },
+    accessKeyId: CREDENTIAL("sqs: the access key id requests are signed with"),
+    secretAccessKey: CREDENTIAL("sqs: the secret access key requests are signed with"),
   },
 } as const;
 
@@ -97,9 +114,9 @@ export const DESTINATION = {
   type: "object",
   required: ["type"],
   description:
-    "present for kafka, nats and amqp destinations (absent: http, to endpoint): the fields given, credentials left out (they are write-only)",
+    "present for kafka, nats, amqp and sqs destinations (absent: http, to endpoint): the fields given, credentials left out (they are write-only)",
   properties: {
-    type: { type: "string", enum: ["kafka", "nats", "amqp"] },
+    type: { type: "string", enum: ["kafka", "nats", "amqp", "sqs"] },
     brokers: { type: "array", items: { type: "string" } },
     topic: { type: "string" },
     ssl: { type: "boolean" },
@@ -117,5 +134,7 @@ export const DESTINATION = {
     url: { type: "string" },
     exchange: { type: "string" },
     routingKey: { type: "string" },
+    queueUrl: { type: "string" },
+    region: { type: "string" },
   },
 } as const;

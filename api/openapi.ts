@@ -153,7 +153,7 @@ export const openapi = {
             type: "string",
             maxLength: 2048,
             description:
-              "absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats or amqp (then derived from it)",
+              "absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats, amqp or sqs (then derived from it)",
           },
           destination: DESTINATION_INPUT,
           eventTypes: { type: "array", minItems: 1, maxItems: 100, items: EVENT_TYPE },
@@ -247,7 +247,7 @@ export const openapi = {
           endpoint: {
             type: "string",
             description:
-              "the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=...",
+              "the URL POSTed to; for a kafka, nats, amqp or sqs destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=..., sqs+<queue URL>",
           },
           destination: DESTINATION,
           eventTypes: { type: "array", items: { type: "string" } },

@@ -2,12 +2,13 @@ import type { ConfigSecrets } from "./config-secrets.js";
 import { authContext } from "./endpoint-auth-rows.js";
 
 // Where a config's deliveries go (docs/webhooks/destinations.md): an HTTP endpoint (the
-// default, a null `destination` column), or a Kafka topic, a NATS subject or an AMQP
-// exchange. The column holds the public part only; a destination's credential (SASL
-// password, NATS token or creds, AMQP password) is sealed in config_auth.destination_secret
-// (core/endpoint-auth-rows.ts), so the config row that attempt rows copy never holds one.
+// default, a null `destination` column), or a Kafka topic, a NATS subject, an AMQP
+// exchange or an SQS queue. The column holds the public part only; a destination's
+// credential (SASL password, NATS token or creds, AMQP password, SQS access key) is sealed
+// in config_auth.destination_secret (core/endpoint-auth-rows.ts), so the config row that
+// attempt rows copy never holds one.
 
-export const DESTINATION_TYPES = ["http", "kafka", "nats", "amqp"] as const;
+export const DESTINATION_TYPES = ["http", "kafka", "nats", "amqp", "sqs"] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
 export type KafkaSaslMechanism = "plain" | "scram-sha-256" | "scram-sha-512";
@@ -45,7 +46,15 @@ export interface AmqpDestination {
   routingKey: string;
 }
 
-export type BrokerDestination = KafkaDestination | NatsDestination | AmqpDestination;
+export interface SqsDestination {
+  type: "sqs";
+  /** http(s)://host[:port]/<account>/<queue>; a queue named *.fifo is a FIFO queue. */
+  queueUrl: string;
+  /** The region requests are signed for. */
+  region: string;
+}
+
+export type BrokerDestination = KafkaDestination | NatsDestination | AmqpDestination | SqsDestination;
 export type Destination = { type: "http" } | BrokerDestination;
 
 /** The credential of a broker destination, as it is sealed (one JSON object). */
@@ -56,20 +65,26 @@ export interface DestinationSecret {
   token?: string;
   /** NATS creds file (JWT and NKey seed). */
   creds?: string;
+  /** SQS: the access key's id and secret (requests are signed with them, SigV4). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
 }
+
+const BROKER_TYPES = DESTINATION_TYPES.filter((t) => t !== "http");
 
 /** The config's destination: HTTP when the column is null (every config written before destinations). */
 export function destinationOf(config: { destination?: unknown }): Destination {
   const d = config.destination as BrokerDestination | null | undefined;
-  return d && (d.type === "kafka" || d.type === "nats" || d.type === "amqp") ? d : { type: "http" };
+  return d && (BROKER_TYPES as readonly string[]).includes(d.type) ? d : { type: "http" };
 }
 
 export const isBrokerDestination = (d: Destination): d is BrokerDestination => d.type !== "http";
 
 /**
  * The `endpoint` stored for a broker destination: a URL naming its first address and its
- * topic, subject or exchange, so what reads endpoints (lists, the rate limit's per-host
+ * topic, subject, exchange or queue, so what reads endpoints (lists, the rate limit's per-host
  * descriptor, search attributes, health) keeps working, e.g. kafka://10.0.0.5:9092/orders.
+ * An SQS queue's is its queue URL under sqs+http(s)://, never mistaken for an HTTP endpoint.
  */
 export function destinationEndpoint(d: BrokerDestination): string {
   const part = encodeURIComponent;
@@ -82,6 +97,8 @@ export function destinationEndpoint(d: BrokerDestination): string {
       const u = new URL(d.url);
       return `${u.protocol}//${u.host}${u.pathname === "" ? "/" : u.pathname}?exchange=${part(d.exchange)}&routingKey=${part(d.routingKey)}`;
     }
+    case "sqs":
+      return `sqs+${d.queueUrl}`;
   }
 }
 
@@ -94,6 +111,10 @@ export function destinationAddresses(d: BrokerDestination): string[] {
       return d.servers.map((s) => new URL(s).host);
     case "amqp":
       return [new URL(d.url).host];
+    case "sqs": {
+      const u = new URL(d.queueUrl);
+      return [`${u.hostname}:${u.port || (u.protocol === "https:" ? 443 : 80)}`];
+    }
   }
 }
 

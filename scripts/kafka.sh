@@ -10,7 +10,6 @@ set -euo pipefail
 
 KAFKA_VERSION="3.9.1"
 SCALA_VERSION="2.13"
-DEPENDENCY_PLUGIN_VERSION="3.6.1"
 HOST="127.0.0.1"
 PORT=9092
 CONTROLLER_PORT=9093
@@ -21,8 +20,11 @@ port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 # Fast path: something already listens.
 port_open "$PORT" && exit 0
 
+started=$(date +%s%N)
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STATE_DIR="${ETP_STATE_DIR:-/var/tmp/etp-services}"
+SERVICE=kafka
+# shellcheck source=scripts/lib/java-server.sh
+source "$ROOT/scripts/lib/java-server.sh"
 HOME_DIR="${KAFKA_HOME_DIR:-$STATE_DIR/kafka}"
 DIST="$HOME_DIR/kafka-$SCALA_VERSION-$KAFKA_VERSION"
 LIBS="$DIST/libs"
@@ -31,64 +33,9 @@ CONF="$HOME_DIR/server.properties"
 LOG="$HOME_DIR/kafka.log"
 PIDFILE="$HOME_DIR/kafka.pid"
 
-started=$(date +%s%N)
-log() { printf '[kafka] %s\n' "$*" >&2; }
-fail() {
-  printf '[kafka] ERROR: %s\n' "$*" >&2
-  exit 1
-}
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
-
-command -v java >/dev/null || fail "java is not installed (Kafka $KAFKA_VERSION needs Java 11 or newer)"
-mkdir -p "$HOME_DIR"
-
-# One starter at a time (setup.sh may run in parallel from several clones).
-exec 9>"$HOME_DIR/.lock"
-flock -w $((START_TIMEOUT_S + 120)) 9 || fail "timed out waiting for another kafka.sh ($HOME_DIR/.lock)"
+# (setup.sh may run in parallel from several clones.)
+begin_java_server "$HOME_DIR" $((START_TIMEOUT_S + 120)) "Kafka $KAFKA_VERSION needs Java 11 or newer"
 port_open "$PORT" && exit 0
-
-# The jars: the server artifact and its runtime dependencies, plus a log binding.
-fetch_jars() {
-  [[ -f "$LIBS/.complete" ]] && return 0
-  command -v mvn >/dev/null || fail "mvn is not installed; it is needed once to fetch Kafka $KAFKA_VERSION from Maven Central"
-  log "fetching Apache Kafka $KAFKA_VERSION (Scala $SCALA_VERSION) and its dependencies from Maven Central"
-  local t0 build="$HOME_DIR/build"
-  t0=$(date +%s%N)
-  rm -rf "$build" "$LIBS"
-  mkdir -p "$build"
-  cat >"$build/pom.xml" <<POM
-<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.etp</groupId>
-  <artifactId>kafka-server-runtime</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_$SCALA_VERSION</artifactId>
-      <version>$KAFKA_VERSION</version>
-    </dependency>
-    <dependency>
-      <groupId>org.slf4j</groupId>
-      <artifactId>slf4j-reload4j</artifactId>
-      <version>1.7.36</version>
-    </dependency>
-  </dependencies>
-</project>
-POM
-  if ! mvn -B -q -Dstyle.color=never -f "$build/pom.xml" \
-    "org.apache.maven.plugins:maven-dependency-plugin:$DEPENDENCY_PLUGIN_VERSION:copy-dependencies" \
-    -DincludeScope=runtime -DoutputDirectory="$LIBS" >"$build/mvn.log" 2>&1; then
-    grep -m 5 'ERROR' "$build/mvn.log" >&2 || tail -n 20 "$build/mvn.log" >&2
-    fail "Maven could not resolve org.apache.kafka:kafka_$SCALA_VERSION:$KAFKA_VERSION (full log: $build/mvn.log)"
-  fi
-  ls "$LIBS"/kafka_"$SCALA_VERSION"-"$KAFKA_VERSION".jar >/dev/null 2>&1 ||
-    fail "Maven finished but $LIBS has no kafka_$SCALA_VERSION-$KAFKA_VERSION.jar"
-  touch "$LIBS/.complete"
-  log "fetched $(find "$LIBS" -name '*.jar' | wc -l) jars ($(du -sh "$LIBS" | cut -f1)) in $(ms_since "$t0") ms"
-}
 
 write_config() {
   mkdir -p "$DATA"
@@ -140,12 +87,8 @@ format_storage() {
   }
 }
 
-# The pid file names a live broker (not a process that reused its pid).
-broker_running() {
-  local pid
-  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
-  [[ -r "/proc/$pid/cmdline" ]] && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q 'kafka\.Kafka '
-}
+BROKER_COMMAND='kafka\.Kafka '
+broker_running() { pid_running "$PIDFILE" "$BROKER_COMMAND"; }
 
 start_broker() {
   if broker_running; then
@@ -175,14 +118,7 @@ wait_ready() {
   local t0 deadline
   t0=$(date +%s%N)
   deadline=$(($(date +%s) + START_TIMEOUT_S))
-  while ! port_open "$PORT"; do
-    broker_running || {
-      tail -n 30 "$LOG" >&2
-      fail "the broker exited during start-up (log: $LOG)"
-    }
-    (($(date +%s) < deadline)) || fail "the broker did not open $HOST:$PORT within ${START_TIMEOUT_S}s (log: $LOG)"
-    sleep 0.2
-  done
+  wait_up "$deadline" "$PIDFILE" "$BROKER_COMMAND" "$LOG" "open $HOST:$PORT" port_open "$PORT"
   until metadata_ok; do
     (($(date +%s) < deadline)) || fail "the broker listens but answered no metadata request within ${START_TIMEOUT_S}s (log: $LOG)"
     sleep 0.5
@@ -190,7 +126,10 @@ wait_ready() {
   log "broker up in $(ms_since "$t0") ms (pid $(cat "$PIDFILE"))"
 }
 
-fetch_jars
+# The jars: the server artifact and its runtime dependencies, plus a log binding.
+fetch_jars "$LIBS" "$HOME_DIR/build" "Apache Kafka $KAFKA_VERSION (Scala $SCALA_VERSION)" \
+  "kafka_$SCALA_VERSION-$KAFKA_VERSION.jar" \
+  "org.apache.kafka:kafka_$SCALA_VERSION:$KAFKA_VERSION" org.slf4j:slf4j-reload4j:1.7.36
 write_config
 format_storage
 start_broker

@@ -2,7 +2,7 @@
 # Makes sure the real components are installed and running. By default only what the
 # stack of `npm start` runs: PostgreSQL, Redis, NATS with JetStream (from Debian, as root)
 # and a pinned Temporal CLI in .tools/. SETUP_TESTS=1 (`npm test`, and .ci/run through it)
-# adds what only the tests use: memcached, RabbitMQ, Kafka, Chromium, nghttp2-client (h2load), a
+# adds what only the tests use: memcached, RabbitMQ, Kafka, ElasticMQ (SQS), Chromium, nghttp2-client (h2load), a
 # pinned grpcurl built with Go, the scikit-build-core and standardwebhooks venvs, the
 # generated clients' tools (scripts/client-tools.sh), and (each can be turned off
 # with =0) SETUP_TEMPORAL_SERVER=1 the production Temporal server's build and
@@ -231,6 +231,8 @@ if [[ $TESTS == 1 ]]; then
   ensure_rabbitmq
   ensure_grpcurl
   [[ "${SETUP_KAFKA:-1}" == "0" ]] || bash "$ROOT/scripts/kafka.sh" # Kafka 3.9 (KRaft) on :9092
+  # ElasticMQ (an SQS-compatible server, from Maven Central) on :9324, for the SQS destination's tests.
+  [[ "${SETUP_ELASTICMQ:-1}" == "0" ]] || bash "$ROOT/scripts/elasticmq.sh"
   # scikit-build-core releases, the settings validator's oracle; only its differential test and
   # benchmark need them, so a failure here is a warning and those fail naming the missing venv.
   SKBUILD_STATE="scikit-build-core .tools/skbuild-venv-*"
@@ -250,7 +252,7 @@ if [[ $TESTS == 1 ]]; then
     log "WARNING: scripts/client-tools.sh failed; the client library tests will fail until it works"
     CLIENT_TOOLS_STATE="client tools MISSING (see the warning above)"
   }
-  READY="$READY; for the tests: memcached :11211, RabbitMQ :$RABBITMQ_PORT, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE, $CLIENT_TOOLS_STATE"
+  READY="$READY; for the tests: memcached :11211, RabbitMQ :$RABBITMQ_PORT, ElasticMQ :9324, $GRPCURL_STATE, $SKBUILD_STATE, $STANDARDWEBHOOKS_STATE, $CLIENT_TOOLS_STATE"
 fi
 # The production Temporal server is built (not started): part of the suite runs on it.
 # (`npm start -- --temporal server` builds it on first use.)

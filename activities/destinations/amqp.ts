@@ -6,9 +6,10 @@ import {
   acknowledged,
   type BrokerConnection,
   CONNECT_TIMEOUT_MS,
+  commonFailure,
+  headersWithKey,
   notDelivered,
   type SendResult,
-  SendTimeout,
   within,
 } from "./message.js";
 
@@ -59,10 +60,6 @@ export async function openAmqp(
   return {
     async send(message) {
       const started = Date.now();
-      const headers = {
-        ...message.headers,
-        ...(message.key !== undefined ? { "svc-webhook-ordering-key": message.key } : {}),
-      };
       try {
         await within(
           message.timeoutMs,
@@ -78,7 +75,7 @@ export async function openAmqp(
                 contentType: "application/json",
                 messageId: message.id,
                 timestamp: Math.floor(started / 1000),
-                headers,
+                headers: headersWithKey(message),
               },
               (err) => (err ? reject(err) : resolve()),
             );
@@ -107,7 +104,8 @@ export async function openAmqp(
 
 /** A failed publish or connection as an attempt's outcome: retried (an exchange may be declared, a broker restarted). */
 export function amqpFailure(started: number, err: Error & { code?: string | number }): SendResult {
-  if (err instanceof SendTimeout) return notDelivered(started, err.message);
-  if (err instanceof EgressDenied) return notDelivered(started, err.message, true);
-  return notDelivered(started, `amqp${err.code ? ` ${err.code}` : ""}: ${err.message}`);
+  return (
+    commonFailure(started, err) ??
+    notDelivered(started, `amqp${err.code ? ` ${err.code}` : ""}: ${err.message}`)
+  );
 }

@@ -12,8 +12,9 @@ import {
   within,
 } from "./message.js";
 import { natsFailure, openNats } from "./nats.js";
+import { openSqs, sqsFailure } from "./sqs.js";
 
-// The broker connections of a process: one per config, opened at its first send and kept
+// The broker connections of a process (an SQS queue's client counts as one): one per config, opened at its first send and kept
 // for the next ones. A config whose destination or credential changed gets a new one (the
 // old one is closed); a failed send closes it, so the next send connects afresh (a broker
 // that restarted, a leader that moved); one unused for a while is closed; all are closed
@@ -142,6 +143,8 @@ function openBroker(
       return openNats(d, secret, egress);
     case "amqp":
       return openAmqp(d, secret, egress);
+    case "sqs":
+      return openSqs(d, secret, egress);
   }
 }
 
@@ -153,5 +156,7 @@ function failureOf(started: number, d: BrokerDestination, err: Error): SendResul
       return natsFailure(started, d, err);
     case "amqp":
       return amqpFailure(started, err);
+    case "sqs":
+      return sqsFailure(started, d, err);
   }
 }

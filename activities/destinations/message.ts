@@ -1,9 +1,12 @@
+import { EgressDenied } from "../../core/egress-policy.js";
+
 // What every destination is handed and answers. A send (activities/send-destination.ts)
 // builds one message: the bytes an HTTP delivery would POST and the headers it would carry
 // (signature, id, timestamp, test flag, idempotency key, batch ids); a broker destination
-// publishes them as record headers (Kafka), message headers (NATS) or properties (AMQP)
-// and answers with a SendResult, as an HTTP send does, so every step above the send
-// (retries, caps, ordering, batching, rows) is the same for every destination.
+// publishes them as record headers (Kafka), message headers (NATS), properties (AMQP) or
+// message attributes (SQS) and answers with a SendResult, as an HTTP send does, so every
+// step above the send (retries, caps, ordering, batching, rows) is the same for every
+// destination.
 
 /** One send's outcome. */
 export interface SendResult {
@@ -30,7 +33,10 @@ export interface SendResult {
 
 /** One message for a broker. */
 export interface DestinationMessage {
-  /** The webhook id (a batch's id for a batch): NATS's Nats-Msg-Id, AMQP's message-id. */
+  /**
+   * The webhook id (a batch's id for a batch): NATS's Nats-Msg-Id, AMQP's message-id, an SQS
+   * FIFO queue's MessageDeduplicationId.
+   */
   id: string;
   body: string;
   /** Header names in lower case, as an HTTP delivery's. */
@@ -46,6 +52,12 @@ export interface BrokerConnection {
   send(message: DestinationMessage): Promise<SendResult>;
   close(): Promise<void>;
 }
+
+/** The message's headers and, when it has an ordering key, svc-webhook-ordering-key (AMQP, SQS). */
+export const headersWithKey = (message: DestinationMessage): Record<string, string> => ({
+  ...message.headers,
+  ...(message.key !== undefined ? { "svc-webhook-ordering-key": message.key } : {}),
+});
 
 /** An acknowledged publish; `ack` says where it went (the log's response excerpt). */
 export const acknowledged = (started: number, ack: string): SendResult => ({
@@ -67,6 +79,16 @@ export const notDelivered = (started: number, error: string, permanent = false):
 export const CONNECT_TIMEOUT_MS = 3000;
 
 export class SendTimeout extends Error {}
+
+/**
+ * What any destination makes of a send that timed out (retried) or that the egress policy
+ * refused (permanent); undefined for another error, which the destination describes.
+ */
+export function commonFailure(started: number, err: Error): SendResult | undefined {
+  if (err instanceof SendTimeout) return notDelivered(started, err.message);
+  if (err instanceof EgressDenied) return notDelivered(started, err.message, true);
+  return undefined;
+}
 
 /**
  * `work` bounded by `ms`: past it, a SendTimeout. The publish may still complete after

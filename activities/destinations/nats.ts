@@ -1,14 +1,14 @@
 import { type ConnectionOptions, connect, credsAuthenticator, headers as natsHeaders } from "nats";
 import type { DestinationSecret, NatsDestination } from "../../core/destinations.js";
-import { EgressDenied, type EgressPolicy } from "../../core/egress-policy.js";
+import type { EgressPolicy } from "../../core/egress-policy.js";
 import { allowedAddresses, splitHostPort } from "./egress.js";
 import {
   acknowledged,
   type BrokerConnection,
   CONNECT_TIMEOUT_MS,
+  commonFailure,
   notDelivered,
   type SendResult,
-  SendTimeout,
   within,
 } from "./message.js";
 
@@ -97,8 +97,8 @@ export function natsFailure(
   target: NatsDestination,
   err: Error & { code?: string },
 ): SendResult {
-  if (err instanceof SendTimeout) return notDelivered(started, err.message);
-  if (err instanceof EgressDenied) return notDelivered(started, err.message, true);
+  const common = commonFailure(started, err);
+  if (common) return common;
   if (err.code === "503")
     return notDelivered(
       started,

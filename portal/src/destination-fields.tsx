@@ -1,7 +1,8 @@
 // Where an endpoint delivers (docs/webhooks/destinations.md): HTTP, a Kafka topic, a NATS
-// subject or an AMQP exchange, and the fields of each. A broker's credential is write-only:
-// never prefilled; left blank on edit it keeps the stored one (the API asks for it again,
-// naming the field, when the addresses change).
+// subject, an AMQP exchange or an SQS queue, and the fields of each. A broker's credential
+// is write-only: never prefilled; left blank on edit it keeps the stored one (the API asks
+// for it again, naming the field, when the addresses change). An SQS access key has two
+// such fields: its id and its secret.
 import type { Config, ConfigUser } from "./api";
 import type { FormField } from "./field-errors";
 
@@ -26,7 +27,11 @@ export interface DestinationInput {
   url: string;
   exchange: string;
   routingKey: string;
-  /** The credential typed (SASL password, NATS token, password or creds, AMQP password). */
+  queueUrl: string;
+  region: string;
+  /** The SQS access key's id typed (write-only, as the credential). */
+  accessKeyId: string;
+  /** The credential typed (SASL password, NATS token, password or creds, AMQP password, SQS secret access key). */
   credential: string;
 }
 
@@ -53,6 +58,9 @@ export function destinationInputOf(d: Config["destination"]): DestinationInput {
     url: d?.url ?? "",
     exchange: d?.exchange ?? "",
     routingKey: d?.routingKey ?? "",
+    queueUrl: d?.queueUrl ?? "",
+    region: d?.region ?? "",
+    accessKeyId: "",
     credential: "",
   };
 }
@@ -110,6 +118,14 @@ export function destinationOfInput(
         ...given("routingKey", f.routingKey),
         ...(secret ? { password: secret } : {}),
       };
+    case "sqs":
+      return {
+        type: "sqs",
+        ...given("queueUrl", f.queueUrl),
+        ...given("region", f.region),
+        ...given("accessKeyId", f.accessKeyId),
+        ...(secret ? { secretAccessKey: secret } : {}),
+      };
   }
 }
 
@@ -120,6 +136,7 @@ function credentialLabel(f: DestinationInput): string | undefined {
   if (f.type === "nats" && f.natsAuth === "userPassword") return "Password";
   if (f.type === "nats" && f.natsAuth === "creds") return "Credentials file (.creds content)";
   if (f.type === "amqp") return "Password (for the URL's user)";
+  if (f.type === "sqs") return "Secret access key";
   return undefined;
 }
 
@@ -270,6 +287,64 @@ function AmqpFields({ value, set }: FieldProps) {
   );
 }
 
+/** A write-only input: never prefilled; "unchanged" says that blank keeps the stored value. */
+function WriteOnly({
+  id,
+  field,
+  secret,
+  stored,
+  value,
+  set,
+}: {
+  id: string;
+  field: "credential" | "accessKeyId";
+  /** Masked as typed (a password, a secret key). */
+  secret?: boolean;
+  stored: boolean;
+  value: DestinationInput;
+  set: FieldProps["set"];
+}) {
+  const common = {
+    id,
+    autocomplete: "off",
+    placeholder: stored ? "unchanged" : "",
+    value: value[field],
+    onInput: (e: preact.TargetedInputEvent<HTMLInputElement>) => set({ [field]: e.currentTarget.value }),
+  };
+  return secret ? <input type="password" {...common} /> : <input type="text" {...common} />;
+}
+
+/** The queue URL, its region, and the access key's id, which is write-only like the credential (never prefilled; blank on edit keeps the stored one). */
+function SqsFields({ value, set, storedCredential }: FieldProps & { storedCredential: boolean }) {
+  return (
+    <>
+      <Text
+        id="dest-queue-url"
+        label="Queue URL (a name ending in .fifo: a FIFO queue)"
+        field="queueUrl"
+        value={value.queueUrl}
+        placeholder="https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
+        onInput={set}
+      />
+      <Text
+        id="dest-region"
+        label="Region (blank: from the queue URL's host, else us-east-1)"
+        field="region"
+        value={value.region}
+        onInput={set}
+      />
+      <label for="dest-access-key-id">Access key ID</label>
+      <WriteOnly
+        id="dest-access-key-id"
+        field="accessKeyId"
+        stored={storedCredential}
+        value={value}
+        set={set}
+      />
+    </>
+  );
+}
+
 /** The destination select and the fields of the chosen type. */
 export function DestinationFields({
   value,
@@ -294,10 +369,14 @@ export function DestinationFields({
         <option value="kafka">Kafka topic</option>
         <option value="nats">NATS subject</option>
         <option value="amqp">AMQP exchange (RabbitMQ)</option>
+        <option value="sqs">SQS queue</option>
       </select>
       {value.type === "kafka" ? <KafkaFields value={value} set={set} error={error} /> : null}
       {value.type === "nats" ? <NatsFields value={value} set={set} error={error} /> : null}
       {value.type === "amqp" ? <AmqpFields value={value} set={set} error={error} /> : null}
+      {value.type === "sqs" ? (
+        <SqsFields value={value} set={set} error={error} storedCredential={storedCredential} />
+      ) : null}
       {credential ? (
         <>
           <label for="dest-credential">{credential}</label>
@@ -311,13 +390,13 @@ export function DestinationFields({
               onInput={(e) => set({ credential: e.currentTarget.value })}
             />
           ) : (
-            <input
+            <WriteOnly
               id="dest-credential"
-              type="password"
-              autocomplete="off"
-              placeholder={storedCredential ? "unchanged" : ""}
-              value={value.credential}
-              onInput={(e) => set({ credential: e.currentTarget.value })}
+              field="credential"
+              secret
+              stored={storedCredential}
+              value={value}
+              set={set}
             />
           )}
           <p class="muted small">Write-only: never shown again; sealed at rest.</p>

@@ -16,7 +16,7 @@ import path from "node:path";
 // imports count too: a file is put among the service tests when in doubt, never the
 // other way round.
 
-/** Packages whose import means talking to a shared service (PostgreSQL, NATS, Kafka, Redis, Temporal, Chromium). */
+/** Packages whose import means talking to a shared service (PostgreSQL, NATS, Kafka, Redis, Temporal, Chromium, ElasticMQ). */
 export const SERVICE_CLIENTS: ReadonlySet<string> = new Set([
   "pg",
   "@prisma/adapter-pg",
@@ -26,6 +26,7 @@ export const SERVICE_CLIENTS: ReadonlySet<string> = new Set([
   "@temporalio/client",
   "@temporalio/testing",
   "playwright-core",
+  "@aws-sdk/client-sqs",
 ]);
 
 export const NEEDS_SERVICES = "@needs-services";

@@ -849,6 +849,39 @@ describe("consumer portal in Chromium", function () {
       });
       expect(await page.content()).not.to.include(password);
     });
+
+    it("delivers to an SQS queue: queue URL and region, the access key's id and secret both write-only", async () => {
+      const queueUrl = "http://127.0.0.1:9324/000000000000/orders";
+      await page.goto(`${base(page)}#/endpoints/new`);
+      await page.getByLabel("Deliver to").selectOption("sqs");
+      expect(await page.getByLabel("Endpoint URL").count()).to.equal(0);
+      await page.getByLabel("Queue URL (a name ending in .fifo: a FIFO queue)").fill(queueUrl);
+      await page.getByLabel("Name (optional)").fill("SQS orders");
+      await page.getByLabel("shop.order_paid").check();
+      await page.getByLabel("Secret access key").fill(password);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page
+        .locator("#destination-error", { hasText: 'missing required field "destination.accessKeyId"' })
+        .waitFor();
+      errorAnswers(page, 400);
+      await page.getByLabel("Access key ID").fill(`id-${password}`);
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.getByRole("heading", { name: "SQS orders" }).waitFor();
+      const id = decodeURIComponent(page.url().split("#/endpoints/")[1]!);
+      const stored = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(stored.endpoint).to.equal(`sqs+${queueUrl}`);
+      expect(stored.destination).to.deep.equal({ type: "sqs", queueUrl, region: "us-east-1" });
+      expect(await page.content()).not.to.include(password);
+      // On edit, neither part of the key is shown; left blank, both are kept.
+      await page.goto(`${base(page)}#/endpoints/${id}/edit`);
+      expect(await page.getByLabel("Access key ID").inputValue()).to.equal("");
+      expect(await page.getByLabel("Access key ID").getAttribute("placeholder")).to.equal("unchanged");
+      await page.getByLabel("Region (blank: from the queue URL's host, else us-east-1)").fill("eu-west-1");
+      await page.getByRole("button", { name: "Save endpoint" }).click();
+      await page.getByRole("heading", { name: "SQS orders" }).waitFor();
+      const edited = (await api.call("GET", `/configs/${id}`)).body.data;
+      expect(edited.destination.region).to.equal("eu-west-1");
+    });
   });
 
   describe("(b) catalog and payload filter", () => {

@@ -710,12 +710,12 @@ export interface components {
     schemas: {
         /** @description A config as the caller sends it (create and update). */
         ConfigUser: {
-            /** @description absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats or amqp (then derived from it) */
+            /** @description absolute http(s) URL the events are POSTed to; required unless destination is kafka, nats, amqp or sqs (then derived from it) */
             endpoint?: string;
-            /** @description where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject) or amqp (an exchange). Every destination gets the same body and the same signed headers. For kafka, nats and amqp, endpoint is derived from the destination (leave it out, or give the derived value back); endpoint auth (auth) applies to http only. On update, absent keeps the current destination */
+            /** @description where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject), amqp (an exchange) or sqs (a queue). Every destination gets the same body and the same signed headers. For kafka, nats, amqp and sqs, endpoint is derived from the destination (leave it out, or give the derived value back); endpoint auth (auth) applies to http only. On update, absent keeps the current destination */
             destination?: {
                 /** @enum {string} */
-                type: "http" | "kafka" | "nats" | "amqp";
+                type: "http" | "kafka" | "nats" | "amqp" | "sqs";
                 /** @description kafka: bootstrap brokers host:port, e.g. ["kafka-1.internal:9092"] */
                 brokers?: string[];
                 /** @description kafka: the topic (it must exist: deliveries never create topics) */
@@ -757,6 +757,14 @@ export interface components {
                 exchange?: string;
                 /** @description amqp: the routing key of every message */
                 routingKey?: string;
+                /** @description sqs: the queue's URL, http(s)://host[:port]/<account>/<queue name>, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/orders; a name ending in .fifo is a FIFO queue (ordering key as MessageGroupId, webhook id as MessageDeduplicationId). The queue must exist */
+                queueUrl?: string;
+                /** @description sqs: the region requests are signed for (default: the one in an sqs.<region>.amazonaws.com host, else us-east-1) */
+                region?: string;
+                /** @description sqs: the access key id requests are signed with; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                accessKeyId?: string;
+                /** @description sqs: the secret access key requests are signed with; sealed at rest, never returned (on update, absent keeps the stored one while the addresses stay the same) */
+                secretAccessKey?: string;
             };
             eventTypes: string[];
             /** @description standard base64 of exactly 24 bytes (32 characters); generated when absent (on update by a portal session without the "secrets" feature: absent keeps the stored one, given is 403) */
@@ -824,12 +832,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** @description the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=... */
+            /** @description the URL POSTed to; for a kafka, nats, amqp or sqs destination, derived from it: kafka://<first broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=..., sqs+<queue URL> */
             endpoint: string;
-            /** @description present for kafka, nats and amqp destinations (absent: http, to endpoint): the fields given, credentials left out (they are write-only) */
+            /** @description present for kafka, nats, amqp and sqs destinations (absent: http, to endpoint): the fields given, credentials left out (they are write-only) */
             destination?: {
                 /** @enum {string} */
-                type: "kafka" | "nats" | "amqp";
+                type: "kafka" | "nats" | "amqp" | "sqs";
                 brokers?: string[];
                 topic?: string;
                 ssl?: boolean;
@@ -847,6 +855,8 @@ export interface components {
                 url?: string;
                 exchange?: string;
                 routingKey?: string;
+                queueUrl?: string;
+                region?: string;
             };
             eventTypes: string[];
             /** @description the secret in clear only in the answers of create and secret change; "********" in every other answer (GET /configs/{id}/secret reads it) */

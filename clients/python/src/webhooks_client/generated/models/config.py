@@ -28,15 +28,16 @@ class Config:
     Attributes:
         id (UUID):
         name (str):
-        endpoint (str): the URL POSTed to; for a kafka, nats or amqp destination, derived from it: kafka://<first
-            broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=...
+        endpoint (str): the URL POSTed to; for a kafka, nats, amqp or sqs destination, derived from it: kafka://<first
+            broker>/<topic>, nats://<first server>/<subject>, amqp://<host:port>/<vhost>?exchange=...&routingKey=...,
+            sqs+<queue URL>
         event_types (list[str]):
         secret (str): the secret in clear only in the answers of create and secret change; "********" in every other
             answer (GET /configs/{id}/secret reads it)
         active (bool):
         created_at (datetime.datetime):
         updated_at (datetime.datetime):
-        destination (ConfigDestination | Unset): present for kafka, nats and amqp destinations (absent: http, to
+        destination (ConfigDestination | Unset): present for kafka, nats, amqp and sqs destinations (absent: http, to
             endpoint): the fields given, credentials left out (they are write-only)
         previous_secret_expires_at (datetime.datetime | Unset): present while the rotated-out secret still signs
             deliveries

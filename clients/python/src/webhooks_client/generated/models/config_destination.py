@@ -19,8 +19,8 @@ T = TypeVar("T", bound="ConfigDestination")
 
 @_attrs_define
 class ConfigDestination:
-    """present for kafka, nats and amqp destinations (absent: http, to endpoint): the fields given, credentials left out
-    (they are write-only)
+    """present for kafka, nats, amqp and sqs destinations (absent: http, to endpoint): the fields given, credentials left
+    out (they are write-only)
 
         Attributes:
             type_ (ConfigDestinationType):
@@ -35,6 +35,8 @@ class ConfigDestination:
             url (str | Unset):
             exchange (str | Unset):
             routing_key (str | Unset):
+            queue_url (str | Unset):
+            region (str | Unset):
     """
 
     type_: ConfigDestinationType
@@ -49,6 +51,8 @@ class ConfigDestination:
     url: str | Unset = UNSET
     exchange: str | Unset = UNSET
     routing_key: str | Unset = UNSET
+    queue_url: str | Unset = UNSET
+    region: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,6 +88,10 @@ class ConfigDestination:
 
         routing_key = self.routing_key
 
+        queue_url = self.queue_url
+
+        region = self.region
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -113,6 +121,10 @@ class ConfigDestination:
             field_dict["exchange"] = exchange
         if routing_key is not UNSET:
             field_dict["routingKey"] = routing_key
+        if queue_url is not UNSET:
+            field_dict["queueUrl"] = queue_url
+        if region is not UNSET:
+            field_dict["region"] = region
 
         return field_dict
 
@@ -156,6 +168,10 @@ class ConfigDestination:
 
         routing_key = d.pop("routingKey", UNSET)
 
+        queue_url = d.pop("queueUrl", UNSET)
+
+        region = d.pop("region", UNSET)
+
         config_destination = cls(
             type_=type_,
             brokers=brokers,
@@ -169,6 +185,8 @@ class ConfigDestination:
             url=url,
             exchange=exchange,
             routing_key=routing_key,
+            queue_url=queue_url,
+            region=region,
         )
 
         config_destination.additional_properties = d

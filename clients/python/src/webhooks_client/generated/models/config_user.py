@@ -29,11 +29,12 @@ class ConfigUser:
     Attributes:
         event_types (list[str]):
         endpoint (str | Unset): absolute http(s) URL the events are POSTed to; required unless destination is kafka,
-            nats or amqp (then derived from it)
+            nats, amqp or sqs (then derived from it)
         destination (ConfigUserDestination | Unset): where deliveries go: http (the default: POST to endpoint), kafka (a
-            topic), nats (a subject) or amqp (an exchange). Every destination gets the same body and the same signed
-            headers. For kafka, nats and amqp, endpoint is derived from the destination (leave it out, or give the derived
-            value back); endpoint auth (auth) applies to http only. On update, absent keeps the current destination
+            topic), nats (a subject), amqp (an exchange) or sqs (a queue). Every destination gets the same body and the same
+            signed headers. For kafka, nats, amqp and sqs, endpoint is derived from the destination (leave it out, or give
+            the derived value back); endpoint auth (auth) applies to http only. On update, absent keeps the current
+            destination
         secret (str | Unset): standard base64 of exactly 24 bytes (32 characters); generated when absent (on update by a
             portal session without the "secrets" feature: absent keeps the stored one, given is 403)
         name (str | Unset):

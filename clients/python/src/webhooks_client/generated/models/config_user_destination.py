@@ -18,10 +18,10 @@ T = TypeVar("T", bound="ConfigUserDestination")
 
 @_attrs_define
 class ConfigUserDestination:
-    """where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject) or amqp (an exchange).
-    Every destination gets the same body and the same signed headers. For kafka, nats and amqp, endpoint is derived from
-    the destination (leave it out, or give the derived value back); endpoint auth (auth) applies to http only. On
-    update, absent keeps the current destination
+    """where deliveries go: http (the default: POST to endpoint), kafka (a topic), nats (a subject), amqp (an exchange) or
+    sqs (a queue). Every destination gets the same body and the same signed headers. For kafka, nats, amqp and sqs,
+    endpoint is derived from the destination (leave it out, or give the derived value back); endpoint auth (auth)
+    applies to http only. On update, absent keeps the current destination
 
         Attributes:
             type_ (ConfigUserDestinationType):
@@ -41,6 +41,15 @@ class ConfigUserDestination:
             exchange (str | Unset): amqp: the exchange ("" or absent: the default exchange, where the routing key names a
                 queue)
             routing_key (str | Unset): amqp: the routing key of every message
+            queue_url (str | Unset): sqs: the queue's URL, http(s)://host[:port]/<account>/<queue name>, e.g.
+                https://sqs.eu-west-1.amazonaws.com/123456789012/orders; a name ending in .fifo is a FIFO queue (ordering key as
+                MessageGroupId, webhook id as MessageDeduplicationId). The queue must exist
+            region (str | Unset): sqs: the region requests are signed for (default: the one in an sqs.<region>.amazonaws.com
+                host, else us-east-1)
+            access_key_id (str | Unset): sqs: the access key id requests are signed with; sealed at rest, never returned (on
+                update, absent keeps the stored one while the addresses stay the same)
+            secret_access_key (str | Unset): sqs: the secret access key requests are signed with; sealed at rest, never
+                returned (on update, absent keeps the stored one while the addresses stay the same)
     """
 
     type_: ConfigUserDestinationType
@@ -56,6 +65,10 @@ class ConfigUserDestination:
     password: str | Unset = UNSET
     exchange: str | Unset = UNSET
     routing_key: str | Unset = UNSET
+    queue_url: str | Unset = UNSET
+    region: str | Unset = UNSET
+    access_key_id: str | Unset = UNSET
+    secret_access_key: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         type_ = self.type_.value
@@ -92,6 +105,14 @@ class ConfigUserDestination:
 
         routing_key = self.routing_key
 
+        queue_url = self.queue_url
+
+        region = self.region
+
+        access_key_id = self.access_key_id
+
+        secret_access_key = self.secret_access_key
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -123,6 +144,14 @@ class ConfigUserDestination:
             field_dict["exchange"] = exchange
         if routing_key is not UNSET:
             field_dict["routingKey"] = routing_key
+        if queue_url is not UNSET:
+            field_dict["queueUrl"] = queue_url
+        if region is not UNSET:
+            field_dict["region"] = region
+        if access_key_id is not UNSET:
+            field_dict["accessKeyId"] = access_key_id
+        if secret_access_key is not UNSET:
+            field_dict["secretAccessKey"] = secret_access_key
 
         return field_dict
 
@@ -168,6 +197,14 @@ class ConfigUserDestination:
 
         routing_key = d.pop("routingKey", UNSET)
 
+        queue_url = d.pop("queueUrl", UNSET)
+
+        region = d.pop("region", UNSET)
+
+        access_key_id = d.pop("accessKeyId", UNSET)
+
+        secret_access_key = d.pop("secretAccessKey", UNSET)
+
         config_user_destination = cls(
             type_=type_,
             brokers=brokers,
@@ -182,6 +219,10 @@ class ConfigUserDestination:
             password=password,
             exchange=exchange,
             routing_key=routing_key,
+            queue_url=queue_url,
+            region=region,
+            access_key_id=access_key_id,
+            secret_access_key=secret_access_key,
         )
 
         return config_user_destination

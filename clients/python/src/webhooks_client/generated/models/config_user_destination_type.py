@@ -6,6 +6,7 @@ class ConfigUserDestinationType(StrEnum):
     HTTP = "http"
     KAFKA = "kafka"
     NATS = "nats"
+    SQS = "sqs"
 
     def __str__(self) -> str:
         return str(self.value)
