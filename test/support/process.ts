@@ -86,6 +86,8 @@ export class ServiceProcess {
   /** Resolves when `url` answers 200; fails early if the process exits. */
   async waitHealthy(url: string, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    // The last answer goes in the failure: which check failed, and how.
+    let last = "no answer yet";
     while (Date.now() < deadline) {
       if (this.child.exitCode !== null) {
         throw new Error(
@@ -93,12 +95,18 @@ export class ServiceProcess {
         );
       }
       const ok = await fetch(url)
-        .then((r) => r.ok)
-        .catch(() => false);
+        .then(async (r) => {
+          last = `${r.status} ${await r.text()}`;
+          return r.ok;
+        })
+        .catch((err: Error) => {
+          last = `${err.message}${err.cause ? `: ${(err.cause as Error).message}` : ""}`;
+          return false;
+        });
       if (ok) return;
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new Error(`${url} not healthy within ${timeoutMs} ms:\n${this.output}`);
+    throw new Error(`${url} not healthy within ${timeoutMs} ms (last answer: ${last}):\n${this.output}`);
   }
 
   /** Resolves once the process printed `text` (its output arrives asynchronously). */
