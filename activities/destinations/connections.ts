@@ -14,11 +14,12 @@ import {
 import { natsFailure, openNats } from "./nats.js";
 import { openSqs, sqsFailure } from "./sqs.js";
 
-// The broker connections of a process (an SQS queue's client counts as one): one per config, opened at its first send and kept
-// for the next ones. A config whose destination or credential changed gets a new one (the
-// old one is closed); a failed send closes it, so the next send connects afresh (a broker
-// that restarted, a leader that moved); one unused for a while is closed; all are closed
-// when the process stops (a shutdown step, workers/delivery-worker.ts and api/serve.ts).
+// The broker connections of a process (an SQS queue's client counts as one): one per
+// config, opened at its first send and kept for the next ones. A config whose destination
+// or credential changed gets a new one (the old one is closed); a failed send closes it, so
+// the next send connects afresh (a broker that restarted, a leader that moved); one unused
+// for a while is closed; all are closed when the process stops (a shutdown step,
+// workers/delivery-worker.ts and api/serve.ts).
 
 /** A connection unused this long is closed. */
 export const IDLE_CLOSE_MS = 5 * 60_000;
