@@ -111,7 +111,11 @@ describe("ratelimit statistics pushed to statsd", function () {
     expect(udp.counter("ratelimit.service.global_shadow_mode")).to.be.greaterThan(0);
     expect(udp.counter("ratelimit.service.call.should_rate_limit.service_error")).to.equal(1);
     expect(udp.counter("ratelimit_server.ShouldRateLimit.total_requests")).to.equal(8);
-    const timers = udp.lines().filter((l) => l.startsWith("ratelimit_server.ShouldRateLimit.response_time:"));
+    const timersOf = () =>
+      udp.lines().filter((l) => l.startsWith("ratelimit_server.ShouldRateLimit.response_time:"));
+    // A flush can span several datagrams: the timers may arrive just after the counters.
+    await udp.until("the timers", () => timersOf().length >= 8);
+    const timers = timersOf();
     expect(timers).to.have.length(8);
     for (const t of timers)
       expect(t).to.match(/^ratelimit_server\.ShouldRateLimit\.response_time:\d+(\.\d+)?\|ms$/);
