@@ -10,7 +10,7 @@ import { runCommand } from "../support/process.js";
 /** The generator's and wheel builder's venv and the test wheels (scripts/client-tools.sh). */
 export const TOOLS_VENV = fromRoot(".tools/client-tools-venv");
 export const TEST_WHEELS = fromRoot(".tools/client-wheels");
-export const TEST_VECTORS = fromRoot("clients/test-vectors.json");
+export { SIGNATURE_VECTORS as TEST_VECTORS } from "../support/signature-vectors.js";
 
 /**
  * Makes sure of the tools (idempotent, about a second when they are there): setup installs

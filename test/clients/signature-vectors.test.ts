@@ -1,24 +1,12 @@
-import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { signatureHeader, verifySignature } from "../../activities/signature.js";
-import { fromRoot } from "../../common/paths.js";
+import { signatureVectors, type SignatureVector as Vector } from "../support/signature-vectors.js";
 
 // The product's side of clients/test-vectors.json, the file every client's verifier is
 // tested against too: our signer makes exactly the signatures of the vectors, and our own
 // verifier agrees with each vector's outcome.
 
-interface Vector {
-  name: string;
-  secret: string;
-  headers: Record<string, string>;
-  body: string;
-  now: number;
-  expect: string;
-  signed?: { secrets: string[]; body: string; timestamp: number };
-}
-const vectors: { toleranceSeconds: number; cases: Vector[] } = JSON.parse(
-  readFileSync(fromRoot("clients/test-vectors.json"), "utf8"),
-);
+const vectors = signatureVectors();
 /** A header of either naming: svc-webhook-* or the Standard Webhooks webhook-*. */
 const header = (v: Vector, name: string) => v.headers[`webhook-${name}`] ?? v.headers[`svc-webhook-${name}`];
 

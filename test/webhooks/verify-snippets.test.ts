@@ -5,18 +5,9 @@ import path from "node:path";
 import { expect } from "chai";
 import { transform } from "esbuild";
 import { fromRoot } from "../../common/paths.js";
+import { SIGNATURE_VECTORS, signatureVectors } from "../support/signature-vectors.js";
 
-interface Vector {
-  name: string;
-  secret: string;
-  headers: Record<string, string>;
-  body: string;
-  now: number;
-  expect: string;
-}
-
-const VECTORS = fromRoot("clients/test-vectors.json");
-const cases = (JSON.parse(readFileSync(VECTORS, "utf8")) as { cases: Vector[] }).cases;
+const cases = signatureVectors().cases;
 
 /** The portal's snippets module, compiled by the bundler the portal is built with. */
 async function portalSnippets(): Promise<{ lang: string; code: string }[]> {
@@ -115,7 +106,7 @@ describe("the portal's signature-verification snippets", function () {
         for (const [name, text] of Object.entries(harness.files(snippet!.code)))
           writeFileSync(path.join(dir, name), text);
         const [command, ...args] = harness.run;
-        const out = execFileSync(command!, [...args, VECTORS], { cwd: dir, encoding: "utf8" });
+        const out = execFileSync(command!, [...args, SIGNATURE_VECTORS], { cwd: dir, encoding: "utf8" });
         const answers = JSON.parse(out.trim()) as boolean[];
         const wrong = cases.filter((_, i) => answers[i] !== expected[i]).map((c) => c.name);
         expect(wrong, "vectors answered wrongly").to.deep.equal([]);
